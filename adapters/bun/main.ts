@@ -1,0 +1,29 @@
+// Bun entry: `bun adapters/bun/main.ts serve --repo functions`. Bun.serve for sockets; files go
+// through the Node platform, whose fs and os modules Bun implements natively.
+import { runCli } from "../cli.ts";
+import type { Host } from "../host.ts";
+import { createNodePlatform } from "../node/platform.ts";
+
+declare const Bun: {
+  version: string;
+  serve(options: { fetch: (r: Request) => Response | Promise<Response>; hostname: string; port: number }): {
+    url: URL;
+    stop(closeActive?: boolean): Promise<void>;
+  };
+};
+
+const host: Host = {
+  platform: createNodePlatform(`bun ${Bun.version}`),
+  args: process.argv.slice(2),
+  serve: async (fetch, { hostname, port }) => {
+    const server = Bun.serve({ fetch, hostname, port });
+    return { url: server.url.href.replace(/\/$/, ""), close: () => server.stop() };
+  },
+  onShutdown: (handler) => {
+    process.once("SIGINT", handler);
+    process.once("SIGTERM", handler);
+  },
+  exit: (code) => process.exit(code),
+};
+
+await runCli(host);

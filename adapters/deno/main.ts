@@ -1,0 +1,24 @@
+// Deno entry: `deno run -A adapters/deno/main.ts serve --repo functions`. Deno.serve for sockets.
+import { runCli } from "../cli.ts";
+import type { Host } from "../host.ts";
+import { createDenoPlatform } from "./platform.ts";
+
+const host: Host = {
+  platform: createDenoPlatform(),
+  args: Deno.args,
+  serve: (fetch, { hostname, port }) =>
+    new Promise((resolve) => {
+      const server = Deno.serve({
+        hostname,
+        port,
+        onListen: ({ port: actual }) => resolve({ url: `http://${hostname}:${actual}`, close: () => server.shutdown() }),
+      }, fetch);
+    }),
+  onShutdown: (handler) => {
+    Deno.addSignalListener("SIGINT", handler);
+    Deno.addSignalListener("SIGTERM", handler);
+  },
+  exit: (code) => Deno.exit(code),
+};
+
+await runCli(host);

@@ -1,0 +1,23 @@
+import type { Platform } from "../../runtime/mod.ts";
+import { consoleLogger } from "../console-logger.ts";
+
+/** Platform over Deno's own file and env APIs. */
+export function createDenoPlatform(): Platform {
+  return {
+    name: `deno ${Deno.version.deno}`,
+    readFile: (path) => Deno.readFile(path),
+    readTextFile: (path) => Deno.readTextFile(path),
+    readDir: async (path) => {
+      const entries = [];
+      for await (const e of Deno.readDir(path)) entries.push({ name: e.name, isFile: e.isFile, isDirectory: e.isDirectory });
+      return entries;
+    },
+    stat: async (path) => {
+      const s = await Deno.stat(path).catch(() => undefined);
+      return s && { isFile: s.isFile, isDirectory: s.isDirectory, size: s.size, mtimeMs: s.mtime?.getTime() ?? 0 };
+    },
+    env: (key) => Deno.env.get(key),
+    cpuCount: () => navigator.hardwareConcurrency,
+    log: consoleLogger(),
+  };
+}

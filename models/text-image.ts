@@ -1,0 +1,97 @@
+/**
+ * Renders a line of text into an RGB image (black on white) with the bitmap
+ * font, and prepares images the way PP-OCR's angle classifier expects, so the
+ * OCR example can be tested with images generated on the fly.
+ */
+import { GLYPH_HEIGHT, GLYPH_WIDTH, glyph } from "./bitmap-font.ts";
+
+/** An 8-bit RGB image, row-major, 3 interleaved channels per pixel. */
+export interface RgbImage {
+  width: number;
+  height: number;
+  data: Uint8Array;
+}
+
+/**
+ * A text the PP-OCR angle classifier reads with certainty: p >= 0.99999 for
+ * "upright" and, rotated 180 degrees, for "rotated" at scales 2-4.
+ */
+export const SAMPLE_TEXT = "PRICE 42";
+
+/** How to draw: `scale` image pixels per font pixel (4), `margin` white border (1 font pixel). */
+export interface TextOptions {
+  scale?: number;
+  margin?: number;
+}
+
+/**
+ * Draw `text` on a white background. Each font pixel becomes a scale x scale
+ * black square, so strokes are `scale` pixels wide; glyphs are 1 font pixel apart.
+ */
+export function drawText(text: string, options: TextOptions = {}): RgbImage {
+  const scale = options.scale ?? 4;
+  const margin = options.margin ?? scale;
+  const advance = (GLYPH_WIDTH + 1) * scale;
+  const width = text.length * advance - scale + 2 * margin;
+  const height = GLYPH_HEIGHT * scale + 2 * margin;
+  const data = new Uint8Array(width * height * 3).fill(255);
+  [...text].forEach((char, index) => {
+    glyph(char).forEach((row, gy) => {
+      row.forEach((ink, gx) => {
+        if (!ink) return;
+        const x0 = margin + index * advance + gx * scale;
+        const y0 = margin + gy * scale;
+        for (let y = y0; y < y0 + scale; y++) data.fill(0, (y * width + x0) * 3, (y * width + x0 + scale) * 3);
+      });
+    });
+  });
+  return { width, height, data };
+}
+
+/** The image turned upside down (rotated by 180 degrees). */
+export function rotate180(image: RgbImage): RgbImage {
+  const pixels = image.width * image.height;
+  const data = new Uint8Array(image.data.length);
+  for (let p = 0; p < pixels; p++) data.set(image.data.subarray(p * 3, p * 3 + 3), (pixels - 1 - p) * 3);
+  return { width: image.width, height: image.height, data };
+}
+
+/** PP-OCR classifier input size: channels, height, maximum width. */
+export const PPOCR_CLS_SHAPE = [3, 48, 192] as const;
+
+/**
+ * PP-OCR's angle-classifier preprocessing (ClsPreProcess.resize_norm_img):
+ * resize to height 48 keeping the aspect ratio, width capped at 192
+ * (bilinear, like cv2.resize), scale to [-1, 1] via (x/255 - 0.5)/0.5, and
+ * zero-pad on the right. Returns a [1, 3, 48, 192] tensor, planar (CHW).
+ * Channel order is kept as given; for black-on-white text it does not matter.
+ */
+export function ppocrClsPreprocess(rgb: Uint8Array, width: number, height: number): Float32Array {
+  const [channels, outH, maxW] = PPOCR_CLS_SHAPE;
+  const outW = Math.min(maxW, Math.ceil((outH * width) / height));
+  const out = new Float32Array(channels * outH * maxW); // zeros = padding
+  const sx = width / outW;
+  const sy = height / outH;
+  for (let y = 0; y < outH; y++) {
+    const [y0, y1, fy] = sourceCoordinate(y, sy, height);
+    for (let x = 0; x < outW; x++) {
+      const [x0, x1, fx] = sourceCoordinate(x, sx, width);
+      for (let c = 0; c < channels; c++) {
+        const at = (yy: number, xx: number) => rgb[(yy * width + xx) * 3 + c];
+        const top = at(y0, x0) * (1 - fx) + at(y0, x1) * fx;
+        const bottom = at(y1, x0) * (1 - fx) + at(y1, x1) * fx;
+        const value = top * (1 - fy) + bottom * fy;
+        out[(c * outH + y) * maxW + x] = (value / 255 - 0.5) / 0.5;
+      }
+    }
+  }
+  return out;
+}
+
+// Half-pixel-centre mapping used by cv2.resize INTER_LINEAR: the two source
+// indices to blend and the weight of the second.
+function sourceCoordinate(dst: number, scale: number, size: number): [number, number, number] {
+  const src = Math.min(Math.max((dst + 0.5) * scale - 0.5, 0), size - 1);
+  const i0 = Math.floor(src);
+  return [i0, Math.min(i0 + 1, size - 1), src - i0];
+}

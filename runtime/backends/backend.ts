@@ -1,0 +1,41 @@
+import type { Accelerator } from "../config/function-config.ts";
+import type { ModelSignature, Tensor } from "../core/mod.ts";
+
+/** Options a backend receives when it creates one session (one model instance). */
+export interface LoadOptions {
+  /** Requested accelerator; the backend falls back (and says why) when it cannot honour it. */
+  accelerator: Accelerator;
+  intraOpThreads?: number;
+  interOpThreads?: number;
+  /** Triton's ORT graph level: 0 = all, -1 = basic, 1 = extended, 2 = none. */
+  graphLevel?: number;
+  /** Backends without a model file (identity) take their signature from the config. */
+  signature?: ModelSignature;
+  log?: { info(message: string): void; warn(message: string): void };
+}
+
+/**
+ * Turns model bytes into runnable sessions. The lifecycle layer calls `load` once per instance;
+ * backends never see requests, only feeds.
+ */
+export interface Backend {
+  readonly name: string;
+  load(model: Uint8Array, options: LoadOptions): Promise<Session>;
+  /**
+   * Throws an INVALID_ARG RuntimeError when this backend would not represent the tensor
+   * faithfully (e.g. NUL inside a string). Called per request before batching, so one bad request
+   * never fails a batch it would have shared.
+   */
+  checkInput?(name: string, tensor: Tensor): void;
+}
+
+/** One executable copy of a model. Runs one batch at a time; the scheduler guarantees that. */
+export interface Session {
+  readonly signature: ModelSignature;
+  /** Execution provider actually in use ("cpu", "cuda"…). */
+  readonly provider: string;
+  /** Why the provider differs from the one requested, when it does. */
+  readonly fallbackReason?: string;
+  run(feeds: Record<string, Tensor>, options?: { signal?: AbortSignal }): Promise<Record<string, Tensor>>;
+  release(): Promise<void>;
+}

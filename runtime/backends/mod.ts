@@ -1,0 +1,2 @@
+export type { Backend, LoadOptions, Session } from "./backend.ts";
+export { createIdentityBackend } from "./identity-backend.ts";

@@ -1,0 +1,43 @@
+import type { VersionPolicy } from "./function-config.ts";
+import type { DeclaredConfig } from "./declared-config.ts";
+import type { RawConfig, RawTensor } from "./function-schema.ts";
+
+/**
+ * The declared config for function `name` from the schema's output: platform normalised
+ * ("onnxruntime_onnx", or "" for a built-in backend), the default instance group added and
+ * unnamed groups named `<function>_<index>` as Triton does, JSON-only fields dropped.
+ */
+export function toDeclared(raw: RawConfig, name: string): DeclaredConfig {
+  const backend = raw.backend ?? "onnxruntime";
+  const groups = raw.instance_group.length > 0 ? raw.instance_group : [{ name: "", count: 1, kind: "KIND_AUTO" as const, gpus: [] }];
+  const declared: DeclaredConfig = {
+    name,
+    platform: backend === "identity" ? "" : "onnxruntime_onnx",
+    backend,
+    input: raw.input.map((t) => ({ ...tensor(t), optional: t.optional ?? false })),
+    output: raw.output.map((t) => ({ ...tensor(t), optional: false })),
+    version_policy: versionPolicy(raw.version_policy),
+    instance_group: groups.map((g, i) => ({ name: g.name || `${name}_${i}`, count: g.count, kind: g.kind, gpus: [...g.gpus] })),
+    optimization: { graph: { level: raw.optimization.graph.level } },
+    parameters: Object.fromEntries(Object.entries(raw.parameters).map(([k, v]) => [k, { string_value: v.string_value }])),
+    default_model_filename: raw.default_model_filename,
+    accelerator: raw.accelerator ?? "auto",
+  };
+  if (raw.max_batch_size !== undefined) declared.max_batch_size = raw.max_batch_size;
+  if (raw.dynamic_batching) {
+    const { preferred_batch_size, max_queue_delay_microseconds, preserve_ordering } = raw.dynamic_batching;
+    declared.dynamic_batching = { preferred_batch_size: [...preferred_batch_size], max_queue_delay_microseconds, preserve_ordering };
+  }
+  return declared;
+}
+
+function tensor(t: RawTensor) {
+  const out = { name: t.name, data_type: t.data_type, dims: [...t.dims] };
+  return t.reshape ? { ...out, reshape: { shape: [...t.reshape.shape] } } : out;
+}
+
+function versionPolicy(policy: RawConfig["version_policy"]): VersionPolicy {
+  if (policy?.all) return { all: {} };
+  if (policy?.specific) return { specific: { versions: [...policy.specific.versions] } };
+  return { latest: { num_versions: policy?.latest?.num_versions ?? 1 } };
+}

@@ -1,0 +1,160 @@
+import { invalidArg, type ModelSignature, type TensorSignature } from "../core/mod.ts";
+import { toConfigType } from "../tensor/mod.ts";
+import type { FunctionConfig, TensorConfig } from "./function-config.ts";
+import type { DeclaredConfig } from "./declared-config.ts";
+import { completeIdentityConfig } from "./identity-config.ts";
+import { formatDims } from "./_dims.ts";
+
+/** Triton's `--backend-config=onnxruntime,default-max-batch-size` default. */
+export const DEFAULT_MAX_BATCH_SIZE = 4;
+
+export interface CompleteOptions {
+  /** `max_batch_size` for a batch-capable model whose config omits it; default 4, as Triton. */
+  defaultMaxBatchSize?: number;
+}
+
+/**
+ * Completes a declared config from the model's own signature and checks that the two agree,
+ * following Triton's ONNX auto-complete:
+ *
+ * - `max_batch_size` omitted: the model can batch when every input and every served output has a
+ *   variable (-1) first dimension; then it is `defaultMaxBatchSize` and, when that is above 1 and
+ *   the config has no `dynamic_batching`, dynamic batching is enabled with defaults. Otherwise 0.
+ *   Unlike Triton, a config that lists tensors with their batch dimension included (dims of the
+ *   model's full rank) and no dynamic_batching also reads as 0, since that is what it means.
+ *   An explicit `max_batch_size: 0` is kept (Triton would overwrite it).
+ * - `max_batch_size` > 0 requires that variable first dimension on every such tensor.
+ * - `input`/`output` empty: taken from the model, dims without the batch dimension, a scalar as
+ *   `dims: [1]` with `reshape: { shape: [] }`.
+ * - Listed tensors must exist in the model with the same data type and rank; each dimension must
+ *   equal the model's or the model's must be variable (a config may be stricter). `reshape.shape`
+ *   is what gets compared when given. Every model input must be listed; outputs may be a subset.
+ *
+ * Throws an INVALID_ARG RuntimeError naming both sides of every contradiction found.
+ * `backend: identity` configs have no model and are completed by `completeIdentityConfig()`.
+ */
+export function completeConfig(
+  declared: DeclaredConfig,
+  signature: ModelSignature,
+  options: CompleteOptions = {},
+): FunctionConfig {
+  if (declared.backend === "identity") return completeIdentityConfig(declared);
+  const fn = `function '${declared.name}'`;
+  const model = declared.default_model_filename;
+  const problems: string[] = [];
+
+  problems.push(...missingNames("input", declared.input, signature.inputs, model, true));
+  problems.push(...missingNames("output", declared.output, signature.outputs, model, false));
+  if (problems.length > 0) throw invalidArg(`${fn}: ${problems.join("; ")}`);
+
+  const served = declared.output.length > 0
+    ? signature.outputs.filter((o) => declared.output.some((d) => d.name === o.name))
+    : signature.outputs;
+  const unbatchable = [
+    ...signature.inputs.map((t) => ({ kind: "input", t })),
+    ...served.map((t) => ({ kind: "output", t })),
+  ].find(({ t }) => t.shape.length === 0 || t.shape[0] !== -1);
+  const fixed = unbatchable && `${model} ${unbatchable.kind} '${unbatchable.t.name}' has shape ${formatDims(unbatchable.t.shape)}`;
+
+  let maxBatchSize = declared.max_batch_size;
+  let dynamicBatching = declared.dynamic_batching && structuredClone(declared.dynamic_batching);
+  const inferred = maxBatchSize === undefined;
+  if (maxBatchSize === undefined) {
+    const listsBatchDim = !dynamicBatching && listsFullRank(declared, signature);
+    maxBatchSize = unbatchable || listsBatchDim ? 0 : Math.max(0, options.defaultMaxBatchSize ?? DEFAULT_MAX_BATCH_SIZE);
+    if (maxBatchSize > 1 && !dynamicBatching) {
+      dynamicBatching = { preferred_batch_size: [], max_queue_delay_microseconds: 0, preserve_ordering: false };
+    }
+    if (maxBatchSize === 0 && dynamicBatching) {
+      problems.push(
+        fixed
+          ? `function.yaml enables dynamic_batching but ${fixed}, whose first dimension is not variable (-1), so it cannot batch`
+          : "function.yaml enables dynamic_batching but omits max_batch_size, and the default max batch size is 0; set max_batch_size",
+      );
+    }
+    for (const size of dynamicBatching?.preferred_batch_size ?? []) {
+      if (maxBatchSize > 0 && size > maxBatchSize) {
+        problems.push(`dynamic_batching.preferred_batch_size ${size} is larger than max_batch_size ${maxBatchSize} (inferred; set max_batch_size)`);
+      }
+    }
+  } else if (maxBatchSize > 0 && fixed) {
+    problems.push(`function.yaml says max_batch_size ${maxBatchSize} but ${fixed}, whose first dimension is not variable (-1), so it cannot batch; set max_batch_size: 0`);
+  }
+  if (problems.length > 0) throw invalidArg(`${fn}: ${problems.join("; ")}`);
+
+  const batching = maxBatchSize > 0;
+  const complete = (kind: "input" | "output", listed: TensorConfig[], fromModel: readonly TensorSignature[]) => {
+    if (listed.length === 0) return fromModel.map((t) => tensorFromModel(t, batching));
+    for (const t of listed) {
+      const m = fromModel.find((s) => s.name === t.name)!;
+      const problem = contradiction(t, m, batching, model, inferred ? `; max_batch_size ${maxBatchSize} was inferred from ${model}` : "");
+      if (problem) problems.push(`${kind} '${t.name}': ${problem}`);
+    }
+    return structuredClone(listed);
+  };
+  const input = complete("input", declared.input, signature.inputs);
+  const output = complete("output", declared.output, signature.outputs);
+  if (problems.length > 0) throw invalidArg(`${fn} ${problems.join("; ")}`);
+
+  const config: FunctionConfig = { ...structuredClone(declared), max_batch_size: maxBatchSize, input, output };
+  if (dynamicBatching) config.dynamic_batching = dynamicBatching;
+  return config;
+}
+
+/** Listed tensors the model lacks, and (for inputs) model inputs the config leaves out. */
+function missingNames(
+  kind: "input" | "output",
+  listed: readonly TensorConfig[],
+  fromModel: readonly TensorSignature[],
+  model: string,
+  needAll: boolean,
+): string[] {
+  if (listed.length === 0) return [];
+  const problems: string[] = [];
+  const has = fromModel.map((t) => t.name);
+  for (const t of listed) {
+    if (!has.includes(t.name)) {
+      problems.push(`function.yaml names ${kind} '${t.name}' that ${model} does not have (it has: ${has.join(", ") || "none"})`);
+    }
+  }
+  if (needAll) {
+    for (const name of has) {
+      if (!listed.some((t) => t.name === name)) {
+        problems.push(`${model} ${kind} '${name}' is missing from function.yaml (it lists: ${listed.map((t) => t.name).join(", ")}); list every model ${kind}, or none to take them from the model`);
+      }
+    }
+  }
+  return problems;
+}
+
+/** True when a listed tensor has the model's full rank, i.e. its dims include the batch dimension. */
+function listsFullRank(declared: DeclaredConfig, signature: ModelSignature): boolean {
+  const all = [...signature.inputs, ...signature.outputs];
+  return [...declared.input, ...declared.output].some((t) => {
+    const m = all.find((s) => s.name === t.name);
+    return m !== undefined && (t.reshape?.shape ?? t.dims).length === m.shape.length;
+  });
+}
+
+function tensorFromModel(t: TensorSignature, batching: boolean): TensorConfig {
+  const dims = batching ? t.shape.slice(1) : [...t.shape];
+  const tensor: TensorConfig = { name: t.name, data_type: toConfigType(t.datatype), dims, optional: false };
+  if (dims.length === 0) {
+    tensor.dims = [1];
+    tensor.reshape = { shape: [] };
+  }
+  return tensor;
+}
+
+/** Why a listed tensor disagrees with the model's, naming both sides; undefined when it agrees. */
+function contradiction(t: TensorConfig, m: TensorSignature, batching: boolean, model: string, note: string): string | undefined {
+  const modelType = toConfigType(m.datatype);
+  if (t.data_type !== modelType) return `function.yaml says data_type ${t.data_type} but ${model} declares ${modelType}`;
+  const shape = t.reshape?.shape ?? t.dims;
+  const full = batching ? [-1, ...shape] : shape;
+  const fits = full.length === m.shape.length && full.every((d, i) => m.shape[i] === -1 || m.shape[i] === d);
+  if (fits) return undefined;
+  const said = t.reshape ? `reshape.shape ${formatDims(shape)}` : `dims ${formatDims(shape)}`;
+  const rank = full.length !== m.shape.length ? ` (rank ${full.length} against ${m.shape.length})` : "";
+  return `function.yaml says ${said}${batching ? ` (shape ${formatDims(full)})` : ""} but ${model} declares ${formatDims(m.shape)}${rank}${note}`;
+}

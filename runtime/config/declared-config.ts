@@ -1,0 +1,13 @@
+import type { FunctionConfig } from "./function-config.ts";
+
+/**
+ * A function's configuration as written: validated and defaulted, but not yet completed from the
+ * model. `completeConfig()` turns it into a `FunctionConfig`.
+ *
+ * Following Triton, an empty `input` (or `output`) list means "take them from the model", exactly
+ * like an omitted one; `max_batch_size` is undefined when omitted, because an explicit 0 ("this
+ * model does not batch") must stay distinguishable from "decide from the model".
+ */
+export interface DeclaredConfig extends Omit<FunctionConfig, "max_batch_size"> {
+  max_batch_size?: number;
+}

@@ -1,0 +1,77 @@
+/**
+ * The validated, defaulted configuration of one function: Triton's model-configuration fields with
+ * Triton's names and enum strings, plus our own keys (`accelerator`, `scale`, `handler`).
+ * Produced by `parseFunctionConfig()` and completed from the model by `completeConfig()`.
+ */
+export interface FunctionConfig {
+  name: string;
+  /** "onnxruntime_onnx" for ONNX models; empty when `backend` names a built-in. */
+  platform: string;
+  /** "onnxruntime" or a built-in test backend such as "identity". */
+  backend: string;
+  /** 0 = the model has no batch dimension; ≥ 1 = first dimension is the batch, up to this size. */
+  max_batch_size: number;
+  input: TensorConfig[];
+  output: TensorConfig[];
+  version_policy: VersionPolicy;
+  instance_group: InstanceGroup[];
+  /** Present when dynamic batching is enabled (`dynamic_batching: {}` enables it with defaults). */
+  dynamic_batching?: DynamicBatching;
+  optimization: Optimization;
+  /** Backend knobs, Triton-style: every value is `{ string_value }`. */
+  parameters: Record<string, { string_value: string }>;
+  default_model_filename: string;
+  accelerator: Accelerator;
+}
+
+export type TritonDataType =
+  | "TYPE_BOOL"
+  | "TYPE_UINT8"
+  | "TYPE_UINT16"
+  | "TYPE_UINT32"
+  | "TYPE_UINT64"
+  | "TYPE_INT8"
+  | "TYPE_INT16"
+  | "TYPE_INT32"
+  | "TYPE_INT64"
+  | "TYPE_FP16"
+  | "TYPE_FP32"
+  | "TYPE_FP64"
+  | "TYPE_BF16"
+  | "TYPE_STRING";
+
+export interface TensorConfig {
+  name: string;
+  data_type: TritonDataType;
+  /** Excludes the batch dimension when max_batch_size > 0; -1 = variable. */
+  dims: number[];
+  /** Shape presented to the model instead of `dims` (same element count). */
+  reshape?: { shape: number[] };
+  /** Inputs only: may be omitted from a request. */
+  optional: boolean;
+}
+
+export type VersionPolicy =
+  | { latest: { num_versions: number } }
+  | { all: Record<string, never> }
+  | { specific: { versions: number[] } };
+
+export interface InstanceGroup {
+  name: string;
+  count: number;
+  kind: "KIND_AUTO" | "KIND_CPU" | "KIND_GPU" | "KIND_MODEL";
+  gpus: number[];
+}
+
+export interface DynamicBatching {
+  preferred_batch_size: number[];
+  max_queue_delay_microseconds: number;
+  preserve_ordering: boolean;
+}
+
+export interface Optimization {
+  /** ONNX Runtime graph optimisation, Triton's mapping: 0 = all, -1 = basic, 1 = extended, 2 = none. */
+  graph: { level: number };
+}
+
+export type Accelerator = "auto" | "cpu" | "cuda" | "tensorrt" | "webgpu" | "wasm";

@@ -1,0 +1,306 @@
+import { z } from "zod";
+import type { Accelerator, InstanceGroup, TritonDataType } from "./function-config.ts";
+import { identityProblems } from "./_identity-rules.ts";
+import { formatDims, knownElementCount } from "./_dims.ts";
+
+/**
+ * Which text a schema reads: `yaml` is function.yaml (Triton's field names plus our own keys and a
+ * few conveniences); `json` is Triton's model-config JSON as `GET /v2/models/{name}/config` prints
+ * it and the load-with-override API receives it (protobuf field names, every field present, no
+ * conveniences, our own keys absent).
+ */
+export type Dialect = "yaml" | "json";
+
+export const DATA_TYPES = [
+  "TYPE_BOOL",
+  "TYPE_UINT8",
+  "TYPE_UINT16",
+  "TYPE_UINT32",
+  "TYPE_UINT64",
+  "TYPE_INT8",
+  "TYPE_INT16",
+  "TYPE_INT32",
+  "TYPE_INT64",
+  "TYPE_FP16",
+  "TYPE_FP32",
+  "TYPE_FP64",
+  "TYPE_BF16",
+  "TYPE_STRING",
+] as const satisfies readonly TritonDataType[];
+
+export const INSTANCE_KINDS = ["KIND_AUTO", "KIND_GPU", "KIND_CPU", "KIND_MODEL"] as const satisfies readonly InstanceGroup["kind"][];
+
+export const ACCELERATORS = ["auto", "cpu", "cuda", "tensorrt", "webgpu", "wasm"] as const satisfies readonly Accelerator[];
+
+/** `platform` values read as ONNX Runtime; both normalise to "onnxruntime_onnx". */
+const ONNX_PLATFORMS = ["onnxruntime_onnx", "onnxruntime"] as const;
+
+/** `backend` values: ONNX Runtime, or Triton's built-in test backend that returns its inputs. */
+export const BACKENDS = ["onnxruntime", "identity"] as const;
+
+/** The schema's output: function.yaml's fields with defaults applied, before `toDeclared()`. */
+export interface RawConfig {
+  name?: string;
+  platform?: string;
+  backend?: (typeof BACKENDS)[number];
+  max_batch_size?: number;
+  input: RawTensor[];
+  output: RawTensor[];
+  version_policy?:
+    | { latest?: { num_versions: number }; all?: Record<string, never>; specific?: { versions: number[] } }
+    | undefined;
+  instance_group: { name: string; count: number; kind: InstanceGroup["kind"]; gpus: number[] }[];
+  dynamic_batching?: { preferred_batch_size: number[]; max_queue_delay_microseconds: number; preserve_ordering: boolean };
+  optimization: { graph: { level: number } };
+  parameters: Record<string, { string_value: string }>;
+  default_model_filename: string;
+  accelerator?: Accelerator;
+}
+
+export interface RawTensor {
+  name: string;
+  data_type: TritonDataType;
+  dims: number[];
+  reshape?: { shape: number[] };
+  optional?: boolean;
+}
+
+/** A message field: an empty YAML value (`dynamic_batching:`) reads as `{}`, as in pbtxt. */
+function message<T extends z.ZodRawShape>(shape: T) {
+  return z.preprocess((v) => v ?? {}, z.strictObject(shape));
+}
+
+/** A field Triton's JSON always prints and that we accept only at its default value. */
+function onlyDefault(value: unknown) {
+  const text = canonical(value);
+  return z
+    .unknown()
+    .optional()
+    .refine((v) => v === undefined || canonical(v) === text, { error: () => `only the default ${text} is supported` });
+}
+
+/** JSON with object keys sorted, so equal values compare equal whatever their key order. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}
+
+/** A 64-bit integer field (`base` adds bounds): protobuf JSON may spell it as a decimal string. */
+function int64(dialect: Dialect, base = z.int()): z.ZodType<number> {
+  if (dialect === "yaml") return base;
+  return z.preprocess((v) => (typeof v === "string" && /^-?\d+$/.test(v) ? Number(v) : v), base);
+}
+
+function dims(dialect: Dialect) {
+  const dim = int64(dialect).refine((d) => d === -1 || d >= 1, {
+    error: (iss) => `${String(iss.input)} is not a dimension; use a size ≥ 1, or -1 for a variable one`,
+  });
+  return dim.array();
+}
+
+function tensorShape(dialect: Dialect) {
+  return {
+    name: z.string().min(1),
+    data_type: z.enum(DATA_TYPES),
+    dims: dims(dialect).min(1, {
+      error: "must not be empty; for a scalar use dims: [1] with reshape: { shape: [] }",
+    }),
+    reshape: message({ shape: dims(dialect) }).optional(),
+  };
+}
+
+function inputSchema(dialect: Dialect) {
+  const extras: z.ZodRawShape =
+    dialect === "json"
+      ? { format: onlyDefault("FORMAT_NONE"), is_shape_tensor: onlyDefault(false), allow_ragged_batch: onlyDefault(false) }
+      : {};
+  return z.strictObject({ ...tensorShape(dialect), optional: z.boolean().default(false), ...extras });
+}
+
+function outputSchema(dialect: Dialect) {
+  const extras: z.ZodRawShape = dialect === "json" ? { label_filename: onlyDefault(""), is_shape_tensor: onlyDefault(false) } : {};
+  return z.strictObject({ ...tensorShape(dialect), ...extras });
+}
+
+function versionPolicySchema(dialect: Dialect) {
+  return message({
+    latest: message({ num_versions: z.int().min(1).default(1) }).optional(),
+    all: message({}).optional(),
+    specific: message({
+      versions: int64(dialect, z.int().min(1, { error: (iss) => `${String(iss.input)} is not a version; versions are integers ≥ 1` }))
+        .array()
+        .min(1, { error: "must list at least one version" }),
+    }).optional(),
+  }).superRefine((policy, ctx) => {
+    const chosen = Object.keys(policy).filter((k) => policy[k as keyof typeof policy] !== undefined);
+    if (chosen.length !== 1) {
+      ctx.addIssue({
+        code: "custom",
+        message: `needs exactly one of 'latest', 'all' or 'specific'${chosen.length ? `, not ${chosen.map((k) => `'${k}'`).join(" and ")}` : ""}`,
+      });
+    }
+  });
+}
+
+function instanceGroupSchema(dialect: Dialect) {
+  const extras: z.ZodRawShape =
+    dialect === "json"
+      ? {
+          secondary_devices: onlyDefault([]),
+          profile: onlyDefault([]),
+          passive: onlyDefault(false),
+          host_policy: onlyDefault(""),
+        }
+      : {};
+  return z.strictObject({
+    name: z.string().default(""),
+    count: z.int().min(1).default(1),
+    kind: z.enum(INSTANCE_KINDS).default("KIND_AUTO"),
+    gpus: z.int().min(0).array().default([]),
+    ...extras,
+  });
+}
+
+function dynamicBatchingSchema(dialect: Dialect) {
+  const extras: z.ZodRawShape =
+    dialect === "json"
+      ? {
+          priority_levels: onlyDefault(0),
+          default_priority_level: onlyDefault(0),
+          default_queue_policy: onlyDefault({
+            timeout_action: "REJECT",
+            default_timeout_microseconds: 0,
+            allow_timeout_override: false,
+            max_queue_size: 0,
+          }),
+          priority_queue_policy: onlyDefault({}),
+        }
+      : {};
+  return message({
+    preferred_batch_size: z.int().min(1).array().default([]),
+    max_queue_delay_microseconds: int64(dialect, z.int().min(0)).default(0),
+    preserve_ordering: z.boolean().default(false),
+    ...extras,
+  });
+}
+
+function optimizationSchema(dialect: Dialect) {
+  const extras: z.ZodRawShape =
+    dialect === "json"
+      ? {
+          priority: onlyDefault("PRIORITY_DEFAULT"),
+          input_pinned_memory: onlyDefault({ enable: true }),
+          output_pinned_memory: onlyDefault({ enable: true }),
+        }
+      : {};
+  return message({
+    graph: message({ level: z.literal([-1, 0, 1, 2]).default(0) }).prefault({}),
+    ...extras,
+  }).prefault({});
+}
+
+function parametersSchema(dialect: Dialect) {
+  const value = z.strictObject(
+    { string_value: z.string() },
+    { error: dialect === "yaml" ? "expected a string, number or boolean, or { string_value: ... }" : undefined },
+  );
+  if (dialect === "json") return z.record(z.string(), value);
+  const scalar = (v: unknown) => typeof v === "string" || typeof v === "number" || typeof v === "boolean";
+  return z.record(
+    z.string(),
+    z.preprocess((v) => (scalar(v) ? { string_value: String(v) } : v), value),
+  );
+}
+
+function schemaFor(dialect: Dialect): z.ZodType<RawConfig> {
+  const platforms = dialect === "json" ? ([...ONNX_PLATFORMS, ""] as const) : ONNX_PLATFORMS;
+  const ownKeys: z.ZodRawShape =
+    dialect === "yaml" ? { accelerator: z.enum(ACCELERATORS).default("auto") } : { model_warmup: onlyDefault([]) };
+  return z
+    .strictObject({
+      name: z.string().optional(),
+      platform: z.enum(platforms).optional(),
+      backend: z.enum(BACKENDS).optional(),
+      max_batch_size: z.int().min(0).optional(),
+      input: inputSchema(dialect).array().default([]),
+      output: outputSchema(dialect).array().default([]),
+      version_policy: versionPolicySchema(dialect).optional(),
+      instance_group: instanceGroupSchema(dialect).array().default([]),
+      dynamic_batching: dynamicBatchingSchema(dialect).optional(),
+      optimization: optimizationSchema(dialect),
+      parameters: parametersSchema(dialect).default({}),
+      default_model_filename: z.string().min(1).default("model.onnx"),
+      ...ownKeys,
+    })
+    .superRefine((config, ctx) => {
+      for (const { path, problem } of semanticProblems(config)) ctx.addIssue({ code: "custom", path, message: problem });
+    });
+}
+
+const schemas = { yaml: schemaFor("yaml"), json: schemaFor("json") };
+
+/** The zod schema for one dialect; strict: an unknown key anywhere is an error. */
+export function functionSchema(dialect: Dialect): z.ZodType<RawConfig> {
+  return schemas[dialect];
+}
+
+/**
+ * Rules that span fields, checked once the shape is right: unique tensor names, reshape element
+ * counts, batching settings against `max_batch_size`, GPU lists on CPU groups, identity backends.
+ */
+function semanticProblems(config: RawConfig): { path: PropertyKey[]; problem: string }[] {
+  const problems: { path: PropertyKey[]; problem: string }[] = [];
+  for (const key of ["input", "output"] as const) {
+    const seen = new Map<string, number>();
+    config[key].forEach((tensor, i) => {
+      const first = seen.get(tensor.name);
+      if (first !== undefined) {
+        problems.push({ path: [key, i, "name"], problem: `duplicate ${key} name '${tensor.name}' (also ${key}[${first}])` });
+      } else {
+        seen.set(tensor.name, i);
+      }
+      if (tensor.reshape) {
+        const fromDims = knownElementCount(tensor.dims);
+        const fromShape = knownElementCount(tensor.reshape.shape);
+        if (fromDims !== undefined && fromShape !== undefined && fromDims !== fromShape) {
+          problems.push({
+            path: [key, i, "reshape", "shape"],
+            problem: `${formatDims(tensor.reshape.shape)} has ${fromShape} element(s) but dims ${formatDims(tensor.dims)} has ${fromDims}`,
+          });
+        }
+      }
+    });
+  }
+  const mbs = config.max_batch_size;
+  if (config.dynamic_batching && mbs === 0) {
+    problems.push({
+      path: ["dynamic_batching"],
+      problem: "needs a batch dimension, but max_batch_size is 0; set max_batch_size ≥ 1 or remove dynamic_batching",
+    });
+  }
+  if (config.dynamic_batching && mbs !== undefined && mbs > 0) {
+    config.dynamic_batching.preferred_batch_size.forEach((size, i) => {
+      if (size > mbs) {
+        problems.push({
+          path: ["dynamic_batching", "preferred_batch_size", i],
+          problem: `${size} is larger than max_batch_size ${mbs}`,
+        });
+      }
+    });
+  }
+  config.instance_group.forEach((group, i) => {
+    if (group.gpus.length > 0 && (group.kind === "KIND_CPU" || group.kind === "KIND_MODEL")) {
+      problems.push({ path: ["instance_group", i, "gpus"], problem: `gpus apply to KIND_GPU and KIND_AUTO groups, not ${group.kind}` });
+    }
+  });
+  if (config.backend === "identity") {
+    if (config.platform) {
+      problems.push({ path: ["platform"], problem: `'${config.platform}' does not apply to backend 'identity'; remove platform` });
+    }
+    problems.push(...identityProblems(config.input, config.output));
+  }
+  return problems;
+}

@@ -1,0 +1,105 @@
+import { invalidArg } from "../core/mod.ts";
+import type { FunctionConfig, TensorConfig } from "./function-config.ts";
+import type { DeclaredConfig } from "./declared-config.ts";
+import { fieldPath } from "./config-issue.ts";
+import { functionSchema } from "./function-schema.ts";
+import { toDeclared } from "./_to-declared.ts";
+import { describeIssues } from "./_describe-issues.ts";
+
+/**
+ * The effective config in Triton's model-config JSON, as `GET /v2/models/{name}/config` serves it:
+ * protobuf field names, every field printed including defaults, enums as strings, 64-bit integers
+ * as JSON numbers. Fields tensorfn has no use for are printed at Triton's defaults so tools that
+ * read them (perf_analyzer, Model Analyzer) find them. Our own `accelerator` is not printed.
+ */
+export function toTritonJson(config: FunctionConfig): Record<string, unknown> {
+  const json: Record<string, unknown> = {
+    name: config.name,
+    platform: config.platform,
+    backend: config.backend,
+    version_policy: structuredClone(config.version_policy),
+    max_batch_size: config.max_batch_size,
+    input: config.input.map(inputJson),
+    output: config.output.map(outputJson),
+    optimization: {
+      graph: { level: config.optimization.graph.level },
+      priority: "PRIORITY_DEFAULT",
+      input_pinned_memory: { enable: true },
+      output_pinned_memory: { enable: true },
+    },
+  };
+  if (config.dynamic_batching) {
+    json.dynamic_batching = {
+      preferred_batch_size: [...config.dynamic_batching.preferred_batch_size],
+      max_queue_delay_microseconds: config.dynamic_batching.max_queue_delay_microseconds,
+      preserve_ordering: config.dynamic_batching.preserve_ordering,
+      priority_levels: 0,
+      default_priority_level: 0,
+      default_queue_policy: {
+        timeout_action: "REJECT",
+        default_timeout_microseconds: 0,
+        allow_timeout_override: false,
+        max_queue_size: 0,
+      },
+      priority_queue_policy: {},
+    };
+  }
+  json.instance_group = config.instance_group.map((g) => ({
+    name: g.name,
+    kind: g.kind,
+    count: g.count,
+    gpus: [...g.gpus],
+    secondary_devices: [],
+    profile: [],
+    passive: false,
+    host_policy: "",
+  }));
+  json.default_model_filename = config.default_model_filename;
+  json.parameters = structuredClone(config.parameters);
+  json.model_warmup = [];
+  return json;
+}
+
+function inputJson(t: TensorConfig): Record<string, unknown> {
+  return {
+    name: t.name,
+    data_type: t.data_type,
+    format: "FORMAT_NONE",
+    dims: [...t.dims],
+    ...(t.reshape ? { reshape: { shape: [...t.reshape.shape] } } : {}),
+    is_shape_tensor: false,
+    allow_ragged_batch: false,
+    optional: t.optional,
+  };
+}
+
+function outputJson(t: TensorConfig): Record<string, unknown> {
+  return {
+    name: t.name,
+    data_type: t.data_type,
+    dims: [...t.dims],
+    ...(t.reshape ? { reshape: { shape: [...t.reshape.shape] } } : {}),
+    label_filename: "",
+    is_shape_tensor: false,
+  };
+}
+
+/**
+ * Reads a config in Triton's JSON form (the load-with-override API's `config` parameter) for
+ * function `name`. Unknown fields are rejected, as Triton's protobuf JSON parser does; fields that
+ * `toTritonJson()` prints at fixed defaults are accepted only at those defaults; 64-bit integers may
+ * be numbers or decimal strings. Accepts everything `toTritonJson()` emits.
+ * Throws an INVALID_ARG RuntimeError listing every problem.
+ */
+export function parseTritonJsonConfig(json: unknown, name: string): DeclaredConfig {
+  const schema = functionSchema("json");
+  const result = schema.safeParse(json);
+  const problems = result.success
+    ? []
+    : describeIssues(result.error.issues, json, schema).map((p) => `${fieldPath(p.path) || "config"}: ${p.problem}`);
+  if (result.success && result.data.name !== undefined && result.data.name !== name) {
+    problems.push(`name: '${result.data.name}' does not match the function name '${name}'`);
+  }
+  if (!result.success || problems.length > 0) throw invalidArg(`invalid config for function '${name}': ${problems.join("; ")}`);
+  return toDeclared(result.data, name);
+}

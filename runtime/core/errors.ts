@@ -1,0 +1,28 @@
+/**
+ * The closed set of error codes, after Triton's. Each maps to one HTTP status in
+ * `runtime/http/error-status.ts` and nowhere else.
+ */
+export type ErrorCode =
+  | "INVALID_ARG" // the request or config is wrong → 400
+  | "NOT_FOUND" // unknown function or version → 404
+  | "UNAVAILABLE" // known but not ready, queue full, timed out → 503
+  | "RESOURCE_EXHAUSTED" // over a size limit (body) → 413
+  | "UNSUPPORTED" // valid but not implemented here → 501
+  | "ALREADY_EXISTS" // → 400
+  | "CANCELLED" // the client went away → 400
+  | "INTERNAL"; // a bug or a backend failure we cannot blame on the request → 500
+
+/** An error that is the caller's to see: its message names the field and the value at fault. */
+export class RuntimeError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "RuntimeError";
+    this.code = code;
+  }
+}
+
+/** Shorthand for the most common case: the request is wrong. */
+export function invalidArg(message: string): RuntimeError {
+  return new RuntimeError("INVALID_ARG", message);
+}

@@ -1,0 +1,33 @@
+/** One entry of a directory listing. */
+export interface DirEntry {
+  name: string;
+  isFile: boolean;
+  isDirectory: boolean;
+}
+
+/** Leveled log lines; adapters decide where they go. */
+export interface Logger {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+/**
+ * Everything runtime-specific that `runtime/` needs. Adapters (Node, Bun, Deno) implement it;
+ * the core never touches `process`, `Bun`, `Deno` or `node:*` itself. Paths are plain strings
+ * joined with "/".
+ */
+export interface Platform {
+  /** Runtime name and version, for the server metadata and logs ("node 20.19.0"). */
+  readonly name: string;
+  readFile(path: string): Promise<Uint8Array>;
+  readTextFile(path: string): Promise<string>;
+  /** Entries of a directory; rejects when it does not exist. */
+  readDir(path: string): Promise<DirEntry[]>;
+  /** Size and kind of a path, or undefined when it does not exist. */
+  stat(path: string): Promise<{ isFile: boolean; isDirectory: boolean; size: number; mtimeMs: number } | undefined>;
+  env(name: string): string | undefined;
+  /** Logical CPU cores, used to share threads among model instances. */
+  cpuCount(): number;
+  readonly log: Logger;
+}

@@ -1,0 +1,35 @@
+import type { MiddlewareHandler } from "hono";
+
+/**
+ * Compresses responses when `Accept-Encoding` asks for gzip or deflate, as Triton does, whatever
+ * the content type (binary tensors included). `Inference-Header-Content-Length` keeps describing
+ * the uncompressed body, which is what clients read after inflating.
+ */
+export function compressResponses(): MiddlewareHandler {
+  return async (c, next) => {
+    await next();
+    const encoding = pickEncoding(c.req.header("accept-encoding"));
+    const res = c.res;
+    if (!encoding || !res.body || res.headers.has("content-encoding")) return;
+    const headers = new Headers(res.headers);
+    headers.set("content-encoding", encoding);
+    headers.delete("content-length");
+    headers.append("vary", "Accept-Encoding");
+    c.res = new Response(res.body.pipeThrough(new CompressionStream(encoding)), { status: res.status, headers });
+  };
+}
+
+/** gzip or deflate from an Accept-Encoding header, honouring q=0; gzip wins a tie. */
+function pickEncoding(header: string | undefined): "gzip" | "deflate" | undefined {
+  if (!header) return undefined;
+  const weights = new Map<string, number>();
+  for (const part of header.toLowerCase().split(",")) {
+    const [token, ...params] = part.trim().split(";");
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
+    weights.set(token!.trim(), q ? Number(q.slice(2)) : 1);
+  }
+  const gzip = weights.get("gzip") ?? 0;
+  const deflate = weights.get("deflate") ?? 0;
+  if (gzip <= 0 && deflate <= 0) return undefined;
+  return gzip >= deflate ? "gzip" : "deflate";
+}

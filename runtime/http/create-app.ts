@@ -1,0 +1,31 @@
+import { Hono } from "hono";
+import { compressResponses } from "./compression.ts";
+import { errorResponse, jsonError } from "./error-status.ts";
+import { registerKserveRoutes } from "./kserve-routes.ts";
+import type { KserveContext } from "./kserve-routes.ts";
+
+export interface AppContext extends KserveContext {
+  log: { error(message: string): void };
+}
+
+/** The whole HTTP server as one fetch handler; adapters only translate sockets to it. */
+export function createApp(ctx: AppContext): Hono {
+  const app = new Hono();
+  app.use(compressResponses());
+  registerKserveRoutes(app, ctx);
+  // Known paths with the wrong method answer 405, as Triton does; anything else 404.
+  app.all("/v2/*", (c) => (knownPath(c.req.path) ? jsonError(405, "Method Not Allowed") : jsonError(404, "Not Found")));
+  app.notFound(() => jsonError(404, "Not Found"));
+  app.onError((error) => errorResponse(error, ctx.log.error));
+  return app;
+}
+
+const known = [
+  /^\/v2$/,
+  /^\/v2\/health\/(live|ready)$/,
+  /^\/v2\/models\/[^/]+(\/versions\/[0-9]+)?(\/(ready|config|infer))?$/,
+];
+
+function knownPath(path: string): boolean {
+  return known.some((re) => re.test(path));
+}

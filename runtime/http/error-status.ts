@@ -1,0 +1,25 @@
+import { RuntimeError } from "../core/mod.ts";
+import type { ErrorCode } from "../core/mod.ts";
+
+const statusByCode: Record<ErrorCode, number> = {
+  INVALID_ARG: 400,
+  ALREADY_EXISTS: 400,
+  CANCELLED: 400,
+  NOT_FOUND: 404,
+  RESOURCE_EXHAUSTED: 413,
+  UNSUPPORTED: 501,
+  UNAVAILABLE: 503,
+  INTERNAL: 500,
+};
+
+/** The one place where an error becomes an HTTP status and a `{"error": ...}` body. */
+export function errorResponse(error: unknown, log?: (message: string) => void): Response {
+  if (error instanceof RuntimeError) return jsonError(statusByCode[error.code], error.message);
+  // Anything else is our bug, not the client's: say so, and keep the details in the log.
+  log?.(`internal error: ${(error as Error)?.stack ?? error}`);
+  return jsonError(500, `internal error: ${(error as Error)?.message ?? String(error)}`);
+}
+
+export function jsonError(status: number, message: string): Response {
+  return Response.json({ error: message }, { status });
+}

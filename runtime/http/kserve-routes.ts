@@ -1,0 +1,117 @@
+import type { Context, Hono } from "hono";
+import { invalidArg } from "../core/mod.ts";
+import type { InferRequest } from "../core/mod.ts";
+import { toTritonJson } from "../config/mod.ts";
+import type { FunctionConfig } from "../config/mod.ts";
+import { decodeInferRequest, decodeRawBinaryRequest, encodeInferResponse, fromConfigType } from "../tensor/mod.ts";
+import type { Deployment, ModelManager } from "../lifecycle/mod.ts";
+import { jsonError } from "./error-status.ts";
+import { readBody } from "./read-body.ts";
+
+/** What the KServe routes need from the runtime. */
+export interface KserveContext {
+  models: ModelManager;
+  server: { name: string; version: string; extensions: string[] };
+  /** Largest accepted request body, compressed or inflated (`--max-input-size`). */
+  maxInputBytes: number;
+}
+
+const MODEL = "/v2/models/:name";
+const VERSION = "/v2/models/:name/versions/:version{[0-9]+}";
+
+/** KServe v2 core routes plus Triton's model-configuration extension. */
+export function registerKserveRoutes(app: Hono, ctx: KserveContext): void {
+  app.get("/v2", (c) => c.json(ctx.server));
+  app.get("/v2/health/live", (c) => c.json({ live: true }));
+  app.get("/v2/health/ready", (c) =>
+    ctx.models.allReady() ? c.json({ ready: true }) : jsonError(503, "Server not ready: not every model is ready; see POST /v2/repository/index"),
+  );
+
+  for (const base of [MODEL, VERSION]) {
+    app.get(base, (c) => c.json(metadata(deployment(c, ctx), ctx)));
+    app.get(`${base}/ready`, (c) => {
+      const d = deployment(c, ctx);
+      return c.json({ name: d.name, version: String(d.version), ready: true });
+    });
+    app.get(`${base}/config`, (c) => c.json(effectiveConfig(deployment(c, ctx))));
+    app.post(`${base}/infer`, async (c) => {
+      const d = deployment(c, ctx);
+      const body = await readBody(c.req.raw, ctx.maxInputBytes);
+      const request = decode(body, c.req.header("inference-header-content-length"), d.config);
+      const response = await d.infer(request, { signal: c.req.raw.signal });
+      const encoded = encodeInferResponse(response, request);
+      if (encoded.headerLength === undefined) {
+        return new Response(encoded.body, { headers: { "content-type": "application/json" } });
+      }
+      return new Response(encoded.body, {
+        headers: {
+          "content-type": "application/octet-stream",
+          "inference-header-content-length": String(encoded.headerLength),
+        },
+      });
+    });
+  }
+}
+
+function deployment(c: Context, ctx: KserveContext): Deployment {
+  return ctx.models.resolve(c.req.param("name")!, c.req.param("version"));
+}
+
+function decode(body: Uint8Array, header: string | undefined, config: FunctionConfig): InferRequest {
+  if (header === undefined) return decodeInferRequest(body, {});
+  if (!/^[0-9]+$/.test(header.trim())) throw invalidArg(`Inference-Header-Content-Length '${header}' is not a byte count`);
+  const headerLength = Number(header);
+  if (headerLength > 0) return decodeInferRequest(body, { headerLength });
+  return decodeRawBinaryRequest(body, rawInput(config, body.byteLength));
+}
+
+/**
+ * The single input a raw binary request (header length 0) fills: batch 1, and the one variable
+ * dimension, if any, resolved from the body size.
+ */
+function rawInput(config: FunctionConfig, bytes: number) {
+  if (config.input.length !== 1) {
+    throw invalidArg(`raw binary requests (Inference-Header-Content-Length: 0) need a model with exactly one input; '${config.name}' has ${config.input.length}`);
+  }
+  const input = config.input[0]!;
+  const datatype = fromConfigType(input.data_type);
+  const dims = config.max_batch_size > 0 ? [1, ...input.dims] : [...input.dims];
+  if (datatype === "BYTES") {
+    if (dims.some((d) => d !== 1 && d !== -1)) throw invalidArg(`raw binary BYTES input '${input.name}' must have shape [1]`);
+    return { name: input.name, datatype, shape: dims.map(() => 1) };
+  }
+  const variable = dims.filter((d) => d === -1).length;
+  if (variable > 1) throw invalidArg(`raw binary input '${input.name}' has more than one variable dimension`);
+  const known = dims.reduce((n, d) => (d === -1 ? n : n * d), 1);
+  const elements = bytes / byteWidth(datatype);
+  return { name: input.name, datatype, shape: dims.map((d) => (d === -1 ? elements / known : d)) };
+}
+
+function byteWidth(datatype: string): number {
+  return { BOOL: 1, UINT8: 1, INT8: 1, UINT16: 2, INT16: 2, FP16: 2, BF16: 2, UINT32: 4, INT32: 4, FP32: 4 }[datatype] ?? 8;
+}
+
+function metadata(d: Deployment, ctx: KserveContext) {
+  const { config } = d;
+  const batch = config.max_batch_size > 0 ? [-1] : [];
+  const tensor = (t: { name: string; data_type: string; dims: number[] }) => ({
+    name: t.name,
+    datatype: fromConfigType(t.data_type as never),
+    shape: [...batch, ...t.dims],
+  });
+  return {
+    name: d.name,
+    versions: ctx.models.versions(d.name),
+    platform: config.platform || config.backend,
+    inputs: config.input.map(tensor),
+    outputs: config.output.map(tensor),
+  };
+}
+
+/** Triton's JSON form, with the execution provider actually in use among the parameters. */
+function effectiveConfig(d: Deployment) {
+  const json = toTritonJson(d.config) as { parameters: Record<string, { string_value: string }> };
+  json.parameters = { ...json.parameters, execution_provider: { string_value: d.provider } };
+  if (d.fallbackReason) json.parameters.execution_provider_fallback = { string_value: d.fallbackReason };
+  return json;
+}

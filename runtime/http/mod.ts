@@ -1,0 +1,2 @@
+export { createApp } from "./create-app.ts";
+export type { AppContext } from "./create-app.ts";

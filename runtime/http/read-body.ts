@@ -1,0 +1,53 @@
+import { invalidArg, RuntimeError } from "../core/mod.ts";
+
+/**
+ * Reads a request body, inflating `Content-Encoding: gzip|deflate` as Triton does, and refuses
+ * anything larger than `limit` bytes (before or after inflation) with RESOURCE_EXHAUSTED (413).
+ */
+export async function readBody(request: Request, limit: number): Promise<Uint8Array> {
+  const declared = Number(request.headers.get("content-length") ?? NaN);
+  if (declared > limit) throw tooLarge(limit);
+  const encoding = request.headers.get("content-encoding")?.trim().toLowerCase();
+  if (!request.body) return new Uint8Array();
+  if (!encoding || encoding === "identity") {
+    if (Number.isFinite(declared)) return new Uint8Array(await request.arrayBuffer());
+    return await collect(request.body, limit, "request body");
+  }
+  if (encoding !== "gzip" && encoding !== "deflate") {
+    throw invalidArg(`unsupported Content-Encoding '${encoding}'; use gzip, deflate or none`);
+  }
+  try {
+    return await collect(request.body.pipeThrough(new DecompressionStream(encoding)), limit, "inflated request body");
+  } catch (error) {
+    if (error instanceof RuntimeError) throw error;
+    throw invalidArg(`request body is not valid ${encoding} data: ${(error as Error).message}`);
+  }
+}
+
+async function collect(stream: ReadableStream<Uint8Array>, limit: number, what: string): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge(limit, what);
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return chunks[0]!;
+  const body = new Uint8Array(size);
+  let offset = 0;
+  for (const c of chunks) {
+    body.set(c, offset);
+    offset += c.byteLength;
+  }
+  return body;
+}
+
+function tooLarge(limit: number, what = "request body"): RuntimeError {
+  return new RuntimeError("RESOURCE_EXHAUSTED", `${what} exceeds the limit of ${limit} bytes (--max-input-size)`);
+}

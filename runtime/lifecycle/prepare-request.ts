@@ -1,0 +1,98 @@
+import { elementCount, invalidArg } from "../core/mod.ts";
+import type { InferOutput, InferRequest, Tensor } from "../core/mod.ts";
+import type { FunctionConfig, TensorConfig } from "../config/function-config.ts";
+import { fromConfigType } from "../tensor/mod.ts";
+import type { ScheduledRequest, ScheduledResult } from "../scheduler/mod.ts";
+
+/**
+ * Checks a decoded request against a function's effective config and shapes its inputs for the
+ * model (batch dimension, `reshape`). Every rejection names the input and the model, with
+ * Triton's wording where clients know it.
+ */
+export function prepareRequest(
+  request: InferRequest,
+  config: FunctionConfig,
+  options: { checkInput?: (name: string, tensor: Tensor) => void } = {},
+): ScheduledRequest {
+  const model = config.name;
+  const batching = config.max_batch_size > 0;
+  const declared = new Map(config.input.map((i) => [i.name, i]));
+  const feeds: Record<string, Tensor> = {};
+  let batchSize: number | undefined;
+  const keyParts: string[] = [];
+
+  for (const input of request.inputs) {
+    const spec = declared.get(input.name);
+    if (!spec) throw invalidArg(`unexpected inference input '${input.name}' for model '${model}'`);
+    const { tensor } = input;
+    const expectedType = fromConfigType(spec.data_type);
+    if (tensor.datatype !== expectedType) {
+      throw invalidArg(`inference input '${input.name}' data-type is '${tensor.datatype}', but model '${model}' expects '${expectedType}'`);
+    }
+    const full = batching ? [-1, ...spec.dims] : spec.dims;
+    if (!shapeMatches(tensor.shape, full)) {
+      throw invalidArg(`unexpected shape for input '${input.name}' for model '${model}'. Expected ${fmt(full)}, got ${fmt(tensor.shape)}`);
+    }
+    if (batching) {
+      const rows = tensor.shape[0]!;
+      if (rows < 1 || rows > config.max_batch_size) {
+        throw invalidArg(`inference request batch-size must be <= ${config.max_batch_size} for '${model}' (input '${input.name}' has batch ${rows})`);
+      }
+      if (batchSize !== undefined && rows !== batchSize) {
+        throw invalidArg(`input '${input.name}' has batch size ${rows} but other inputs of this request have ${batchSize}`);
+      }
+      batchSize = rows;
+    }
+    options.checkInput?.(input.name, tensor);
+    feeds[input.name] = reshapeFeed(tensor, spec, batching);
+    keyParts.push(`${input.name}:${tensor.shape.slice(batching ? 1 : 0).join("x")}`);
+  }
+
+  const missing = config.input.filter((i) => !i.optional && !(i.name in feeds)).map((i) => i.name);
+  if (missing.length > 0) {
+    throw invalidArg(
+      `expected ${config.input.filter((i) => !i.optional).length} inputs but got ${request.inputs.length} inputs for model '${model}': missing required input(s) ${missing.map((m) => `'${m}'`).join(", ")}`,
+    );
+  }
+  const outputNames = new Set(config.output.map((o) => o.name));
+  for (const out of request.outputs ?? []) {
+    if (!outputNames.has(out.name)) throw invalidArg(`unexpected inference output '${out.name}' for model '${model}'`);
+  }
+  return { feeds, batchSize: batchSize ?? 1, shapeKey: keyParts.sort().join(";") };
+}
+
+/** Picks the outputs to return (requested ones in request order, else all declared) in API shape. */
+export function collectOutputs(request: InferRequest, result: ScheduledResult, config: FunctionConfig): InferOutput[] {
+  const batching = config.max_batch_size > 0;
+  const names = request.outputs?.map((o) => o.name) ?? config.output.map((o) => o.name);
+  const specs = new Map(config.output.map((o) => [o.name, o]));
+  return names.map((name) => {
+    const tensor = result[name];
+    if (!tensor) throw new Error(`model '${config.name}' produced no output '${name}'`);
+    const spec = specs.get(name)!;
+    if (!spec.reshape) return { name, tensor };
+    const rows = batching ? [tensor.shape[0]!] : [];
+    return { name, tensor: { ...tensor, shape: [...rows, ...resolveDims(spec.dims, elementCount(tensor.shape) / elementCount(rows))] } };
+  });
+}
+
+function reshapeFeed(tensor: Tensor, spec: TensorConfig, batching: boolean): Tensor {
+  if (!spec.reshape) return tensor;
+  const rows = batching ? [tensor.shape[0]!] : [];
+  const perRow = elementCount(tensor.shape) / elementCount(rows);
+  return { ...tensor, shape: [...rows, ...resolveDims(spec.reshape.shape, perRow)] };
+}
+
+/** Fills at most one -1 so the dims hold `count` elements. */
+function resolveDims(dims: readonly number[], count: number): number[] {
+  const known = dims.reduce((n, d) => (d === -1 ? n : n * d), 1);
+  return dims.map((d) => (d === -1 ? count / known : d));
+}
+
+function shapeMatches(actual: readonly number[], expected: readonly number[]): boolean {
+  return actual.length === expected.length && expected.every((d, i) => d === -1 || d === actual[i]);
+}
+
+function fmt(shape: readonly number[]): string {
+  return `[${shape.join(",")}]`;
+}

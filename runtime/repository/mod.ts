@@ -1,0 +1,2 @@
+export { CONFIG_FILE, scanRepository, selectVersions } from "./scan-repository.ts";
+export type { FunctionEntry } from "./scan-repository.ts";

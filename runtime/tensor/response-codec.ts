@@ -1,0 +1,96 @@
+import { invalidArg } from "../core/errors.ts";
+import type { InferOutput, InferRequest, InferResponse } from "../core/inference.ts";
+import { elementCount, type Tensor } from "../core/tensor.ts";
+import { writeBinaryTensor } from "./binary-tensor.ts";
+import { tensorByteLength } from "./datatypes.ts";
+import { encodeJsonData } from "./json-tensor.ts";
+
+/**
+ * An encoded response body. `headerLength` is set only when some output is binary: the HTTP layer
+ * then sends `Inference-Header-Content-Length: headerLength` and `application/octet-stream`;
+ * otherwise the body is plain JSON.
+ */
+export interface EncodedResponse {
+  body: Uint8Array<ArrayBuffer>;
+  headerLength?: number;
+}
+
+const utf8 = new TextEncoder();
+
+/**
+ * Encodes a response as KServe v2 JSON, with Triton's binary extension for the outputs that ask
+ * for it. Policy:
+ * - `request.outputs` given: exactly those outputs, in that order; a name the model did not
+ *   produce is an INVALID_ARG naming it (Triton's wording), so the client learns of the typo.
+ *   Otherwise every output of the response, in its order.
+ * - An output is binary when its `RequestedOutput.binary` says so, else when the request
+ *   parameter `binary_data_output` is true (the decoder resolves per-output overrides already).
+ * - JSON `data` is flat; INT64/UINT64 digits are exact; FP16/BF16 as JSON are refused.
+ * - `id` is the response's, else the request's; omitted when empty. `model_version` is omitted
+ *   when empty.
+ * The JSON header is built as one string; binary sections are written once into one buffer.
+ */
+export function encodeInferResponse(response: InferResponse, request: InferRequest): EncodedResponse {
+  const binaryDefault = request.parameters.binary_data_output === true;
+  const parts: string[] = [];
+  const binary: Tensor[] = [];
+  let binaryBytes = 0;
+  for (const { output, binary: isBinary } of selectOutputs(response, request, binaryDefault)) {
+    const { name, tensor } = output;
+    checkTensor(name, tensor);
+    const head = `{"name":${JSON.stringify(name)},"datatype":"${tensor.datatype}","shape":[${tensor.shape.join(",")}]`;
+    if (isBinary) {
+      const size = tensorByteLength(tensor);
+      parts.push(`${head},"parameters":{"binary_data_size":${size}}}`);
+      binary.push(tensor);
+      binaryBytes += size;
+    } else {
+      parts.push(`${head},"data":${encodeJsonData(tensor, { name })}}`);
+    }
+  }
+
+  let header = `{"model_name":${JSON.stringify(response.modelName)}`;
+  if (response.modelVersion) header += `,"model_version":${JSON.stringify(response.modelVersion)}`;
+  const id = response.id ?? request.id;
+  if (id) header += `,"id":${JSON.stringify(id)}`;
+  if (response.parameters !== undefined && Object.keys(response.parameters).length > 0) {
+    header += `,"parameters":${JSON.stringify(response.parameters)}`;
+  }
+  header += `,"outputs":[${parts.join(",")}]}`;
+
+  const json = utf8.encode(header);
+  if (binary.length === 0) return { body: json };
+  const body = new Uint8Array(json.byteLength + binaryBytes);
+  body.set(json);
+  let at = json.byteLength;
+  for (const tensor of binary) at += writeBinaryTensor(tensor, { buffer: body, offset: at });
+  return { body, headerLength: json.byteLength };
+}
+
+function selectOutputs(
+  response: InferResponse,
+  request: InferRequest,
+  binaryDefault: boolean,
+): { output: InferOutput; binary: boolean }[] {
+  if (request.outputs === undefined || request.outputs.length === 0) {
+    return response.outputs.map((output) => ({ output, binary: binaryDefault }));
+  }
+  const byName = new Map(response.outputs.map((o) => [o.name, o]));
+  return request.outputs.map((requested) => {
+    const output = byName.get(requested.name);
+    if (output === undefined) {
+      throw invalidArg(`unexpected inference output '${requested.name}' for model '${response.modelName}'`);
+    }
+    return { output, binary: requested.binary ?? binaryDefault };
+  });
+}
+
+/** A backend that returns data of the wrong length is a bug, not the client's fault. */
+function checkTensor(name: string, tensor: Tensor): void {
+  const count = elementCount(tensor.shape);
+  if (tensor.data.length !== count) {
+    throw new Error(
+      `output '${name}': ${tensor.data.length} elements of data for shape [${tensor.shape.join(",")}] (${count} expected)`,
+    );
+  }
+}

@@ -1,0 +1,80 @@
+import { describe, expect, it } from "vitest";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? sources(path) : path.endsWith(".ts") ? [path] : [];
+  });
+}
+
+/** Every import/export-from specifier of a file, with the importing file relative to the root. */
+function edges(): { file: string; target: string }[] {
+  return sources(join(root, "runtime")).flatMap((path) => {
+    const text = readFileSync(path, "utf8");
+    const specs = [...text.matchAll(/(?:import|export)\s[^;]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1] ?? m[2]!);
+    const file = relative(root, path);
+    return specs.map((spec) => ({ file, target: spec.startsWith(".") ? relative(root, resolve(dirname(path), spec)) : spec }));
+  });
+}
+
+/** The layer of a path under runtime/ ("http", "core"…, or "root" for runtime.ts and mod.ts). */
+function layer(path: string): string {
+  const parts = path.split("/");
+  return parts.length > 2 ? parts[1]! : "root";
+}
+
+// Who may import whom: http → lifecycle → scheduler → backends; everyone may use core, config and
+// tensor; core uses nothing. The composition root (runtime.ts, mod.ts) may use everything.
+const allowed: Record<string, string[]> = {
+  core: ["core"],
+  config: ["core", "config", "tensor"],
+  tensor: ["core", "tensor"],
+  repository: ["core", "config", "repository"],
+  backends: ["core", "config", "tensor", "backends"],
+  scheduler: ["core", "config", "tensor", "scheduler"],
+  lifecycle: ["core", "config", "tensor", "repository", "backends", "scheduler", "lifecycle"],
+  http: ["core", "config", "tensor", "lifecycle", "http"],
+};
+
+// Third-party packages, each confined to its folder (STYLE.md).
+const packages: Record<string, string[]> = {
+  hono: ["http", "root"],
+  "onnxruntime-node": ["backends"],
+  zod: ["config"],
+  yaml: ["config"],
+};
+
+describe("runtime/ import direction", () => {
+  const all = edges();
+
+  it("finds the imports it checks", () => {
+    expect(all.length).toBeGreaterThan(20);
+  });
+
+  it("never reaches outside runtime/ or into node:*, Bun or Deno", () => {
+    const bad = all.filter(({ target }) => target.startsWith("node:") || /^(adapters|functions|models|test|bench)\//.test(target));
+    expect(bad).toEqual([]);
+  });
+
+  it("follows http → lifecycle → scheduler → backends", () => {
+    const bad = all.filter(({ file, target }) => {
+      if (!target.startsWith("runtime/")) return false;
+      const from = layer(file);
+      return from !== "root" && !allowed[from]?.includes(layer(target));
+    });
+    expect(bad).toEqual([]);
+  });
+
+  it("keeps each third-party package in its own folder", () => {
+    const bad = all.filter(({ file, target }) => {
+      const pkg = Object.keys(packages).find((p) => target === p || target.startsWith(`${p}/`));
+      return pkg !== undefined && !packages[pkg]!.includes(layer(file));
+    });
+    expect(bad).toEqual([]);
+  });
+});

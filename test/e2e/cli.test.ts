@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { spawnServer, tempRepository } from "../support/spawn-server.ts";
+
+const BIN = "adapters/node/bin.mjs";
+
+describe("tensorfn check", () => {
+  it("passes the bundled example repository", () => {
+    const run = spawnSync("node", [BIN, "check", "functions"], { encoding: "utf8" });
+    expect(run.stderr).toBe("");
+    expect(run.status).toBe(0);
+  });
+
+  it("prints file:line: field: problem for each error and exits 1", () => {
+    const repo = tempRepository();
+    mkdirSync(join(repo, "broken", "1"), { recursive: true });
+    writeFileSync(join(repo, "broken", "1", "model.onnx"), "");
+    writeFileSync(join(repo, "broken", "function.yaml"), "max_batch_size: 8\nmax_batch_sise: 4\ninput:\n  - { name: x, data_type: TYPE_FLOAT, dims: [4] }\n");
+    const run = spawnSync("node", [BIN, "check", repo], { encoding: "utf8" });
+    expect(run.status).toBe(1);
+    const lines = run.stdout.trim().split("\n");
+    expect(lines).toContainEqual(expect.stringMatching(/broken\/function\.yaml:2: max_batch_sise: .*max_batch_size/));
+    expect(lines).toContainEqual(expect.stringMatching(/broken\/function\.yaml:4: input\[0\]\.data_type: .*TYPE_FP32/));
+  });
+});
+
+describe("tensorfn serve", () => {
+  it("prints its URL once ready, serves, and exits cleanly on SIGTERM", async () => {
+    const server = await spawnServer("node", [BIN, "serve", "--repo", tempRepository("simple"), "--port", "0"]);
+    const ready = await fetch(`${server.url}/v2/health/ready`);
+    expect(ready.status).toBe(200);
+    expect(await server.stop()).toBe(0);
+  });
+
+  it("refuses a repository that does not exist", () => {
+    const run = spawnSync("node", [BIN, "serve", "--repo", "/nonexistent/repo"], { encoding: "utf8" });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/--repo/);
+  });
+});

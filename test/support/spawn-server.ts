@@ -1,0 +1,57 @@
+import { spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { cpSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { FUNCTIONS } from "./start-server.ts";
+
+export interface SpawnedServer {
+  url: string;
+  child: ChildProcess;
+  output: () => string;
+  /** Sends SIGTERM and resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** A throwaway repository holding copies of the named example functions. */
+export function tempRepository(...names: string[]): string {
+  const dir = mkdtempSync(join(tmpdir(), "tensorfn-repo-"));
+  for (const name of names) cpSync(join(FUNCTIONS, name), join(dir, name), { recursive: true });
+  return dir;
+}
+
+/** Runs a server command and resolves once it prints its URL (rejects on exit or after `timeoutMs`). */
+export function spawnServer(command: string, args: string[], options: { timeoutMs?: number; cwd?: string } = {}): Promise<SpawnedServer> {
+  const child = spawn(command, args, { cwd: options.cwd, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
+  let output = "";
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`no URL within ${options.timeoutMs ?? 60000} ms:\n${output}`));
+    }, options.timeoutMs ?? 60000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /(http:\/\/127\.0\.0\.1:\d+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve({
+          url: match[1]!,
+          child,
+          output: () => output,
+          stop: () =>
+            new Promise((done) => {
+              if (child.exitCode !== null) return done(child.exitCode);
+              child.once("exit", (code) => done(code));
+              child.kill("SIGTERM");
+            }),
+        });
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code} before printing a URL:\n${output}`));
+    });
+  });
+}

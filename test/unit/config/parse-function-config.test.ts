@@ -1,0 +1,378 @@
+import { describe, expect, it } from "vitest";
+import { parseFunctionConfig } from "../../../runtime/config/mod.ts";
+import { declared, FILE, issuesOf, yaml } from "./_helpers.ts";
+
+describe("parseFunctionConfig() accepts", () => {
+  it("an empty file as a config with every default", () => {
+    for (const text of ["", "# nothing here\n", "\n\n"]) {
+      expect(declared(text)).toEqual({
+        name: "simple",
+        platform: "onnxruntime_onnx",
+        backend: "onnxruntime",
+        input: [],
+        output: [],
+        version_policy: { latest: { num_versions: 1 } },
+        instance_group: [{ name: "simple_0", count: 1, kind: "KIND_AUTO", gpus: [] }],
+        optimization: { graph: { level: 0 } },
+        parameters: {},
+        default_model_filename: "model.onnx",
+        accelerator: "auto",
+      });
+    }
+  });
+
+  it("leaves max_batch_size undefined when omitted and keeps an explicit 0", () => {
+    expect(declared("").max_batch_size).toBeUndefined();
+    expect(declared("max_batch_size: 0").max_batch_size).toBe(0);
+  });
+
+  it("a full Triton-style config, field by field", () => {
+    const config = declared(yaml`
+      name: simple
+      platform: onnxruntime
+      backend: onnxruntime
+      max_batch_size: 8
+      input:
+        - { name: INPUT0, data_type: TYPE_INT32, dims: [16] }
+        - name: IMAGE
+          data_type: TYPE_FP32
+          dims: [3, -1, -1]
+          optional: true
+        - { name: S, data_type: TYPE_STRING, dims: [1], reshape: { shape: [] } }
+      output:
+        - { name: OUTPUT0, data_type: TYPE_INT32, dims: [16] }
+        - { name: P, data_type: TYPE_FP32, dims: [1000], reshape: { shape: [1000, 1, 1] } }
+      instance_group:
+        - { count: 2, kind: KIND_CPU }
+        - { name: gpu, kind: KIND_GPU, gpus: [0, 1] }
+      version_policy: { specific: { versions: [1, 3] } }
+      dynamic_batching:
+        preferred_batch_size: [4, 8]
+        max_queue_delay_microseconds: 100
+        preserve_ordering: true
+      optimization: { graph: { level: -1 } }
+      parameters: { intra_op_thread_count: { string_value: "1" } }
+      default_model_filename: net.onnx
+      accelerator: cuda
+    `);
+    expect(config).toEqual({
+      name: "simple",
+      platform: "onnxruntime_onnx",
+      backend: "onnxruntime",
+      max_batch_size: 8,
+      input: [
+        { name: "INPUT0", data_type: "TYPE_INT32", dims: [16], optional: false },
+        { name: "IMAGE", data_type: "TYPE_FP32", dims: [3, -1, -1], optional: true },
+        { name: "S", data_type: "TYPE_STRING", dims: [1], reshape: { shape: [] }, optional: false },
+      ],
+      output: [
+        { name: "OUTPUT0", data_type: "TYPE_INT32", dims: [16], optional: false },
+        { name: "P", data_type: "TYPE_FP32", dims: [1000], reshape: { shape: [1000, 1, 1] }, optional: false },
+      ],
+      instance_group: [
+        { name: "simple_0", count: 2, kind: "KIND_CPU", gpus: [] },
+        { name: "gpu", count: 1, kind: "KIND_GPU", gpus: [0, 1] },
+      ],
+      version_policy: { specific: { versions: [1, 3] } },
+      dynamic_batching: { preferred_batch_size: [4, 8], max_queue_delay_microseconds: 100, preserve_ordering: true },
+      optimization: { graph: { level: -1 } },
+      parameters: { intra_op_thread_count: { string_value: "1" } },
+      default_model_filename: "net.onnx",
+      accelerator: "cuda",
+    });
+  });
+
+  it("the brief's example verbatim", () => {
+    const config = declared(yaml`
+      max_batch_size: 8
+      input:
+        - { name: INPUT0, data_type: TYPE_INT32, dims: [16] }
+      output:
+        - { name: OUTPUT0, data_type: TYPE_INT32, dims: [16] }
+      instance_group: [{ count: 1, kind: KIND_CPU }]
+      version_policy: { latest: { num_versions: 1 } }
+      parameters: { intra_op_thread_count: { string_value: "1" } }
+      optimization: { graph: { level: 1 } }
+      accelerator: auto
+    `);
+    expect(config.max_batch_size).toBe(8);
+    expect(config.dynamic_batching).toBeUndefined();
+    expect(config.optimization.graph.level).toBe(1);
+  });
+
+  it("shorthand parameters (string, number, boolean) as { string_value }", () => {
+    const config = declared(yaml`
+      parameters:
+        intra_op_thread_count: 2
+        execution_mode: "1"
+        enable_mem_arena: false
+        inter_op_thread_count: { string_value: "3" }
+    `);
+    expect(config.parameters).toEqual({
+      intra_op_thread_count: { string_value: "2" },
+      execution_mode: { string_value: "1" },
+      enable_mem_arena: { string_value: "false" },
+      inter_op_thread_count: { string_value: "3" },
+    });
+  });
+
+  it("`dynamic_batching: {}` and an empty `dynamic_batching:` as enabled with defaults", () => {
+    const defaults = { preferred_batch_size: [], max_queue_delay_microseconds: 0, preserve_ordering: false };
+    expect(declared("max_batch_size: 4\ndynamic_batching: {}\n").dynamic_batching).toEqual(defaults);
+    expect(declared("max_batch_size: 4\ndynamic_batching:\n").dynamic_batching).toEqual(defaults);
+    expect(declared("dynamic_batching: {}\n").dynamic_batching).toEqual(defaults);
+  });
+
+  it("version policies: latest (num_versions defaults to 1), all, specific", () => {
+    expect(declared("version_policy: { latest: {} }").version_policy).toEqual({ latest: { num_versions: 1 } });
+    expect(declared("version_policy: { latest: { num_versions: 2 } }").version_policy).toEqual({ latest: { num_versions: 2 } });
+    expect(declared("version_policy: { all: {} }").version_policy).toEqual({ all: {} });
+    expect(declared("version_policy:\n  all:\n").version_policy).toEqual({ all: {} });
+    expect(declared("version_policy: { specific: { versions: [2] } }").version_policy).toEqual({ specific: { versions: [2] } });
+  });
+
+  it("backend identity with no platform", () => {
+    const config = declared(yaml`
+      backend: identity
+      input: [{ name: INPUT0, data_type: TYPE_FP32, dims: [-1] }]
+      output: [{ name: OUTPUT0, data_type: TYPE_FP32, dims: [-1] }]
+    `);
+    expect(config.backend).toBe("identity");
+    expect(config.platform).toBe("");
+  });
+
+  it("a name equal to the folder name", () => {
+    expect(declared("name: simple").name).toBe("simple");
+  });
+});
+
+describe("parseFunctionConfig() reports", () => {
+  it("an unknown key with the nearest valid key and the key's line", () => {
+    expect(issuesOf("input: []\nmax_batch: 8\n")).toEqual([
+      `${FILE}:2: max_batch: unknown field; did you mean 'max_batch_size'?`,
+    ]);
+    expect(issuesOf("dynamic_batching:\n  max_queue_delay_microsecond: 5\n")).toEqual([
+      `${FILE}:2: dynamic_batching.max_queue_delay_microsecond: unknown field; did you mean 'max_queue_delay_microseconds'?`,
+    ]);
+    expect(issuesOf("input:\n  - name: a\n    data_type: TYPE_FP32\n    dims: [1]\n    dtype: x\n")).toEqual([
+      `${FILE}:5: input[0].dtype: unknown field (valid: 'name', 'data_type', 'dims', 'reshape', 'optional')`,
+    ]);
+  });
+
+  it("keys of later features as not supported yet", () => {
+    for (const key of ["scale", "handler", "sequence_batching", "ensemble_scheduling", "model_warmup", "response_cache"]) {
+      expect(issuesOf(`max_batch_size: 1\n${key}: {}\n`)).toEqual([`${FILE}:2: ${key}: not supported yet`]);
+    }
+  });
+
+  it("Triton's input format and output label_filename as not supported yet", () => {
+    expect(issuesOf(yaml`
+      input: [{ name: a, data_type: TYPE_FP32, dims: [3], format: FORMAT_NCHW }]
+      output: [{ name: b, data_type: TYPE_FP32, dims: [3], label_filename: labels.txt, optional: true }]
+    `)).toEqual([
+      `${FILE}:1: input[0].format: not supported yet`,
+      `${FILE}:2: output[0].label_filename: not supported yet`,
+      `${FILE}:2: output[0].optional: unknown field; 'optional' applies to inputs only`,
+    ]);
+  });
+
+  it("wrong types, saying what was expected and what came", () => {
+    expect(issuesOf(yaml`
+      max_batch_size: eight
+      input: { name: a }
+      dynamic_batching:
+        preserve_ordering: "yes"
+        max_queue_delay_microseconds: 1.5
+      default_model_filename: 3
+    `)).toEqual([
+      `${FILE}:1: max_batch_size: expected an integer, got 'eight'`,
+      `${FILE}:2: input: expected a list, got a mapping`,
+      `${FILE}:4: dynamic_batching.preserve_ordering: expected true or false, got 'yes'`,
+      `${FILE}:5: dynamic_batching.max_queue_delay_microseconds: expected an integer, got 1.5`,
+      `${FILE}:6: default_model_filename: expected a string, got 3`,
+    ]);
+  });
+
+  it("a top level that is not a mapping", () => {
+    expect(issuesOf("- a\n- b\n")).toEqual([`${FILE}:1: expected a mapping, got a list`]);
+  });
+
+  it("bad enums, quoting the value, with alias suggestions", () => {
+    expect(issuesOf(yaml`
+      input:
+        - { name: a, data_type: TYPE_FLOAT, dims: [1] }
+        - { name: b, data_type: TYPE_INT, dims: [1] }
+        - { name: c, data_type: TYPE_BYTES, dims: [1] }
+        - { name: d, data_type: FP32, dims: [1] }
+        - { name: e, data_type: type_fp16, dims: [1] }
+        - { name: f, data_type: TYPE_INT23, dims: [1] }
+        - { name: g, data_type: COMPLEX, dims: [1] }
+      instance_group: [{ kind: CPU }, { kind: KIND_TPU }]
+      accelerator: gpu
+      optimization: { graph: { level: 3 } }
+      platform: tensorrt_plan
+    `)).toEqual([
+      `${FILE}:2: input[0].data_type: 'TYPE_FLOAT' is not a data_type; did you mean 'TYPE_FP32'?`,
+      `${FILE}:3: input[1].data_type: 'TYPE_INT' is not a data_type; did you mean 'TYPE_INT32'?`,
+      `${FILE}:4: input[2].data_type: 'TYPE_BYTES' is not a data_type; did you mean 'TYPE_STRING'?`,
+      `${FILE}:5: input[3].data_type: 'FP32' is not a data_type; did you mean 'TYPE_FP32'?`,
+      `${FILE}:6: input[4].data_type: 'type_fp16' is not a data_type; did you mean 'TYPE_FP16'?`,
+      `${FILE}:7: input[5].data_type: 'TYPE_INT23' is not a data_type; did you mean 'TYPE_INT32'?`,
+      `${FILE}:8: input[6].data_type: 'COMPLEX' is not a data_type (valid: 'TYPE_BOOL', 'TYPE_UINT8', 'TYPE_UINT16', 'TYPE_UINT32', 'TYPE_UINT64', 'TYPE_INT8', 'TYPE_INT16', 'TYPE_INT32', 'TYPE_INT64', 'TYPE_FP16', 'TYPE_FP32', 'TYPE_FP64', 'TYPE_BF16', 'TYPE_STRING')`,
+      `${FILE}:9: instance_group[0].kind: 'CPU' is not a kind; did you mean 'KIND_CPU'?`,
+      `${FILE}:9: instance_group[1].kind: 'KIND_TPU' is not a kind; did you mean 'KIND_GPU'?`,
+      `${FILE}:10: accelerator: 'gpu' is not an accelerator; did you mean 'cuda'?`,
+      `${FILE}:11: optimization.graph.level: 3 is not a level (valid: -1, 0, 1, 2)`,
+      `${FILE}:12: platform: 'tensorrt_plan' is not a platform (valid: 'onnxruntime_onnx', 'onnxruntime')`,
+    ]);
+  });
+
+  it("missing required fields at the line of the object that lacks them", () => {
+    expect(issuesOf(yaml`
+      input:
+        - name: a
+          dims: [4]
+        - data_type: TYPE_FP32
+    `)).toEqual([
+      `${FILE}:2: input[0].data_type: missing required field`,
+      `${FILE}:4: input[1].name: missing required field`,
+      `${FILE}:4: input[1].dims: missing required field`,
+    ]);
+  });
+
+  it("bad dims and bounds", () => {
+    expect(issuesOf(yaml`
+      max_batch_size: -1
+      input:
+        - { name: a, data_type: TYPE_FP32, dims: [] }
+        - name: b
+          data_type: TYPE_FP32
+          dims:
+            - 0
+            - -2
+      instance_group: [{ count: 0 }]
+      version_policy: { specific: { versions: [0] } }
+    `)).toEqual([
+      `${FILE}:1: max_batch_size: must be ≥ 0, got -1`,
+      `${FILE}:3: input[0].dims: must not be empty; for a scalar use dims: [1] with reshape: { shape: [] }`,
+      `${FILE}:7: input[1].dims[0]: 0 is not a dimension; use a size ≥ 1, or -1 for a variable one`,
+      `${FILE}:8: input[1].dims[1]: -2 is not a dimension; use a size ≥ 1, or -1 for a variable one`,
+      `${FILE}:9: instance_group[0].count: must be ≥ 1, got 0`,
+      `${FILE}:10: version_policy.specific.versions[0]: 0 is not a version; versions are integers ≥ 1`,
+    ]);
+  });
+
+  it("a version policy with none or several choices", () => {
+    expect(issuesOf("version_policy: {}\n")).toEqual([
+      `${FILE}:1: version_policy: needs exactly one of 'latest', 'all' or 'specific'`,
+    ]);
+    expect(issuesOf("version_policy:\n  all: {}\n  latest: {}\n")).toEqual([
+      `${FILE}:1: version_policy: needs exactly one of 'latest', 'all' or 'specific', not 'latest' and 'all'`,
+    ]);
+  });
+
+  it("a bad parameter value", () => {
+    expect(issuesOf("parameters:\n  a: [1]\n  b: { value: x }\n")).toEqual([
+      `${FILE}:2: parameters.a: expected a string, number or boolean, or { string_value: ... }`,
+      `${FILE}:3: parameters.b.string_value: missing required field`,
+      `${FILE}:3: parameters.b.value: unknown field; did you mean 'string_value'?`,
+    ]);
+  });
+
+  it("duplicate input and output names", () => {
+    expect(issuesOf(yaml`
+      input:
+        - { name: a, data_type: TYPE_FP32, dims: [1] }
+        - { name: a, data_type: TYPE_FP32, dims: [1] }
+      output:
+        - { name: y, data_type: TYPE_FP32, dims: [1] }
+        - { name: y, data_type: TYPE_FP32, dims: [1] }
+    `)).toEqual([
+      `${FILE}:3: input[1].name: duplicate input name 'a' (also input[0])`,
+      `${FILE}:6: output[1].name: duplicate output name 'y' (also output[0])`,
+    ]);
+  });
+
+  it("a reshape whose element count differs from dims", () => {
+    expect(issuesOf(yaml`
+      input:
+        - name: a
+          data_type: TYPE_FP32
+          dims: [4]
+          reshape: { shape: [2, 3] }
+        - { name: b, data_type: TYPE_FP32, dims: [-1], reshape: { shape: [2, 3] } }
+    `)).toEqual([`${FILE}:5: input[0].reshape.shape: [2,3] has 6 element(s) but dims [4] has 4`]);
+  });
+
+  it("dynamic_batching with max_batch_size 0", () => {
+    expect(issuesOf("max_batch_size: 0\ndynamic_batching: {}\n")).toEqual([
+      `${FILE}:2: dynamic_batching: needs a batch dimension, but max_batch_size is 0; set max_batch_size ≥ 1 or remove dynamic_batching`,
+    ]);
+  });
+
+  it("a preferred batch size above max_batch_size", () => {
+    expect(issuesOf("max_batch_size: 4\ndynamic_batching:\n  preferred_batch_size: [2, 8]\n")).toEqual([
+      `${FILE}:3: dynamic_batching.preferred_batch_size[1]: 8 is larger than max_batch_size 4`,
+    ]);
+  });
+
+  it("gpus on a CPU group", () => {
+    expect(issuesOf("instance_group: [{ kind: KIND_CPU, gpus: [0] }]\n")).toEqual([
+      `${FILE}:1: instance_group[0].gpus: gpus apply to KIND_GPU and KIND_AUTO groups, not KIND_CPU`,
+    ]);
+  });
+
+  it("a YAML syntax error at the line the YAML parser names", () => {
+    expect(issuesOf("max_batch_size: 8\ninput: [\n  { name: a }\noutput: []\n")).toEqual([
+      expect.stringMatching(new RegExp(`^${FILE}:4: invalid YAML: `)),
+    ]);
+    expect(issuesOf("max_batch_size: 8\nmax_batch_size: 4\n")).toEqual([`${FILE}:2: invalid YAML: Map keys must be unique`]);
+    expect(issuesOf("a: 1\n  b: 2\n")[0]).toMatch(new RegExp(`^${FILE}:[12]: invalid YAML: `));
+  });
+
+  it("a name that differs from the folder name, alongside other issues", () => {
+    expect(issuesOf("name: other\n")).toEqual([
+      `${FILE}:1: name: 'other' does not match the folder name 'simple'; rename one or remove name`,
+    ]);
+    expect(issuesOf("max_batch_size: x\nname: other\n")).toEqual([
+      `${FILE}:1: max_batch_size: expected an integer, got 'x'`,
+      `${FILE}:2: name: 'other' does not match the folder name 'simple'; rename one or remove name`,
+    ]);
+  });
+
+  it("identity configs without explicit, matching inputs and outputs", () => {
+    expect(issuesOf("backend: identity\n")).toEqual([
+      `${FILE}:1: input: backend 'identity' has no model to take inputs from; list them`,
+      `${FILE}:1: output: backend 'identity' has no model to take outputs from; list them`,
+    ]);
+    expect(issuesOf(yaml`
+      backend: identity
+      platform: onnxruntime_onnx
+      input:
+        - { name: A, data_type: TYPE_INT32, dims: [16] }
+        - { name: B, data_type: TYPE_INT32, dims: [16] }
+      output:
+        - { name: X, data_type: TYPE_FP32, dims: [8] }
+        - { name: Y, data_type: TYPE_INT32, dims: [16] }
+    `)).toEqual([
+      `${FILE}:2: platform: 'onnxruntime_onnx' does not apply to backend 'identity'; remove platform`,
+      `${FILE}:7: output[0].data_type: backend 'identity' returns input 'A' here, so data_type must be TYPE_INT32 like it, not TYPE_FP32`,
+      `${FILE}:7: output[0].dims: backend 'identity' returns input 'A' here, so dims must be [16] like it, not [8]`,
+    ]);
+    expect(issuesOf(yaml`
+      backend: identity
+      input: [{ name: A, data_type: TYPE_INT32, dims: [16] }]
+      output:
+        - { name: X, data_type: TYPE_INT32, dims: [16] }
+        - { name: Y, data_type: TYPE_INT32, dims: [16] }
+    `)).toEqual([
+      `${FILE}:3: output: backend 'identity' returns input i as output i, so it needs 1 output(s) for 1 input(s), not 2`,
+    ]);
+  });
+
+  it("every issue at once, sorted by line", () => {
+    const result = parseFunctionConfig("accelerator: gpu\nmax_batch: 1\n", { file: FILE, name: "simple" });
+    expect(result.errors.map((e) => e.line)).toEqual([1, 2]);
+    expect(result.errors[1]).toEqual({ file: FILE, line: 2, field: "max_batch", problem: "unknown field; did you mean 'max_batch_size'?" });
+  });
+});

@@ -1,0 +1,146 @@
+import { describe, expect, it } from "vitest";
+import { completeConfig, parseTritonJsonConfig, toTritonJson } from "../../../runtime/config/mod.ts";
+import { RuntimeError } from "../../../runtime/core/mod.ts";
+import { declared, sig, yaml } from "./_helpers.ts";
+
+const full = completeConfig(
+  declared(yaml`
+    max_batch_size: 8
+    input:
+      - { name: INPUT0, data_type: TYPE_INT32, dims: [16], optional: true }
+      - { name: S, data_type: TYPE_STRING, dims: [1], reshape: { shape: [] } }
+    output:
+      - { name: OUTPUT0, data_type: TYPE_INT32, dims: [16] }
+    instance_group: [{ count: 2, kind: KIND_CPU }, { name: g, kind: KIND_GPU, gpus: [1] }]
+    version_policy: { specific: { versions: [1, 3] } }
+    dynamic_batching: { preferred_batch_size: [4, 8], max_queue_delay_microseconds: 100, preserve_ordering: true }
+    optimization: { graph: { level: 2 } }
+    parameters: { intra_op_thread_count: 1 }
+    default_model_filename: net.onnx
+  `),
+  { inputs: [sig("INPUT0:INT32:[-1,16]"), sig("S:BYTES:[-1]")], outputs: [sig("OUTPUT0:INT32:[-1,16]")] },
+);
+
+describe("`toTritonJson()`", () => {
+  it("prints every field in Triton's JSON form, defaults included", () => {
+    expect(toTritonJson(full)).toEqual({
+      name: "simple",
+      platform: "onnxruntime_onnx",
+      backend: "onnxruntime",
+      version_policy: { specific: { versions: [1, 3] } },
+      max_batch_size: 8,
+      input: [
+        {
+          name: "INPUT0",
+          data_type: "TYPE_INT32",
+          format: "FORMAT_NONE",
+          dims: [16],
+          is_shape_tensor: false,
+          allow_ragged_batch: false,
+          optional: true,
+        },
+        {
+          name: "S",
+          data_type: "TYPE_STRING",
+          format: "FORMAT_NONE",
+          dims: [1],
+          reshape: { shape: [] },
+          is_shape_tensor: false,
+          allow_ragged_batch: false,
+          optional: false,
+        },
+      ],
+      output: [{ name: "OUTPUT0", data_type: "TYPE_INT32", dims: [16], label_filename: "", is_shape_tensor: false }],
+      optimization: {
+        graph: { level: 2 },
+        priority: "PRIORITY_DEFAULT",
+        input_pinned_memory: { enable: true },
+        output_pinned_memory: { enable: true },
+      },
+      dynamic_batching: {
+        preferred_batch_size: [4, 8],
+        max_queue_delay_microseconds: 100,
+        preserve_ordering: true,
+        priority_levels: 0,
+        default_priority_level: 0,
+        default_queue_policy: {
+          timeout_action: "REJECT",
+          default_timeout_microseconds: 0,
+          allow_timeout_override: false,
+          max_queue_size: 0,
+        },
+        priority_queue_policy: {},
+      },
+      instance_group: [
+        { name: "simple_0", kind: "KIND_CPU", count: 2, gpus: [], secondary_devices: [], profile: [], passive: false, host_policy: "" },
+        { name: "g", kind: "KIND_GPU", count: 1, gpus: [1], secondary_devices: [], profile: [], passive: false, host_policy: "" },
+      ],
+      default_model_filename: "net.onnx",
+      parameters: { intra_op_thread_count: { string_value: "1" } },
+      model_warmup: [],
+    });
+  });
+
+  it("omits dynamic_batching when it is off and never prints accelerator", () => {
+    const json = toTritonJson({ ...full, dynamic_batching: undefined, accelerator: "cuda" });
+    expect(json).not.toHaveProperty("dynamic_batching");
+    expect(json).not.toHaveProperty("accelerator");
+  });
+
+  it("survives JSON serialisation unchanged (plain data, numbers not strings)", () => {
+    const json = toTritonJson(full);
+    expect(JSON.parse(JSON.stringify(json))).toEqual(json);
+  });
+});
+
+describe("`parseTritonJsonConfig()`", () => {
+  it("round-trips what `toTritonJson()` emits", () => {
+    expect(parseTritonJsonConfig(toTritonJson(full), "simple")).toEqual(full);
+    const minimal = completeConfig(declared(""), { inputs: [sig("x:FP32:[2]")], outputs: [sig("y:FP32:[2]")] });
+    expect(parseTritonJsonConfig(JSON.parse(JSON.stringify(toTritonJson(minimal))), "simple")).toEqual(minimal);
+  });
+
+  it("round-trips an identity config (platform '')", () => {
+    const identity = declared(yaml`
+      backend: identity
+      input: [{ name: A, data_type: TYPE_FP32, dims: [2] }]
+      output: [{ name: B, data_type: TYPE_FP32, dims: [2] }]
+    `);
+    const config = completeConfig(identity, { inputs: [], outputs: [] });
+    expect(parseTritonJsonConfig(toTritonJson(config), "simple")).toEqual(config);
+  });
+
+  it("accepts a sparse override with protobuf names and 64-bit integers as strings", () => {
+    const config = parseTritonJsonConfig(
+      { max_batch_size: 4, input: [{ name: "x", data_type: "TYPE_FP32", dims: ["3", "-1"] }], dynamic_batching: {} },
+      "f",
+    );
+    expect(config.max_batch_size).toBe(4);
+    expect(config.input[0]!.dims).toEqual([3, -1]);
+    expect(config.dynamic_batching).toEqual({ preferred_batch_size: [], max_queue_delay_microseconds: 0, preserve_ordering: false });
+    expect(config.output).toEqual([]);
+  });
+
+  it("rejects unknown fields, YAML conveniences, our own keys and unsupported non-defaults", () => {
+    const attempt = (json: unknown) => {
+      try {
+        parseTritonJsonConfig(json, "simple");
+      } catch (error) {
+        expect((error as RuntimeError).code).toBe("INVALID_ARG");
+        return (error as Error).message;
+      }
+      throw new Error("did not throw");
+    };
+    expect(attempt({ max_batch_sise: 1 })).toBe(
+      "invalid config for function 'simple': max_batch_sise: unknown field; did you mean 'max_batch_size'?",
+    );
+    expect(attempt({ accelerator: "cuda" })).toMatch(/accelerator: unknown field/);
+    expect(attempt({ parameters: { k: "v" } })).toMatch(/parameters\.k: expected a mapping, got 'v'/);
+    expect(attempt({ input: [{ name: "x", data_type: "TYPE_FP32", dims: [1], format: "FORMAT_NCHW" }] })).toMatch(
+      /input\[0\]\.format: only the default "FORMAT_NONE" is supported/,
+    );
+    expect(attempt({ dynamic_batching: { priority_levels: 2 } })).toMatch(/priority_levels: only the default 0 is supported/);
+    expect(attempt({ name: "other" })).toBe("invalid config for function 'simple': name: 'other' does not match the function name 'simple'");
+    expect(attempt([])).toBe("invalid config for function 'simple': config: expected a mapping, got a list");
+  });
+});
