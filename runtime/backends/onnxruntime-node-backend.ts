@@ -24,6 +24,8 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
  */
 export function createOnnxRuntimeNodeBackend(): Backend {
   const unavailable = new Map<string, string>();
+  // First attempt per accelerated provider; concurrent loads wait for it instead of probing too.
+  const probes = new Map<string, Promise<unknown>>();
 
   async function createSession(model: Uint8Array, options: LoadOptions, provider: string) {
     const sessionOptions: ort.InferenceSession.SessionOptions = {
@@ -42,18 +44,22 @@ export function createOnnxRuntimeNodeBackend(): Backend {
     async load(model: Uint8Array, options: LoadOptions): Promise<Session> {
       const reasons: string[] = [];
       for (const provider of candidateProviders(options.accelerator)) {
+        const probe = probes.get(provider);
+        if (probe) await probe;
         const known = unavailable.get(provider);
         if (known) {
           reasons.push(known);
           continue;
         }
+        const attempt = createSession(model, options, provider);
+        if (!probe && provider !== "cpu") probes.set(provider, attempt.catch(() => undefined));
         try {
-          const session = await createSession(model, options, provider);
+          const session = await attempt;
           const fallbackReason = reasons.length ? reasons.join("; ") : undefined;
-          if (fallbackReason) {
-            // `auto` on a host without CUDA is the expected case, not a misconfiguration.
-            const log = options.accelerator === "auto" ? options.log?.info : options.log?.warn;
-            log?.(`accelerator '${options.accelerator}' fell back to ${provider}: ${fallbackReason}`);
+          // `auto` on a host without CUDA is the expected case, not a misconfiguration: said once,
+          // when the probe fails, rather than for every function.
+          if (fallbackReason && options.accelerator !== "auto") {
+            options.log?.warn(`accelerator '${options.accelerator}' fell back to ${provider}: ${fallbackReason}`);
           }
           return wrapSession(session, provider, fallbackReason);
         } catch (error) {
@@ -61,6 +67,7 @@ export function createOnnxRuntimeNodeBackend(): Backend {
           const reason = `${provider} execution provider unavailable (${message(error)})`;
           unavailable.set(provider, reason);
           reasons.push(reason);
+          if (options.accelerator === "auto") options.log?.info(`accelerator 'auto': ${reason}; using the next provider`);
         }
       }
       throw new Error("unreachable: cpu is always a candidate");

@@ -21,7 +21,7 @@ export function toDeclared(raw: RawConfig, name: string): DeclaredConfig {
     optimization: { graph: { level: raw.optimization.graph.level } },
     parameters: Object.fromEntries(Object.entries(raw.parameters).map(([k, v]) => [k, { string_value: v.string_value }])),
     default_model_filename: raw.default_model_filename,
-    accelerator: raw.accelerator ?? "auto",
+    accelerator: raw.accelerator,
   };
   if (raw.max_batch_size !== undefined) declared.max_batch_size = raw.max_batch_size;
   if (raw.dynamic_batching) {

@@ -96,7 +96,13 @@ export function completeConfig(
   const output = complete("output", declared.output, signature.outputs);
   if (problems.length > 0) throw invalidArg(`${fn} ${problems.join("; ")}`);
 
-  const config: FunctionConfig = { ...structuredClone(declared), max_batch_size: maxBatchSize, input, output };
+  const config: FunctionConfig = {
+    ...structuredClone(declared),
+    accelerator: declared.accelerator ?? "auto",
+    max_batch_size: maxBatchSize,
+    input,
+    output,
+  };
   if (dynamicBatching) config.dynamic_batching = dynamicBatching;
   return config;
 }

@@ -1,4 +1,4 @@
-import type { FunctionConfig } from "./function-config.ts";
+import type { Accelerator, FunctionConfig } from "./function-config.ts";
 
 /**
  * A function's configuration as written: validated and defaulted, but not yet completed from the
@@ -8,6 +8,8 @@ import type { FunctionConfig } from "./function-config.ts";
  * like an omitted one; `max_batch_size` is undefined when omitted, because an explicit 0 ("this
  * model does not batch") must stay distinguishable from "decide from the model".
  */
-export interface DeclaredConfig extends Omit<FunctionConfig, "max_batch_size"> {
+export interface DeclaredConfig extends Omit<FunctionConfig, "max_batch_size" | "accelerator"> {
   max_batch_size?: number;
+  /** Undefined when function.yaml does not say: the server's `--accelerator` (default auto) applies. */
+  accelerator?: Accelerator;
 }

@@ -218,7 +218,7 @@ function parametersSchema(dialect: Dialect) {
 function schemaFor(dialect: Dialect): z.ZodType<RawConfig> {
   const platforms = dialect === "json" ? ([...ONNX_PLATFORMS, ""] as const) : ONNX_PLATFORMS;
   const ownKeys: z.ZodRawShape =
-    dialect === "yaml" ? { accelerator: z.enum(ACCELERATORS).default("auto") } : { model_warmup: onlyDefault([]) };
+    dialect === "yaml" ? { accelerator: z.enum(ACCELERATORS).optional() } : { model_warmup: onlyDefault([]) };
   return z
     .strictObject({
       name: z.string().optional(),

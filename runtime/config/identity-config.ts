@@ -16,7 +16,7 @@ export function completeIdentityConfig(declared: DeclaredConfig): FunctionConfig
     const text = problems.map((p) => `${fieldPath(p.path)}: ${p.problem}`).join("; ");
     throw invalidArg(`function '${declared.name}': ${text}`);
   }
-  return { ...structuredClone(declared), max_batch_size: declared.max_batch_size ?? 0 };
+  return { ...structuredClone(declared), accelerator: declared.accelerator ?? "auto", max_batch_size: declared.max_batch_size ?? 0 };
 }
 
 /**

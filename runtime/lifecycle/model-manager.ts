@@ -148,8 +148,9 @@ export class ModelManager {
     }
   }
 
-  async #createDeployment(entry: FunctionEntry, declared: DeclaredConfig, version: number): Promise<Deployment> {
+  async #createDeployment(entry: FunctionEntry, written: DeclaredConfig, version: number): Promise<Deployment> {
     const { platform, backends, clock } = this.#options;
+    const declared = { ...written, accelerator: written.accelerator ?? this.#options.accelerator ?? "auto" };
     const backend = backends[declared.backend];
     if (!backend) throw new RuntimeError("INVALID_ARG", `backend '${declared.backend}' is not available`);
     const identity = declared.backend === "identity";
@@ -160,7 +161,7 @@ export class ModelManager {
       return value === undefined ? undefined : Number(value);
     };
     const loadOptions = {
-      accelerator: declared.accelerator ?? this.#options.accelerator ?? "auto",
+      accelerator: declared.accelerator,
       intraOpThreads: threads("intra_op_thread_count") ?? Math.max(1, Math.floor(platform.cpuCount() / count)),
       interOpThreads: threads("inter_op_thread_count"),
       graphLevel: declared.optimization.graph.level,

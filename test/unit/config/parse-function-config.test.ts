@@ -16,7 +16,7 @@ describe("parseFunctionConfig() accepts", () => {
         optimization: { graph: { level: 0 } },
         parameters: {},
         default_model_filename: "model.onnx",
-        accelerator: "auto",
+        accelerator: undefined,
       });
     }
   });
