@@ -2,8 +2,8 @@ import type { Context, Hono } from "hono";
 import { invalidArg } from "../core/mod.ts";
 import type { InferRequest } from "../core/mod.ts";
 import { toTritonJson } from "../config/mod.ts";
-import type { FunctionConfig } from "../config/mod.ts";
-import { decodeInferRequest, decodeRawBinaryRequest, encodeInferResponse, fromConfigType } from "../tensor/mod.ts";
+import type { FunctionConfig, TensorConfig } from "../config/mod.ts";
+import { byteSize, decodeInferRequest, decodeRawBinaryRequest, encodeInferResponse, fromConfigType } from "../tensor/mod.ts";
 import type { Deployment, ModelManager } from "../lifecycle/mod.ts";
 import { jsonError } from "./error-status.ts";
 import { readBody } from "./read-body.ts";
@@ -83,20 +83,16 @@ function rawInput(config: FunctionConfig, bytes: number) {
   const variable = dims.filter((d) => d === -1).length;
   if (variable > 1) throw invalidArg(`raw binary input '${input.name}' has more than one variable dimension`);
   const known = dims.reduce((n, d) => (d === -1 ? n : n * d), 1);
-  const elements = bytes / byteWidth(datatype);
+  const elements = bytes / byteSize(datatype);
   return { name: input.name, datatype, shape: dims.map((d) => (d === -1 ? elements / known : d)) };
-}
-
-function byteWidth(datatype: string): number {
-  return { BOOL: 1, UINT8: 1, INT8: 1, UINT16: 2, INT16: 2, FP16: 2, BF16: 2, UINT32: 4, INT32: 4, FP32: 4 }[datatype] ?? 8;
 }
 
 function metadata(d: Deployment, ctx: KserveContext) {
   const { config } = d;
   const batch = config.max_batch_size > 0 ? [-1] : [];
-  const tensor = (t: { name: string; data_type: string; dims: number[] }) => ({
+  const tensor = (t: TensorConfig) => ({
     name: t.name,
-    datatype: fromConfigType(t.data_type as never),
+    datatype: fromConfigType(t.data_type),
     shape: [...batch, ...t.dims],
   });
   return {

@@ -150,6 +150,24 @@ describe("binary tensor extension", () => {
     expect((await res.json()).outputs[0].data).toEqual(range(16, (i) => i + 1));
   });
 
+  it("accepts a raw binary body (header length 0) for a single-input model and answers in binary", async () => {
+    const pixels = new Float32Array(3 * 48 * 192).fill(1);
+    const res = await post("/v2/models/ocr_cls/infer", new Uint8Array(pixels.buffer), { "Inference-Header-Content-Length": "0" });
+    expect(res.status).toBe(200);
+    const jsonLength = Number(res.headers.get("inference-header-content-length"));
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    const json = JSON.parse(new TextDecoder().decode(bytes.subarray(0, jsonLength)));
+    expect(json.outputs[0]).toMatchObject({ shape: [1, 2], parameters: { binary_data_size: 8 } });
+    const probs = new Float32Array(bytes.slice(jsonLength).buffer);
+    expect(probs[0]! + probs[1]!).toBeCloseTo(1, 5);
+  });
+
+  it("refuses a raw binary body for a model with two inputs", async () => {
+    const res = await post("/v2/models/simple/infer", new Uint8Array(128), { "Inference-Header-Content-Length": "0" });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatch(/exactly one input/);
+  });
+
   it("refuses a body whose binary section does not match the declared sizes", async () => {
     const { body, headerLength } = binaryRequest();
     const res = await post("/v2/models/simple/infer", body.subarray(0, body.length - 4), {

@@ -9,7 +9,10 @@ import { FakeClock } from "../../support/fake-clock.ts";
 class FakeInstance implements ModelInstance {
   batches: number[][] = [];
   #pending: (() => void)[] = [];
-  constructor(readonly options: { manual?: boolean; failOn?: number } = {}) {}
+  readonly options: { manual?: boolean; failOn?: number };
+  constructor(options: { manual?: boolean; failOn?: number } = {}) {
+    this.options = options;
+  }
 
   run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>> {
     const x = feeds.x!.data as Float32Array;
