@@ -34,6 +34,13 @@ describe("tensorfn serve", () => {
     expect(await server.stop()).toBe(0);
   });
 
+  it("`npm start -- --port N` serves the bundled functions (the README's quick start)", async () => {
+    const server = await spawnServer("npm", ["start", "--", "--port", "0"]);
+    const res = await fetch(`${server.url}/v2/models/ocr_cls/ready`);
+    expect(res.status).toBe(200);
+    await server.stop();
+  });
+
   it("refuses a repository that does not exist", () => {
     const run = spawnSync("node", [BIN, "serve", "--repo", "/nonexistent/repo"], { encoding: "utf8" });
     expect(run.status).toBe(2);

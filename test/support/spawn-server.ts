@@ -22,11 +22,12 @@ export function tempRepository(...names: string[]): string {
 
 /** Runs a server command and resolves once it prints its URL (rejects on exit or after `timeoutMs`). */
 export function spawnServer(command: string, args: string[], options: { timeoutMs?: number; cwd?: string } = {}): Promise<SpawnedServer> {
-  const child = spawn(command, args, { cwd: options.cwd, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
+  // Its own process group, so stop() reaches wrappers' children too (npm does not forward SIGTERM).
+  const child = spawn(command, args, { cwd: options.cwd, detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
   let output = "";
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
-      child.kill("SIGKILL");
+      killGroup(child, "SIGKILL");
       reject(new Error(`no URL within ${options.timeoutMs ?? 60000} ms:\n${output}`));
     }, options.timeoutMs ?? 60000);
     const onData = (chunk: Buffer) => {
@@ -42,7 +43,7 @@ export function spawnServer(command: string, args: string[], options: { timeoutM
             new Promise((done) => {
               if (child.exitCode !== null) return done(child.exitCode);
               child.once("exit", (code) => done(code));
-              child.kill("SIGTERM");
+              killGroup(child, "SIGTERM");
             }),
         });
       }
@@ -54,4 +55,12 @@ export function spawnServer(command: string, args: string[], options: { timeoutM
       reject(new Error(`exited with ${code} before printing a URL:\n${output}`));
     });
   });
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-child.pid!, signal);
+  } catch {
+    child.kill(signal);
+  }
 }
