@@ -6,7 +6,8 @@ import type { Host } from "./host.ts";
 
 const USAGE = `usage:
   tensorfn serve --repo <dir> [--host 127.0.0.1] [--port 8000] [--max-input-size 64M] [--accelerator auto]
-  tensorfn check <dir>`;
+  tensorfn check <dir>
+  tensorfn bench <url> --model <m> [--concurrency 1:64:x2 | --request-rate 100:400:x2] [--binary] [--json] (bench --help for all)`;
 
 /** The `tensorfn` command line, shared by the Node, Bun and Deno entry points. */
 export async function runCli(host: Host): Promise<void> {
@@ -16,6 +17,11 @@ export async function runCli(host: Host): Promise<void> {
       return await serve(host, rest);
     case "check":
       return await check(host, rest);
+    case "bench": {
+      // Loaded on demand: the load generator (and undici) stay out of `serve`.
+      const { runBench } = await import("../bench/bench-command.ts");
+      return host.exit(await runBench(rest));
+    }
     default:
       console.error(command && command !== "--help" ? `unknown command '${command}'\n${USAGE}` : USAGE);
       host.exit(command === "--help" ? 0 : 2);

@@ -51,7 +51,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     server: {
       name: "tensorfn",
       version: VERSION,
-      extensions: ["binary_tensor_data", "parameters", "model_configuration"],
+      extensions: ["binary_tensor_data", "parameters", "model_configuration", "statistics", "schedule_policy"],
     },
     log: platform.log,
   });

@@ -37,7 +37,9 @@ const allowed: Record<string, string[]> = {
   repository: ["core", "config", "repository"],
   backends: ["core", "config", "tensor", "backends"],
   scheduler: ["core", "config", "tensor", "scheduler"],
-  lifecycle: ["core", "config", "tensor", "repository", "backends", "scheduler", "lifecycle"],
+  // metrics implements the scheduler's observer interface and is wired in by lifecycle.
+  metrics: ["core", "config", "scheduler", "metrics"],
+  lifecycle: ["core", "config", "tensor", "repository", "backends", "scheduler", "metrics", "lifecycle"],
   http: ["core", "config", "tensor", "lifecycle", "http"],
 };
 

@@ -5,6 +5,8 @@ import type { ModelSignature, Tensor } from "../core/mod.ts";
 export interface LoadOptions {
   /** Requested accelerator; the backend falls back (and says why) when it cannot honour it. */
   accelerator: Accelerator;
+  /** GPU to place the session on (instance_group.gpus), for GPU accelerators. */
+  deviceId?: number;
   intraOpThreads?: number;
   interOpThreads?: number;
   /** Triton's ORT graph level: 0 = all, -1 = basic, 1 = extended, 2 = none. */

@@ -28,8 +28,9 @@ export function createOnnxRuntimeNodeBackend(): Backend {
   const probes = new Map<string, Promise<unknown>>();
 
   async function createSession(model: Uint8Array, options: LoadOptions, provider: string) {
+    const device = provider !== "cpu" && options.deviceId !== undefined ? { deviceId: options.deviceId } : {};
     const sessionOptions: ort.InferenceSession.SessionOptions = {
-      executionProviders: [provider],
+      executionProviders: [{ name: provider, ...device } as ort.InferenceSession.ExecutionProviderConfig],
       graphOptimizationLevel: graphLevels[options.graphLevel ?? 0] ?? "all",
     };
     // ORT rejects keys that are present but undefined.

@@ -24,10 +24,7 @@ export function toDeclared(raw: RawConfig, name: string): DeclaredConfig {
     accelerator: raw.accelerator,
   };
   if (raw.max_batch_size !== undefined) declared.max_batch_size = raw.max_batch_size;
-  if (raw.dynamic_batching) {
-    const { preferred_batch_size, max_queue_delay_microseconds, preserve_ordering } = raw.dynamic_batching;
-    declared.dynamic_batching = { preferred_batch_size: [...preferred_batch_size], max_queue_delay_microseconds, preserve_ordering };
-  }
+  if (raw.dynamic_batching) declared.dynamic_batching = structuredClone(raw.dynamic_batching);
   return declared;
 }
 

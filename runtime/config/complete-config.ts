@@ -1,3 +1,4 @@
+import { defaultDynamicBatching } from "./dynamic-batching-defaults.ts";
 import { invalidArg, type ModelSignature, type TensorSignature } from "../core/mod.ts";
 import { toConfigType } from "../tensor/mod.ts";
 import type { FunctionConfig, TensorConfig } from "./function-config.ts";
@@ -63,7 +64,7 @@ export function completeConfig(
     const listsBatchDim = !dynamicBatching && listsFullRank(declared, signature);
     maxBatchSize = unbatchable || listsBatchDim ? 0 : Math.max(0, options.defaultMaxBatchSize ?? DEFAULT_MAX_BATCH_SIZE);
     if (maxBatchSize > 1 && !dynamicBatching) {
-      dynamicBatching = { preferred_batch_size: [], max_queue_delay_microseconds: 0, preserve_ordering: false };
+      dynamicBatching = defaultDynamicBatching();
     }
     if (maxBatchSize === 0 && dynamicBatching) {
       problems.push(

@@ -66,7 +66,32 @@ export interface InstanceGroup {
 export interface DynamicBatching {
   preferred_batch_size: number[];
   max_queue_delay_microseconds: number;
+  /** Responses leave in the order their requests were dispatched, whichever instance ran them. */
   preserve_ordering: boolean;
+  /** 0 = one queue; N = levels 1..N, 1 served first. */
+  priority_levels: number;
+  /** Level of requests without `parameters.priority` (1..priority_levels; 0 when there are none). */
+  default_priority_level: number;
+  default_queue_policy: QueuePolicy;
+  /** Per-level policies, keyed by level as a string (Triton's map keys). */
+  priority_queue_policy: Record<string, QueuePolicy>;
+  /**
+   * Ours: adapt the queue delay online to keep p99 latency under this target while batching as
+   * much as it allows. `max_queue_delay_microseconds` is then the starting point and the ceiling.
+   */
+  target_latency_ms?: number;
+}
+
+/** Triton's ModelQueuePolicy. */
+export interface QueuePolicy {
+  /** What happens to a request whose timeout expires while queued. */
+  timeout_action: "REJECT" | "DELAY";
+  /** 0 = no timeout. */
+  default_timeout_microseconds: number;
+  /** Lets a request's `parameters.timeout` shorten the default. */
+  allow_timeout_override: boolean;
+  /** 0 = unbounded; a full queue refuses at once with 503. */
+  max_queue_size: number;
 }
 
 export interface Optimization {

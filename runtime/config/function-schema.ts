@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Accelerator, InstanceGroup, TritonDataType } from "./function-config.ts";
+import type { Accelerator, InstanceGroup, TritonDataType, DynamicBatching } from "./function-config.ts";
 import { identityProblems } from "./_identity-rules.ts";
 import { formatDims, knownElementCount } from "./_dims.ts";
 
@@ -50,7 +50,7 @@ export interface RawConfig {
     | { latest?: { num_versions: number }; all?: Record<string, never>; specific?: { versions: number[] } }
     | undefined;
   instance_group: { name: string; count: number; kind: InstanceGroup["kind"]; gpus: number[] }[];
-  dynamic_batching?: { preferred_batch_size: number[]; max_queue_delay_microseconds: number; preserve_ordering: boolean };
+  dynamic_batching?: Omit<DynamicBatching, "target_latency_ms"> & { target_latency_ms?: number };
   optimization: { graph: { level: number } };
   parameters: Record<string, { string_value: string }>;
   default_model_filename: string;
@@ -164,25 +164,26 @@ function instanceGroupSchema(dialect: Dialect) {
   });
 }
 
+function queuePolicySchema(dialect: Dialect) {
+  return message({
+    timeout_action: z.enum(["REJECT", "DELAY"]).default("REJECT"),
+    default_timeout_microseconds: int64(dialect, z.int().min(0)).default(0),
+    allow_timeout_override: z.boolean().default(false),
+    max_queue_size: z.int().min(0).default(0),
+  });
+}
+
 function dynamicBatchingSchema(dialect: Dialect) {
-  const extras: z.ZodRawShape =
-    dialect === "json"
-      ? {
-          priority_levels: onlyDefault(0),
-          default_priority_level: onlyDefault(0),
-          default_queue_policy: onlyDefault({
-            timeout_action: "REJECT",
-            default_timeout_microseconds: 0,
-            allow_timeout_override: false,
-            max_queue_size: 0,
-          }),
-          priority_queue_policy: onlyDefault({}),
-        }
-      : {};
+  // target_latency_ms is ours: accepted in function.yaml, never in Triton's JSON.
+  const extras: z.ZodRawShape = dialect === "yaml" ? { target_latency_ms: z.number().positive().optional() } : {};
   return message({
     preferred_batch_size: z.int().min(1).array().default([]),
     max_queue_delay_microseconds: int64(dialect, z.int().min(0)).default(0),
     preserve_ordering: z.boolean().default(false),
+    priority_levels: int64(dialect, z.int().min(0)).default(0),
+    default_priority_level: int64(dialect, z.int().min(0)).default(0),
+    default_queue_policy: queuePolicySchema(dialect).prefault({}),
+    priority_queue_policy: z.record(z.string().regex(/^[1-9][0-9]*$/, "keys are priority levels (1, 2, …)"), queuePolicySchema(dialect)).default({}),
     ...extras,
   });
 }
@@ -280,6 +281,22 @@ function semanticProblems(config: RawConfig): { path: PropertyKey[]; problem: st
       path: ["dynamic_batching"],
       problem: "needs a batch dimension, but max_batch_size is 0; set max_batch_size ≥ 1 or remove dynamic_batching",
     });
+  }
+  const batching = config.dynamic_batching;
+  if (batching) {
+    const levels = batching.priority_levels;
+    const level = batching.default_priority_level;
+    if (levels > 0 && (level < 1 || level > levels)) {
+      problems.push({ path: ["dynamic_batching", "default_priority_level"], problem: `${level} is not a level in 1..${levels} (priority_levels)` });
+    }
+    if (levels === 0 && level !== 0) {
+      problems.push({ path: ["dynamic_batching", "default_priority_level"], problem: "needs priority_levels ≥ 1" });
+    }
+    for (const key of Object.keys(batching.priority_queue_policy)) {
+      if (Number(key) > levels) {
+        problems.push({ path: ["dynamic_batching", "priority_queue_policy", key], problem: `level ${key} is beyond priority_levels ${levels}` });
+      }
+    }
   }
   if (config.dynamic_batching && mbs !== undefined && mbs > 0) {
     config.dynamic_batching.preferred_batch_size.forEach((size, i) => {

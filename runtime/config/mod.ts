@@ -9,6 +9,7 @@ export type {
   FunctionConfig,
   InstanceGroup,
   Optimization,
+  QueuePolicy,
   TensorConfig,
   TritonDataType,
   VersionPolicy,
@@ -19,4 +20,5 @@ export { parseFunctionConfig, type ParseResult } from "./parse-function-config.t
 export { completeConfig, type CompleteOptions, DEFAULT_MAX_BATCH_SIZE } from "./complete-config.ts";
 export { completeIdentityConfig, identitySignature } from "./identity-config.ts";
 export { parseTritonJsonConfig, toTritonJson } from "./triton-json.ts";
+export { defaultDynamicBatching } from "./dynamic-batching-defaults.ts";
 export { checkFunctionConfig, checkRepository, FUNCTION_FILE, type RepositoryReader } from "./check-repository.ts";

@@ -29,20 +29,9 @@ export function toTritonJson(config: FunctionConfig): Record<string, unknown> {
     },
   };
   if (config.dynamic_batching) {
-    json.dynamic_batching = {
-      preferred_batch_size: [...config.dynamic_batching.preferred_batch_size],
-      max_queue_delay_microseconds: config.dynamic_batching.max_queue_delay_microseconds,
-      preserve_ordering: config.dynamic_batching.preserve_ordering,
-      priority_levels: 0,
-      default_priority_level: 0,
-      default_queue_policy: {
-        timeout_action: "REJECT",
-        default_timeout_microseconds: 0,
-        allow_timeout_override: false,
-        max_queue_size: 0,
-      },
-      priority_queue_policy: {},
-    };
+    // Our target_latency_ms has no Triton field; the effective delay it tunes shows in the stats.
+    const { target_latency_ms: _ours, ...triton } = config.dynamic_batching;
+    json.dynamic_batching = structuredClone(triton);
   }
   json.instance_group = config.instance_group.map((g) => ({
     name: g.name,

@@ -23,7 +23,7 @@ export function createApp(ctx: AppContext): Hono {
 const known = [
   /^\/v2$/,
   /^\/v2\/health\/(live|ready)$/,
-  /^\/v2\/models\/[^/]+(\/versions\/[0-9]+)?(\/(ready|config|infer))?$/,
+  /^\/v2\/models\/[^/]+(\/versions\/[0-9]+)?(\/(ready|config|infer|stats))?$/,
 ];
 
 function knownPath(path: string): boolean {

@@ -27,6 +27,11 @@ export function registerKserveRoutes(app: Hono, ctx: KserveContext): void {
     ctx.models.allReady() ? c.json({ ready: true }) : jsonError(503, "Server not ready: not every model is ready; see POST /v2/repository/index"),
   );
 
+  // Triton's statistics extension. Registered before /v2/models/:name so "stats" is not a model.
+  app.get("/v2/models/stats", (c) => c.json(statistics(ctx)));
+  app.get(`${MODEL}/stats`, (c) => c.json(statistics(ctx, c.req.param("name"))));
+  app.get(`${VERSION}/stats`, (c) => c.json(statistics(ctx, c.req.param("name"), c.req.param("version"))));
+
   for (const base of [MODEL, VERSION]) {
     app.get(base, (c) => c.json(metadata(deployment(c, ctx), ctx)));
     app.get(`${base}/ready`, (c) => {
@@ -51,6 +56,10 @@ export function registerKserveRoutes(app: Hono, ctx: KserveContext): void {
       });
     });
   }
+}
+
+function statistics(ctx: KserveContext, name?: string, version?: string) {
+  return { model_stats: ctx.models.deployments(name, version).map((d) => d.stats.toJSON(d.name, String(d.version))) };
 }
 
 function deployment(c: Context, ctx: KserveContext): Deployment {

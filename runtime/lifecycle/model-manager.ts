@@ -6,6 +6,7 @@ import type { Backend, Session } from "../backends/backend.ts";
 import { scanRepository, selectVersions } from "../repository/mod.ts";
 import type { FunctionEntry } from "../repository/mod.ts";
 import { Deployment } from "./deployment.ts";
+import { instancePlacements } from "./instance-placement.ts";
 import type { DeploymentState } from "./deployment-state.ts";
 
 export interface ModelManagerOptions {
@@ -82,6 +83,25 @@ export class ModelManager {
     return ready.sort(([a], [b]) => b - a)[0]![1].deployment!;
   }
 
+  /**
+   * Loaded deployments, for the statistics endpoint: all of them, one function's, or one
+   * version's. Unknown names and versions are NOT_FOUND, as for inference.
+   */
+  deployments(name?: string, version?: string): Deployment[] {
+    if (name === undefined) {
+      return [...this.#functions.keys()].sort().flatMap((n) => this.deployments(n));
+    }
+    const fn = this.#functions.get(name);
+    if (!fn) throw new RuntimeError("NOT_FOUND", `Request for unknown model: '${name}' is not found`);
+    if (version !== undefined && !fn.versions.has(Number(version))) {
+      throw new RuntimeError("NOT_FOUND", `Request for unknown model: '${name}' version ${version} is not found`);
+    }
+    return [...fn.versions.entries()]
+      .filter(([v, r]) => r.deployment && (version === undefined || v === Number(version)))
+      .sort(([a], [b]) => a - b)
+      .map(([, r]) => r.deployment!);
+  }
+
   /** Served version numbers of a function, ascending (for model metadata). */
   versions(name: string): string[] {
     const fn = this.#functions.get(name);
@@ -155,14 +175,14 @@ export class ModelManager {
     if (!backend) throw new RuntimeError("INVALID_ARG", `backend '${declared.backend}' is not available`);
     const identity = declared.backend === "identity";
     const bytes = identity ? new Uint8Array() : await platform.readFile(`${entry.dir}/${version}/${declared.default_model_filename}`);
-    const count = declared.instance_group.reduce((n, g) => n + g.count, 0) || 1;
+    const placements = instancePlacements(declared.instance_group, declared.accelerator);
     const threads = (key: string) => {
       const value = declared.parameters[key]?.string_value;
       return value === undefined ? undefined : Number(value);
     };
-    const loadOptions = {
-      accelerator: declared.accelerator,
-      intraOpThreads: threads("intra_op_thread_count") ?? Math.max(1, Math.floor(platform.cpuCount() / count)),
+    const shared = {
+      // Instances of one deployment run concurrently: give each its share of the cores.
+      intraOpThreads: threads("intra_op_thread_count") ?? Math.max(1, Math.floor(platform.cpuCount() / placements.length)),
       interOpThreads: threads("inter_op_thread_count"),
       graphLevel: declared.optimization.graph.level,
       signature: identity ? identitySignature(declared) : undefined,
@@ -171,11 +191,13 @@ export class ModelManager {
         warn: (m: string) => platform.log.warn(`${entry.name} v${version}: ${m}`),
       },
     };
-    const sessions: Session[] = [await backend.load(bytes, loadOptions)];
+    const sessions: Session[] = [];
     let config: FunctionConfig;
     try {
+      // Complete the config from the first instance, so a contradiction fails before the others load.
+      sessions.push(await backend.load(bytes, { ...shared, ...placements[0]! }));
       config = identity ? completeIdentityConfig(declared) : completeConfig(declared, sessions[0]!.signature);
-      while (sessions.length < count) sessions.push(await backend.load(bytes, loadOptions));
+      for (const placement of placements.slice(1)) sessions.push(await backend.load(bytes, { ...shared, ...placement }));
     } catch (error) {
       await Promise.all(sessions.map((s) => s.release()));
       throw error;

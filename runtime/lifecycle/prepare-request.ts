@@ -58,7 +58,13 @@ export function prepareRequest(
   for (const out of request.outputs ?? []) {
     if (!outputNames.has(out.name)) throw invalidArg(`unexpected inference output '${out.name}' for model '${model}'`);
   }
-  return { feeds, batchSize: batchSize ?? 1, shapeKey: keyParts.sort().join(";") };
+  return {
+    feeds,
+    batchSize: batchSize ?? 1,
+    shapeKey: keyParts.sort().join(";"),
+    priority: whole(request.parameters.priority, "priority"),
+    timeoutMs: (whole(request.parameters.timeout, "timeout") ?? 0) / 1000 || undefined,
+  };
 }
 
 /** Picks the outputs to return (requested ones in request order, else all declared) in API shape. */
@@ -74,6 +80,15 @@ export function collectOutputs(request: InferRequest, result: ScheduledResult, c
     const rows = batching ? [tensor.shape[0]!] : [];
     return { name, tensor: { ...tensor, shape: [...rows, ...resolveDims(spec.dims, elementCount(tensor.shape) / elementCount(rows))] } };
   });
+}
+
+/** A reserved request parameter that must be a non-negative integer (Triton's uint64). */
+function whole(value: unknown, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0) {
+    throw invalidArg(`request parameter '${name}' must be a non-negative integer, got ${JSON.stringify(value)}`);
+  }
+  return value;
 }
 
 function reshapeFeed(tensor: Tensor, spec: TensorConfig, batching: boolean): Tensor {

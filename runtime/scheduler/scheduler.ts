@@ -9,6 +9,10 @@ export interface ScheduledRequest {
   /** Rows along dimension 0 (1 for a model without a batch dimension). */
   batchSize: number;
   shapeKey: string;
+  /** Request `parameters.priority`: 0 or absent = the default level; 1 = most important. */
+  priority?: number;
+  /** Request `parameters.timeout` in milliseconds; applies only where the level allows overrides. */
+  timeoutMs?: number;
 }
 
 /** Model outputs for one request, sliced from its batch. */

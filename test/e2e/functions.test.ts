@@ -108,6 +108,10 @@ describe("mlp", () => {
       const expected = mlpReference(requests[r]!, 1);
       result.body.outputs[0].data.forEach((v: number, i: number) => expect(v).toBeCloseTo(expected[i]!, 5));
     });
+    const { model_stats } = await (await fetch(`${server.url}/v2/models/mlp/stats`)).json();
+    const [stats] = model_stats;
+    expect(stats.inference_count / stats.execution_count).toBeGreaterThan(1);
+    expect(stats.batch_stats.some((b: { batch_size: number }) => b.batch_size > 1)).toBe(true);
   });
 });
 

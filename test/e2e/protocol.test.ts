@@ -239,3 +239,21 @@ describe("compression", () => {
     expect(JSON.parse(gunzipSync(raw.body).toString()).outputs[0].data[0]).toBe(1);
   });
 });
+
+describe("statistics extension", () => {
+  it("reports counts and durations in Triton's form, per model and version", async () => {
+    await post("/v2/models/simple/infer", simpleRequest());
+    const all = await (await fetch(`${server.url}/v2/models/stats`)).json();
+    expect(all.model_stats.map((s: { name: string }) => s.name)).toContain("simple");
+    const { model_stats } = await (await fetch(`${server.url}/v2/models/simple/versions/1/stats`)).json();
+    const [stats] = model_stats;
+    expect(stats).toMatchObject({ name: "simple", version: "1", inference_count: expect.any(Number), execution_count: expect.any(Number) });
+    expect(stats.inference_stats.success.count).toBeGreaterThan(0);
+    expect(stats.inference_stats.success.ns).toBeGreaterThan(0);
+    expect(stats.inference_stats.fail.count).toBeGreaterThan(0); // the bad requests above
+    expect(stats.inference_stats.queue.count).toBe(stats.inference_stats.success.count);
+    expect(stats.batch_stats.map((b: { batch_size: number }) => b.batch_size)).toContain(8);
+    expect(stats.last_inference).toBeGreaterThan(Date.now() - 60_000);
+    expect((await fetch(`${server.url}/v2/models/nope/stats`)).status).toBe(404);
+  });
+});

@@ -1,7 +1,11 @@
 import { RuntimeError } from "../../core/mod.ts";
 import type { Clock } from "../../core/mod.ts";
 import { concatBatch, splitBatch } from "../../tensor/mod.ts";
+import { PriorityQueue } from "../queue/priority-queue.ts";
+import type { LevelPolicy, QueueEntry } from "../queue/priority-queue.ts";
+import type { SchedulerObserver } from "../scheduler-observer.ts";
 import type { ModelInstance, ScheduledRequest, ScheduledResult, Scheduler } from "../scheduler.ts";
+import { AdaptiveDelay } from "./adaptive-delay.ts";
 
 export interface DynamicBatcherOptions {
   instances: readonly ModelInstance[];
@@ -11,67 +15,114 @@ export interface DynamicBatcherOptions {
   preferredBatchSizes?: readonly number[];
   /** How long the oldest request may wait for a fuller batch. 0 = dispatch what is there. */
   maxQueueDelayMs?: number;
+  /** Adapt the delay to keep p99 latency under this (see AdaptiveDelay). */
+  targetLatencyMs?: number;
+  /** Deliver responses in dispatch order even when instances finish out of order. */
+  preserveOrdering?: boolean;
+  /** Policies of levels 1..N; default: one level, no limits, no timeouts. */
+  levels?: LevelPolicy[];
+  defaultLevel?: number;
+  observer?: SchedulerObserver;
   clock: Clock;
 }
 
 interface Pending {
   request: ScheduledRequest;
-  enqueuedAt: number;
   resolve(result: ScheduledResult): void;
   reject(error: unknown): void;
+  /** Clears the timeout timer and the abort listener once the request leaves the queue. */
   detach(): void;
 }
 
+type Entry = QueueEntry<Pending>;
+type Outcome = { ok: true; value: ScheduledResult } | { ok: false; error: RuntimeError };
+
+const UNLIMITED: LevelPolicy = { timeoutAction: "REJECT", defaultTimeoutMs: 0, allowTimeoutOverride: false, maxQueueSize: 0 };
+
 /**
- * Triton's dynamic batcher. Policy: whenever an instance is free, take the oldest request and
- * every following request with the same shape key while the rows fit in `maxBatchSize` (a batch
- * always holds at least the oldest request, even when its own batch is larger — it was validated
- * against the model's limit already). Dispatch when the batch is full or a preferred size, when
- * the oldest request has waited `maxQueueDelayMs`, or at once when the delay is 0. The first
- * request with a different shape ends the batch, so arrival order is never overtaken.
+ * Triton's dynamic batcher. Policy: whenever an instance is free, walk the queue in service order
+ * (priority level first, then arrival) and take the first request plus every following one with
+ * the same shape key while the rows fit in `maxBatchSize`; the first request that cannot join ends
+ * the batch, so nothing behind it overtakes it. A batch always holds at least one request, even
+ * one whose own batch is larger than the limit (it was validated against the model already).
+ * Dispatch at once when the batch is full or reaches the largest preferred size; otherwise when
+ * the oldest request has waited the queue delay (at once when it is 0), taking the largest
+ * preferred size formed if any, else everything formed.
  */
 export class DynamicBatcher implements Scheduler {
-  #queue: Pending[] = [];
-  #free: ModelInstance[];
+  readonly #options: DynamicBatcherOptions;
+  readonly #queue: PriorityQueue<Pending>;
+  readonly #free: ModelInstance[];
+  readonly #adaptive?: AdaptiveDelay;
   #running = 0;
   #timer: unknown;
   #stopping = false;
   #drained: (() => void)[] = [];
-  readonly #options: DynamicBatcherOptions;
+  /** Resolves when the most recently dispatched batch has delivered (preserve_ordering). */
+  #lastDelivery: Promise<void> = Promise.resolve();
 
   constructor(options: DynamicBatcherOptions) {
     if (options.instances.length === 0) throw new Error("a batcher needs at least one instance");
     this.#options = options;
     this.#free = [...options.instances];
+    this.#queue = new PriorityQueue(options.levels ?? [UNLIMITED], options.defaultLevel ?? 1);
+    if (options.targetLatencyMs) {
+      this.#adaptive = new AdaptiveDelay({ targetMs: options.targetLatencyMs, initialDelayMs: options.maxQueueDelayMs ?? 0 });
+    }
+  }
+
+  /** The queue delay in force now (tuned online when a latency target is set). */
+  get queueDelayMs(): number {
+    return this.#adaptive?.delayMs ?? this.#options.maxQueueDelayMs ?? 0;
   }
 
   enqueue(request: ScheduledRequest, options: { signal?: AbortSignal } = {}): Promise<ScheduledResult> {
     if (this.#stopping) return Promise.reject(new RuntimeError("UNAVAILABLE", "the model is being unloaded"));
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(cancelled());
+    const level = this.#queue.levelFor(request.priority);
+    if (this.#queue.isFull(level)) {
+      return Promise.reject(new RuntimeError("UNAVAILABLE", `Exceeds maximum queue size (${this.#queue.policy(level).maxQueueSize} at priority level ${level})`));
+    }
+    const { clock } = this.#options;
     return new Promise<ScheduledResult>((resolve, reject) => {
-      const onAbort = () => {
-        const i = this.#queue.indexOf(pending);
-        if (i < 0) return; // already dispatched: the execution finishes, its result is dropped
-        this.#queue.splice(i, 1);
-        reject(cancelled());
+      let timer: unknown;
+      const leave = (error: RuntimeError) => {
+        if (!this.#queue.remove(entry)) return; // already dispatched: the result is delivered as usual
+        pending.detach();
+        reject(error);
+        this.#pump();
         this.#settle();
       };
+      const onAbort = () => leave(cancelled());
       const pending: Pending = {
         request,
-        enqueuedAt: this.#options.clock.now(),
         resolve,
         reject,
-        detach: () => signal?.removeEventListener("abort", onAbort),
+        detach: () => {
+          if (timer !== undefined) clock.clearTimeout(timer);
+          signal?.removeEventListener("abort", onAbort);
+        },
       };
+      const entry: Entry = { item: pending, level, enqueuedAt: clock.now(), delayed: false };
+      const policy = this.#queue.policy(level);
+      const timeoutMs = effectiveTimeout(policy, request.timeoutMs);
+      if (timeoutMs > 0) {
+        timer = clock.setTimeout(() => {
+          timer = undefined;
+          if (policy.timeoutAction === "REJECT") return leave(new RuntimeError("UNAVAILABLE", "Request timeout expired"));
+          this.#queue.delay(entry);
+          this.#pump();
+        }, timeoutMs);
+      }
       signal?.addEventListener("abort", onAbort, { once: true });
-      this.#queue.push(pending);
+      this.#queue.push(entry);
       this.#pump();
     });
   }
 
   inflight(): number {
-    return this.#queue.length + this.#running;
+    return this.#queue.size + this.#running;
   }
 
   stop(): Promise<void> {
@@ -81,78 +132,129 @@ export class DynamicBatcher implements Scheduler {
   }
 
   #pump(): void {
-    const { clock, maxQueueDelayMs = 0 } = this.#options;
+    const { clock } = this.#options;
     if (this.#timer !== undefined) {
       clock.clearTimeout(this.#timer);
       this.#timer = undefined;
     }
-    while (this.#free.length > 0 && this.#queue.length > 0) {
-      const count = this.#formBatch();
-      if (count === 0) {
-        const waited = clock.now() - this.#queue[0]!.enqueuedAt;
-        this.#timer = clock.setTimeout(() => {
-          this.#timer = undefined;
-          this.#pump();
-        }, Math.max(0, maxQueueDelayMs - waited));
-        return;
+    while (this.#free.length > 0 && this.#queue.size > 0) {
+      const batch = this.#nextBatch();
+      if (batch) {
+        this.#dispatch(batch);
+        continue;
       }
-      this.#dispatch(count);
+      const oldest = this.#formable()[0]!;
+      const wait = Math.max(0, oldest.enqueuedAt + this.queueDelayMs - clock.now());
+      this.#timer = clock.setTimeout(() => {
+        this.#timer = undefined;
+        this.#pump();
+      }, wait);
+      return;
     }
   }
 
-  /** How many queued requests (from the head) form the next batch now; 0 = wait for more. */
-  #formBatch(): number {
-    const { maxBatchSize, preferredBatchSizes = [], maxQueueDelayMs = 0, clock } = this.#options;
-    const count = this.#formable();
-    const rows = this.#rows(count);
-    if (rows >= maxBatchSize || preferredBatchSizes.includes(rows) || maxQueueDelayMs <= 0) return count;
-    if (count < this.#queue.length) return count; // the next request cannot join: waiting gains nothing
-    const waited = clock.now() - this.#queue[0]!.enqueuedAt;
-    return waited >= maxQueueDelayMs ? count : 0;
+  /** The entries to dispatch now, or undefined to keep waiting for a fuller batch. */
+  #nextBatch(): Entry[] | undefined {
+    const { maxBatchSize, preferredBatchSizes = [], clock } = this.#options;
+    const formed = this.#formable();
+    const sums: number[] = [];
+    for (const e of formed) sums.push((sums.at(-1) ?? 0) + e.item.request.batchSize);
+    const rows = sums.at(-1)!;
+    if (rows >= maxBatchSize) return formed;
+    const preferred = preferredBatchSizes.filter((p) => sums.includes(p));
+    const best = preferred.length > 0 ? Math.max(...preferred) : undefined;
+    const take = (size: number | undefined) => (size === undefined ? formed : formed.slice(0, sums.indexOf(size) + 1));
+    if (best !== undefined && best === Math.max(...preferredBatchSizes)) return take(best);
+    const waited = clock.now() - formed[0]!.enqueuedAt;
+    const blocked = formed.length < this.#queue.size; // the next request cannot join: waiting gains nothing
+    if (this.queueDelayMs <= 0 || waited >= this.queueDelayMs || blocked) return take(best);
+    return undefined;
   }
 
-  /** Length of the longest head run that shares the oldest request's shape and fits the limit. */
-  #formable(): number {
-    const head = this.#queue[0]!;
-    let rows = head.request.batchSize;
-    let count = 1;
-    while (count < this.#queue.length) {
-      const next = this.#queue[count]!.request;
-      if (next.shapeKey !== head.request.shapeKey || rows + next.batchSize > this.#options.maxBatchSize) break;
-      rows += next.batchSize;
-      count++;
-    }
-    return count;
-  }
-
-  #rows(count: number): number {
+  /** The longest run, in service order, that shares the first entry's shape and fits the limit. */
+  #formable(): Entry[] {
+    const formed: Entry[] = [];
     let rows = 0;
-    for (let i = 0; i < count; i++) rows += this.#queue[i]!.request.batchSize;
-    return rows;
+    for (const entry of this.#queue.ordered()) {
+      const { batchSize, shapeKey } = entry.item.request;
+      if (formed.length > 0 && (shapeKey !== formed[0]!.item.request.shapeKey || rows + batchSize > this.#options.maxBatchSize)) break;
+      formed.push(entry);
+      rows += batchSize;
+    }
+    return formed;
   }
 
-  #dispatch(count: number): void {
+  #dispatch(batch: Entry[]): void {
+    const { clock, observer, preserveOrdering } = this.#options;
+    const now = clock.now();
+    for (const entry of batch) {
+      this.#queue.remove(entry);
+      entry.item.detach();
+      observer?.dequeued(now - entry.enqueuedAt);
+    }
     const instance = this.#free.pop()!;
-    const batch = this.#queue.splice(0, count);
-    for (const p of batch) p.detach();
     this.#running++;
-    void this.#execute(instance, batch);
+    let delivered: () => void = () => {};
+    const previous = preserveOrdering ? this.#lastDelivery : undefined;
+    if (preserveOrdering) this.#lastDelivery = new Promise((resolve) => (delivered = resolve));
+    void this.#execute(instance, batch, previous).finally(delivered);
   }
 
-  async #execute(instance: ModelInstance, batch: Pending[]): Promise<void> {
+  async #execute(instance: ModelInstance, batch: Entry[], previous?: Promise<void>): Promise<void> {
+    let outcomes: Outcome[];
     try {
-      await runBatch(instance, batch);
-    } catch (error) {
-      // One request's content can fail a whole execution (a string a Cast cannot parse): rerun
-      // each alone so only the culprit fails and the others still get their answers.
-      if (batch.length === 1) batch[0]!.reject(asRuntimeError(error));
-      else for (const p of batch) await runBatch(instance, [p]).catch((e) => p.reject(asRuntimeError(e)));
+      outcomes = await this.#run(instance, batch.map((e) => e.item.request));
     } finally {
-      this.#running--;
       this.#free.push(instance);
       this.#pump();
-      this.#settle();
     }
+    if (previous) await previous;
+    batch.forEach((entry, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) entry.item.resolve(outcome.value);
+      else entry.item.reject(outcome.error);
+    });
+    if (this.#adaptive) {
+      const now = this.#options.clock.now();
+      const rows = batch.reduce((n, e) => n + e.item.request.batchSize, 0);
+      this.#adaptive.observe(batch.map((e) => now - e.enqueuedAt), rows >= this.#options.maxBatchSize);
+    }
+    this.#running--;
+    this.#settle();
+  }
+
+  /**
+   * Runs the requests as one execution. If it fails and held several requests, each is re-run
+   * alone, so only a request whose content broke the batch fails.
+   */
+  async #run(instance: ModelInstance, requests: ScheduledRequest[]): Promise<Outcome[]> {
+    try {
+      return (await this.#runOnce(instance, requests)).map((value) => ({ ok: true, value }));
+    } catch (error) {
+      if (requests.length === 1) return [{ ok: false, error: asRuntimeError(error) }];
+      const outcomes: Outcome[] = [];
+      for (const r of requests) outcomes.push(...(await this.#run(instance, [r])));
+      return outcomes;
+    }
+  }
+
+  async #runOnce(instance: ModelInstance, requests: ScheduledRequest[]): Promise<ScheduledResult[]> {
+    const { clock, observer } = this.#options;
+    const t0 = clock.now();
+    const feeds: ScheduledRequest["feeds"] = {};
+    for (const name of Object.keys(requests[0]!.feeds)) feeds[name] = concatBatch(requests.map((r) => r.feeds[name]!));
+    const t1 = clock.now();
+    const outputs = await instance.run(feeds);
+    const t2 = clock.now();
+    const sizes = requests.map((r) => r.batchSize);
+    const results = requests.map((): ScheduledResult => ({}));
+    for (const [name, tensor] of Object.entries(outputs)) {
+      splitBatch(tensor, sizes).forEach((part, i) => (results[i]![name] = part));
+    }
+    const t3 = clock.now();
+    const rows = sizes.reduce((a, b) => a + b, 0);
+    observer?.executed({ rows, requests: requests.length, inputMs: t1 - t0, inferMs: t2 - t1, outputMs: t3 - t2 });
+    return results;
   }
 
   #settle(): void {
@@ -160,19 +262,10 @@ export class DynamicBatcher implements Scheduler {
   }
 }
 
-/** Runs the requests as one execution and resolves each with its slice of the outputs. */
-async function runBatch(instance: ModelInstance, batch: Pending[]): Promise<void> {
-  const feeds: ScheduledRequest["feeds"] = {};
-  for (const name of Object.keys(batch[0]!.request.feeds)) {
-    feeds[name] = concatBatch(batch.map((p) => p.request.feeds[name]!));
-  }
-  const outputs = await instance.run(feeds);
-  const sizes = batch.map((p) => p.request.batchSize);
-  const perRequest = batch.map((): ScheduledResult => ({}));
-  for (const [name, tensor] of Object.entries(outputs)) {
-    splitBatch(tensor, sizes).forEach((part, i) => (perRequest[i]![name] = part));
-  }
-  batch.forEach((p, i) => p.resolve(perRequest[i]!));
+/** A level's timeout, shortened by the request's own where the level allows overrides. */
+function effectiveTimeout(policy: LevelPolicy, requestedMs: number | undefined): number {
+  if (!policy.allowTimeoutOverride || !requestedMs || requestedMs <= 0) return policy.defaultTimeoutMs;
+  return policy.defaultTimeoutMs > 0 ? Math.min(policy.defaultTimeoutMs, requestedMs) : requestedMs;
 }
 
 function asRuntimeError(error: unknown): RuntimeError {

@@ -1,3 +1,4 @@
+import { defaultDynamicBatching } from "../../../runtime/config/mod.ts";
 import { describe, expect, it } from "vitest";
 import { completeConfig, type DeclaredConfig } from "../../../runtime/config/mod.ts";
 import type { ModelSignature } from "../../../runtime/core/mod.ts";
@@ -25,7 +26,7 @@ describe("completeConfig() completes", () => {
   it("an empty config from a batchable model: tensors without the batch dim, max_batch_size 4, dynamic batching on", () => {
     const config = completeConfig(declared(""), batchable);
     expect(config.max_batch_size).toBe(4);
-    expect(config.dynamic_batching).toEqual({ preferred_batch_size: [], max_queue_delay_microseconds: 0, preserve_ordering: false });
+    expect(config.dynamic_batching).toEqual(defaultDynamicBatching());
     expect(config.input).toEqual([
       { name: "INPUT0", data_type: "TYPE_INT32", dims: [16], optional: false },
       { name: "INPUT1", data_type: "TYPE_INT32", dims: [16], optional: false },

@@ -1,3 +1,4 @@
+import { defaultDynamicBatching } from "../../../runtime/config/mod.ts";
 import { describe, expect, it } from "vitest";
 import { parseFunctionConfig } from "../../../runtime/config/mod.ts";
 import { declared, FILE, issuesOf, yaml } from "./_helpers.ts";
@@ -50,6 +51,11 @@ describe("parseFunctionConfig() accepts", () => {
         preferred_batch_size: [4, 8]
         max_queue_delay_microseconds: 100
         preserve_ordering: true
+        priority_levels: 2
+        default_priority_level: 2
+        default_queue_policy: { max_queue_size: 16 }
+        priority_queue_policy: { "1": { timeout_action: DELAY, default_timeout_microseconds: 5000, allow_timeout_override: true } }
+        target_latency_ms: 20
       optimization: { graph: { level: -1 } }
       parameters: { intra_op_thread_count: { string_value: "1" } }
       default_model_filename: net.onnx
@@ -74,7 +80,18 @@ describe("parseFunctionConfig() accepts", () => {
         { name: "gpu", count: 1, kind: "KIND_GPU", gpus: [0, 1] },
       ],
       version_policy: { specific: { versions: [1, 3] } },
-      dynamic_batching: { preferred_batch_size: [4, 8], max_queue_delay_microseconds: 100, preserve_ordering: true },
+      dynamic_batching: {
+        preferred_batch_size: [4, 8],
+        max_queue_delay_microseconds: 100,
+        preserve_ordering: true,
+        priority_levels: 2,
+        default_priority_level: 2,
+        default_queue_policy: { timeout_action: "REJECT", default_timeout_microseconds: 0, allow_timeout_override: false, max_queue_size: 16 },
+        priority_queue_policy: {
+          "1": { timeout_action: "DELAY", default_timeout_microseconds: 5000, allow_timeout_override: true, max_queue_size: 0 },
+        },
+        target_latency_ms: 20,
+      },
       optimization: { graph: { level: -1 } },
       parameters: { intra_op_thread_count: { string_value: "1" } },
       default_model_filename: "net.onnx",
@@ -117,7 +134,7 @@ describe("parseFunctionConfig() accepts", () => {
   });
 
   it("`dynamic_batching: {}` and an empty `dynamic_batching:` as enabled with defaults", () => {
-    const defaults = { preferred_batch_size: [], max_queue_delay_microseconds: 0, preserve_ordering: false };
+    const defaults = defaultDynamicBatching();
     expect(declared("max_batch_size: 4\ndynamic_batching: {}\n").dynamic_batching).toEqual(defaults);
     expect(declared("max_batch_size: 4\ndynamic_batching:\n").dynamic_batching).toEqual(defaults);
     expect(declared("dynamic_batching: {}\n").dynamic_batching).toEqual(defaults);

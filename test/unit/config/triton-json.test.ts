@@ -1,3 +1,4 @@
+import { defaultDynamicBatching } from "../../../runtime/config/mod.ts";
 import { describe, expect, it } from "vitest";
 import { completeConfig, parseTritonJsonConfig, toTritonJson } from "../../../runtime/config/mod.ts";
 import { RuntimeError } from "../../../runtime/core/mod.ts";
@@ -118,7 +119,7 @@ describe("`parseTritonJsonConfig()`", () => {
     );
     expect(config.max_batch_size).toBe(4);
     expect(config.input[0]!.dims).toEqual([3, -1]);
-    expect(config.dynamic_batching).toEqual({ preferred_batch_size: [], max_queue_delay_microseconds: 0, preserve_ordering: false });
+    expect(config.dynamic_batching).toEqual(defaultDynamicBatching());
     expect(config.output).toEqual([]);
   });
 
@@ -140,7 +141,8 @@ describe("`parseTritonJsonConfig()`", () => {
     expect(attempt({ input: [{ name: "x", data_type: "TYPE_FP32", dims: [1], format: "FORMAT_NCHW" }] })).toMatch(
       /input\[0\]\.format: only the default "FORMAT_NONE" is supported/,
     );
-    expect(attempt({ dynamic_batching: { priority_levels: 2 } })).toMatch(/priority_levels: only the default 0 is supported/);
+    expect(attempt({ dynamic_batching: { priority_levels: 2, default_priority_level: 3 } })).toMatch(/default_priority_level: 3 is not a level in 1..2/);
+    expect(attempt({ dynamic_batching: { target_latency_ms: 5 } })).toMatch(/target_latency_ms: unknown field/);
     expect(attempt({ name: "other" })).toBe("invalid config for function 'simple': name: 'other' does not match the function name 'simple'");
     expect(attempt([])).toBe("invalid config for function 'simple': config: expected a mapping, got a list");
   });

@@ -1,0 +1,2 @@
+export { ModelStats } from "./model-stats.ts";
+export type { Duration } from "./model-stats.ts";

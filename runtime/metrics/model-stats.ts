@@ -1,0 +1,98 @@
+import type { ExecutionTiming, SchedulerObserver } from "../scheduler/mod.ts";
+
+/** A cumulative duration statistic, as Triton reports it. */
+export interface Duration {
+  count: number;
+  ns: number;
+}
+
+interface BatchDurations {
+  compute_input: Duration;
+  compute_infer: Duration;
+  compute_output: Duration;
+}
+
+const zero = (): Duration => ({ count: 0, ns: 0 });
+const toNs = (ms: number) => Math.round(ms * 1e6);
+
+function add(d: Duration, ms: number, count = 1): void {
+  d.count += count;
+  d.ns += toNs(ms);
+}
+
+/**
+ * Statistics of one deployment in Triton's statistics-extension form. The scheduler feeds it
+ * queue and compute phases; the deployment feeds whole-request success and failure durations.
+ * `inference_count` counts rows (a batch-8 request adds 8) and `execution_count` counts model
+ * executions, so their ratio is the average batch size.
+ */
+export class ModelStats implements SchedulerObserver {
+  #inferenceCount = 0;
+  #executionCount = 0;
+  #lastInference = 0;
+  readonly #success = zero();
+  readonly #fail = zero();
+  readonly #queue = zero();
+  readonly #computeInput = zero();
+  readonly #computeInfer = zero();
+  readonly #computeOutput = zero();
+  readonly #batches = new Map<number, BatchDurations>();
+
+  dequeued(queueMs: number): void {
+    add(this.#queue, queueMs);
+  }
+
+  executed(t: ExecutionTiming): void {
+    this.#inferenceCount += t.rows;
+    this.#executionCount++;
+    add(this.#computeInput, t.inputMs);
+    add(this.#computeInfer, t.inferMs);
+    add(this.#computeOutput, t.outputMs);
+    let batch = this.#batches.get(t.rows);
+    if (!batch) this.#batches.set(t.rows, (batch = { compute_input: zero(), compute_infer: zero(), compute_output: zero() }));
+    add(batch.compute_input, t.inputMs);
+    add(batch.compute_infer, t.inferMs);
+    add(batch.compute_output, t.outputMs);
+  }
+
+  /** A request answered; `ms` is its whole time in the server after decoding. */
+  succeeded(ms: number): void {
+    add(this.#success, ms);
+    this.#lastInference = Date.now();
+  }
+
+  failed(ms: number): void {
+    add(this.#fail, ms);
+  }
+
+  /** One entry of `model_stats`. */
+  toJSON(name: string, version: string) {
+    return {
+      name,
+      version,
+      last_inference: this.#lastInference,
+      inference_count: this.#inferenceCount,
+      execution_count: this.#executionCount,
+      inference_stats: {
+        success: { ...this.#success },
+        fail: { ...this.#fail },
+        queue: { ...this.#queue },
+        compute_input: { ...this.#computeInput },
+        compute_infer: { ...this.#computeInfer },
+        compute_output: { ...this.#computeOutput },
+        cache_hit: zero(),
+        cache_miss: zero(),
+      },
+      response_stats: {},
+      batch_stats: [...this.#batches.entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([batch_size, d]) => ({
+          batch_size,
+          compute_input: { ...d.compute_input },
+          compute_infer: { ...d.compute_infer },
+          compute_output: { ...d.compute_output },
+        })),
+      memory_usage: [],
+    };
+  }
+}

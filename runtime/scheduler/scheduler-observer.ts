@@ -1,0 +1,21 @@
+/** Phase durations of one execution, in milliseconds. */
+export interface ExecutionTiming {
+  /** Rows in the batch (sum of the requests' own batch sizes). */
+  rows: number;
+  requests: number;
+  /** Gathering the requests' inputs into the batch. */
+  inputMs: number;
+  /** The backend's run. */
+  inferMs: number;
+  /** Slicing the outputs back per request. */
+  outputMs: number;
+}
+
+/**
+ * Receives what a scheduler measures, for the statistics endpoint and metrics. Called on the hot
+ * path: once per request leaving the queue and once per execution; implementations only add.
+ */
+export interface SchedulerObserver {
+  dequeued(queueMs: number): void;
+  executed(timing: ExecutionTiming): void;
+}
