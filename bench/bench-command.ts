@@ -5,7 +5,7 @@ import type { BenchOptions } from "./bench-options.ts";
 import { createHttpSender } from "./http-sender.ts";
 import { runClosedLoop, runOpenLoop } from "./load-generator.ts";
 import type { DriverOptions } from "./load-generator.ts";
-import { fetchModelInfo, modelPath } from "./model-metadata.ts";
+import { causeOf, fetchModelInfo, modelPath } from "./model-metadata.ts";
 import { Progress } from "./progress.ts";
 import { formatJson, formatTable } from "./report.ts";
 import type { StepResult } from "./report.ts";
@@ -39,12 +39,11 @@ export async function runBench(args: string[], io: BenchIo = {}): Promise<number
   }
   try {
     const options = parseBenchArgs(args);
-    const path = modelPath(options.model, options.version);
     const request = await prepare(options);
-    await probe(options, `${path}/infer`, request);
+    await probe(options, request);
     const steps: StepResult[] = [];
     for (const [index, level] of options.levels.entries()) {
-      steps.push(await runStep(options, request, level, { index, progress }));
+      steps.push(await runStep(options, request, { level, index, progress }));
     }
     progress.stop();
     await stdout(options.json ? formatJson(options, steps) : formatTable(options, steps));
@@ -59,7 +58,7 @@ export async function runBench(args: string[], io: BenchIo = {}): Promise<number
 
 /** Metadata → the one request body every step sends. */
 async function prepare(options: BenchOptions): Promise<EncodedRequest> {
-  const info = await fetchModelInfo(options.url, options.model, options.version);
+  const info = await fetchModelInfo(options.url, { name: options.model, version: options.version });
   if (!info.batching && options.batchSize > 1) {
     throw new BenchError(`--batch-size ${options.batchSize}: model '${options.model}' does not batch (max_batch_size 0); use 1`);
   }
@@ -70,10 +69,11 @@ async function prepare(options: BenchOptions): Promise<EncodedRequest> {
 }
 
 /** Sends the request once, so a request the server refuses fails now with its reason. */
-async function probe(options: BenchOptions, path: string, request: EncodedRequest): Promise<void> {
-  const sender = createHttpSender(options.url, path, request, { connections: 1 });
+async function probe(options: BenchOptions, request: EncodedRequest): Promise<void> {
+  const path = inferPath(options);
+  const sender = createHttpSender(options.url, request, { path, connections: 1 });
   try {
-    const error = await sender.send().catch((e: Error) => String(e.cause ?? e.message));
+    const error = await sender.send().catch(causeOf);
     if (error !== undefined) throw new BenchError(`POST ${path} with the benchmark request failed: ${error}`, 1);
   } finally {
     await sender.close();
@@ -81,12 +81,13 @@ async function probe(options: BenchOptions, path: string, request: EncodedReques
 }
 
 /** One level: warmup, stats, measurement window, stats, drain; then the numbers. */
-async function runStep(options: BenchOptions, request: EncodedRequest, level: number, context: { index: number; progress: Progress }): Promise<StepResult> {
+async function runStep(options: BenchOptions, request: EncodedRequest, context: { level: number; index: number; progress: Progress }): Promise<StepResult> {
+  const { level } = context;
   const closed = options.mode === "concurrency";
   const label = `[${context.index + 1}/${options.levels.length}] ${closed ? `concurrency ${level}` : `rate ${level}/s`}`;
-  const path = modelPath(options.model, options.version);
-  const sender = createHttpSender(options.url, `${path}/infer`, request, { connections: closed ? level : options.maxOutstanding });
+  const sender = createHttpSender(options.url, request, { path: inferPath(options), connections: closed ? level : options.maxOutstanding });
   const state = { phase: "warmup", since: performance.now(), done: 0, errors: 0 };
+  const model = { name: options.model, version: options.version };
   let before: StatsReading | undefined;
   let after: StatsReading | undefined;
   context.progress.follow(() => {
@@ -97,12 +98,12 @@ async function runStep(options: BenchOptions, request: EncodedRequest, level: nu
     warmupMs: options.warmupMs,
     durationMs: options.durationMs,
     onMeasureStart: async () => {
-      before = await fetchModelStats(options.url, options.model, options.version);
+      before = await fetchModelStats(options.url, model);
       Object.assign(state, { phase: "measuring", since: performance.now() });
     },
     onMeasureEnd: async () => {
       Object.assign(state, { phase: "draining", since: performance.now() });
-      if (before?.ok) after = await fetchModelStats(options.url, options.model, options.version);
+      if (before?.ok) after = await fetchModelStats(options.url, model);
     },
     onComplete: (error) => {
       state.done++;
@@ -136,6 +137,10 @@ async function runStep(options: BenchOptions, request: EncodedRequest, level: nu
     server,
     serverError,
   };
+}
+
+function inferPath(options: BenchOptions): string {
+  return `${modelPath(options.model, options.version)}/infer`;
 }
 
 /** The window's server numbers from the two readings, or why there are none. */

@@ -10,14 +10,14 @@ export interface HttpSender {
 }
 
 /**
- * Posts the pre-encoded `request` to `<baseUrl><path>` through an undici `Pool` of at most
+ * Posts the pre-encoded `request` to `<baseUrl><options.path>` through an undici `Pool` of at most
  * `connections` keep-alive connections (one request in flight on each). Each answer is read to the
  * end so its connection can carry the next request; anything but 200 is a failure.
  */
-export function createHttpSender(baseUrl: string, path: string, request: EncodedRequest, options: { connections: number }): HttpSender {
+export function createHttpSender(baseUrl: string, request: EncodedRequest, options: { path: string; connections: number }): HttpSender {
   const url = new URL(baseUrl);
   const pool = new Pool(url.origin, { connections: options.connections, pipelining: 1, headersTimeout: 60_000, bodyTimeout: 60_000 });
-  const fullPath = `${url.pathname.replace(/\/+$/, "")}${path}`;
+  const fullPath = `${url.pathname.replace(/\/+$/, "")}${options.path}`;
   const { headers, body } = request;
   return {
     send: async () => {

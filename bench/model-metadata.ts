@@ -20,8 +20,8 @@ export function modelPath(model: string, version?: string): string {
  * `max_batch_size`. Without a config the model counts as batching when every input's first
  * dimension is -1, which is how a batching model's metadata shows it.
  */
-export async function fetchModelInfo(baseUrl: string, model: string, version?: string): Promise<ModelInfo> {
-  const path = modelPath(model, version);
+export async function fetchModelInfo(baseUrl: string, model: { name: string; version?: string }): Promise<ModelInfo> {
+  const path = modelPath(model.name, model.version);
   const metadata = (await getJson(baseUrl, path, true)) as ModelMetadata;
   if (!Array.isArray(metadata?.inputs)) throw new BenchError(`GET ${path}: the metadata has no inputs array`, 1);
   const config = (await getJson(baseUrl, `${path}/config`, false)) as { max_batch_size?: unknown } | undefined;
@@ -35,7 +35,7 @@ async function getJson(baseUrl: string, path: string, required: boolean): Promis
   try {
     response = await fetch(new URL(path.slice(1), baseUrl.endsWith("/") ? baseUrl : `${baseUrl}/`));
   } catch (error) {
-    throw new BenchError(`GET ${baseUrl}${path} failed: ${(error as Error).cause ?? (error as Error).message}`, 1);
+    throw new BenchError(`GET ${baseUrl}${path} failed: ${causeOf(error)}`, 1);
   }
   const text = await response.text();
   if (response.status !== 200) {
@@ -47,6 +47,13 @@ async function getJson(baseUrl: string, path: string, required: boolean): Promis
   } catch {
     throw new BenchError(`GET ${path}: the answer is not JSON: ${text.slice(0, 200)}`, 1);
   }
+}
+
+/** The innermost message of a failed `fetch` ("connect ECONNREFUSED …" rather than "fetch failed"). */
+export function causeOf(error: unknown): string {
+  const cause = (error as { cause?: unknown })?.cause;
+  if (cause instanceof Error) return cause.message;
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** The `error` field of a KServe error body, or the start of the body. */

@@ -1,4 +1,4 @@
-import { modelPath } from "./model-metadata.ts";
+import { causeOf, modelPath } from "./model-metadata.ts";
 
 /** A cumulative duration statistic, as Triton reports it. */
 export interface DurationStat {
@@ -43,15 +43,15 @@ export interface ServerStepStats {
 export type StatsReading = { ok: true; stats: StatsSnapshot } | { ok: false; reason: string };
 
 /** Reads `GET <baseUrl>/v2/models/<m>[/versions/<v>]/stats`; never throws. */
-export async function fetchModelStats(baseUrl: string, model: string, version?: string): Promise<StatsReading> {
-  const path = `${modelPath(model, version)}/stats`;
+export async function fetchModelStats(baseUrl: string, model: { name: string; version?: string }): Promise<StatsReading> {
+  const path = `${modelPath(model.name, model.version)}/stats`;
   try {
     const response = await fetch(new URL(path.slice(1), baseUrl.endsWith("/") ? baseUrl : `${baseUrl}/`));
     const text = await response.text();
     if (response.status !== 200) return { ok: false, reason: `GET ${path}: HTTP ${response.status}` };
-    return { ok: true, stats: parseModelStats(JSON.parse(text), version) };
+    return { ok: true, stats: parseModelStats(JSON.parse(text), model.version) };
   } catch (error) {
-    return { ok: false, reason: `GET ${path}: ${error instanceof Error ? error.message : String(error)}` };
+    return { ok: false, reason: `GET ${path}: ${causeOf(error)}` };
   }
 }
 

@@ -36,7 +36,7 @@ export const DEFAULT_MAX_INPUT_BYTES = 64 * 1024 * 1024;
 /** Builds a runtime from its options and loads the repository. */
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { platform } = options;
-  const backends = options.backends ?? (await defaultBackends());
+  const backends = options.backends ?? (await defaultBackends(platform));
   const models = new ModelManager({
     platform,
     repository: options.repository,
@@ -58,8 +58,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   return { models, app, stop: () => models.stop() };
 }
 
-async function defaultBackends(): Promise<Record<string, Backend>> {
+async function defaultBackends(platform: Platform): Promise<Record<string, Backend>> {
   // Imported lazily so embedders that bring their own backends never load the native addon.
   const { createOnnxRuntimeNodeBackend } = await import("./backends/onnxruntime-node-backend.ts");
-  return { onnxruntime: createOnnxRuntimeNodeBackend(), identity: createIdentityBackend() };
+  return { onnxruntime: createOnnxRuntimeNodeBackend({ startWorker: platform.startWorker }), identity: createIdentityBackend() };
 }

@@ -1,4 +1,4 @@
-// Deno entry: `deno run -A adapters/deno/main.ts serve --repo functions`. Deno.serve for sockets.
+// Deno entry: `deno run -A --unstable-no-legacy-abort adapters/deno/main.ts serve --repo functions`. Deno.serve for sockets.
 import { runCli } from "../cli.ts";
 import type { Host } from "../host.ts";
 import { createDenoPlatform } from "./platform.ts";

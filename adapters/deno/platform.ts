@@ -19,5 +19,20 @@ export function createDenoPlatform(): Platform {
     env: (key) => Deno.env.get(key),
     cpuCount: () => navigator.hardwareConcurrency,
     log: consoleLogger(),
+    startWorker: (module) => {
+      // Deno's workers are web Workers: the module's own `self` is the message endpoint.
+      const worker = new Worker(module.href, { type: "module" });
+      let exitHandler: ((reason: string) => void) | undefined;
+      worker.onerror = (event) => {
+        event.preventDefault();
+        exitHandler?.(event.message);
+      };
+      return {
+        postMessage: (message) => worker.postMessage(message),
+        onMessage: (handler) => worker.addEventListener("message", (event) => handler(event.data)),
+        onExit: (handler) => void (exitHandler = handler),
+        terminate: () => Promise.resolve(worker.terminate()),
+      };
+    },
   };
 }

@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import { readdir, readFile, stat } from "node:fs/promises";
 import process from "node:process";
+import { Worker } from "node:worker_threads";
 import type { Platform } from "../../runtime/mod.ts";
 import { consoleLogger } from "../console-logger.ts";
 
@@ -19,5 +20,29 @@ export function createNodePlatform(name = `node ${process.versions.node}`): Plat
     env: (key) => process.env[key],
     cpuCount: () => availableParallelism(),
     log: consoleLogger(),
+    startWorker: (module) => {
+      const worker = new Worker(new URL("./worker-bootstrap.mjs", import.meta.url), { workerData: { module: module.href }, execArgv: [] });
+      // A worker must not keep the process alive on its own: shutdown terminates them anyway.
+      worker.unref();
+      let exited = false;
+      const exit = (handler: (reason: string) => void) => (reason: string) => {
+        if (exited) return;
+        exited = true;
+        handler(reason);
+      };
+      return {
+        postMessage: (message) => worker.postMessage(message),
+        onMessage: (handler) => void worker.on("message", handler),
+        onExit: (handler) => {
+          const once = exit(handler);
+          worker.on("error", (error) => once(error.message));
+          worker.on("exit", (code) => once(`exited with code ${code}`));
+        },
+        terminate: async () => {
+          exited = true;
+          await worker.terminate();
+        },
+      };
+    },
   };
 }

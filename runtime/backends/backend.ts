@@ -11,6 +11,8 @@ export interface LoadOptions {
   interOpThreads?: number;
   /** Triton's ORT graph level: 0 = all, -1 = basic, 1 = extended, 2 = none. */
   graphLevel?: number;
+  /** Let idle intra-op threads spin (lower latency on an otherwise idle machine, wasted cores otherwise). */
+  allowSpinning?: boolean;
   /** Backends without a model file (identity) take their signature from the config. */
   signature?: ModelSignature;
   log?: { info(message: string): void; warn(message: string): void };

@@ -1,49 +1,45 @@
-import * as ort from "onnxruntime-node";
-import { invalidArg, RuntimeError } from "../core/mod.ts";
-import type { DataType, ModelSignature, Tensor, TensorData, TensorSignature } from "../core/mod.ts";
-import { fromOrtType, toOrtType } from "../tensor/mod.ts";
+import { RuntimeError } from "../core/mod.ts";
+import type { ModelSignature, Tensor, WorkerHandle } from "../core/mod.ts";
 import type { Backend, LoadOptions, Session } from "./backend.ts";
+import { checkOrtInput, errorMessage, OrtSession } from "./_ort-session.ts";
+import type { OrtSessionSettings } from "./_ort-session.ts";
+import { WorkerConnection } from "./_worker-connection.ts";
 
-// ORT reports every failure we care about as an exception, which we log with the function's name;
-// its own stderr lines (e.g. a missing CUDA library during the `auto` probe) only duplicate them.
-ort.env.logLevel = "fatal";
+/** What runs one session: in this thread or in a worker. */
+interface Engine {
+  signature: ModelSignature;
+  run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>>;
+  release(): Promise<void>;
+}
 
-const graphLevels: Record<number, "all" | "basic" | "extended" | "disabled"> = {
-  0: "all",
-  [-1]: "basic",
-  1: "extended",
-  2: "disabled",
-};
-
-const utf8 = new TextEncoder();
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+export interface OnnxRuntimeNodeOptions {
+  /**
+   * Starts a worker thread. onnxruntime-node's `run` computes on the calling thread, so with
+   * workers each instance runs beside the event loop and N instances overlap; without them
+   * sessions run in-process, one at a time, blocking I/O while they compute.
+   */
+  startWorker?: (module: URL) => WorkerHandle;
+}
 
 /**
  * The onnxruntime-node backend: CPU always, CUDA/TensorRT when their provider libraries are
  * installed. A provider that fails to initialise is remembered, so `auto` probes it once per process.
  */
-export function createOnnxRuntimeNodeBackend(): Backend {
+export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOptions = {}): Backend {
   const unavailable = new Map<string, string>();
   // First attempt per accelerated provider; concurrent loads wait for it instead of probing too.
   const probes = new Map<string, Promise<unknown>>();
+  const { startWorker } = backendOptions;
 
-  async function createSession(model: Uint8Array, options: LoadOptions, provider: string) {
-    const device = provider !== "cpu" && options.deviceId !== undefined ? { deviceId: options.deviceId } : {};
-    const sessionOptions: ort.InferenceSession.SessionOptions = {
-      executionProviders: [{ name: provider, ...device } as ort.InferenceSession.ExecutionProviderConfig],
-      graphOptimizationLevel: graphLevels[options.graphLevel ?? 0] ?? "all",
+  async function load(model: Uint8Array, options: LoadOptions): Promise<Session> {
+    const connection = startWorker && new WorkerConnection(startWorker(new URL("./onnxruntime-worker.ts", import.meta.url)));
+    const open = async (settings: OrtSessionSettings): Promise<Engine> => {
+      if (!connection) return await OrtSession.create(model, settings);
+      const signature = await connection.load(model, settings);
+      return { signature, run: (feeds) => connection.run(feeds), release: () => connection.close() };
     };
-    // ORT rejects keys that are present but undefined.
-    if (options.intraOpThreads !== undefined) sessionOptions.intraOpNumThreads = options.intraOpThreads;
-    if (options.interOpThreads !== undefined) sessionOptions.interOpNumThreads = options.interOpThreads;
-    return await ort.InferenceSession.create(model, sessionOptions);
-  }
-
-  return {
-    name: "onnxruntime-node",
-    checkInput,
-    async load(model: Uint8Array, options: LoadOptions): Promise<Session> {
-      const reasons: string[] = [];
+    const reasons: string[] = [];
+    try {
       for (const provider of candidateProviders(options.accelerator)) {
         const probe = probes.get(provider);
         if (probe) await probe;
@@ -52,28 +48,40 @@ export function createOnnxRuntimeNodeBackend(): Backend {
           reasons.push(known);
           continue;
         }
-        const attempt = createSession(model, options, provider);
+        const { deviceId, intraOpThreads, interOpThreads, graphLevel, allowSpinning } = options;
+        const attempt = open({ provider, deviceId, intraOpThreads, interOpThreads, graphLevel, allowSpinning });
         if (!probe && provider !== "cpu") probes.set(provider, attempt.catch(() => undefined));
         try {
-          const session = await attempt;
+          const engine = await attempt;
           const fallbackReason = reasons.length ? reasons.join("; ") : undefined;
           // `auto` on a host without CUDA is the expected case, not a misconfiguration: said once,
           // when the probe fails, rather than for every function.
           if (fallbackReason && options.accelerator !== "auto") {
             options.log?.warn(`accelerator '${options.accelerator}' fell back to ${provider}: ${fallbackReason}`);
           }
-          return wrapSession(session, provider, fallbackReason);
+          return {
+            signature: engine.signature,
+            provider,
+            fallbackReason,
+            run: (feeds) => engine.run(feeds),
+            release: () => engine.release(),
+          };
         } catch (error) {
-          if (provider === "cpu") throw new RuntimeError("INVALID_ARG", `failed to load model: ${message(error)}`, { cause: error });
-          const reason = `${provider} execution provider unavailable (${message(error)})`;
+          if (provider === "cpu") throw new RuntimeError("INVALID_ARG", `failed to load model: ${errorMessage(error)}`, { cause: error });
+          const reason = `${provider} execution provider unavailable (${errorMessage(error)})`;
           unavailable.set(provider, reason);
           reasons.push(reason);
           if (options.accelerator === "auto") options.log?.info(`accelerator 'auto': ${reason}; using the next provider`);
         }
       }
-      throw new Error("unreachable: cpu is always a candidate");
-    },
-  };
+    } catch (error) {
+      await connection?.close();
+      throw error;
+    }
+    throw new Error("unreachable: cpu is always a candidate");
+  }
+
+  return { name: "onnxruntime-node", checkInput: checkOrtInput, load };
 }
 
 function candidateProviders(accelerator: LoadOptions["accelerator"]): string[] {
@@ -87,84 +95,4 @@ function candidateProviders(accelerator: LoadOptions["accelerator"]): string[] {
       // webgpu and wasm belong to onnxruntime-web; this backend serves them on the CPU.
       return ["cpu"];
   }
-}
-
-function wrapSession(session: ort.InferenceSession, provider: string, fallbackReason?: string): Session {
-  const signature: ModelSignature = {
-    inputs: session.inputMetadata.map(toSignature),
-    outputs: session.outputMetadata.map(toSignature),
-  };
-  const outputTypes = new Map(signature.outputs.map((o) => [o.name, o.datatype]));
-  return {
-    signature,
-    provider,
-    fallbackReason,
-    async run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>> {
-      const ortFeeds: Record<string, ort.Tensor> = {};
-      for (const [name, tensor] of Object.entries(feeds)) ortFeeds[name] = toOrtTensor(tensor);
-      let results: ort.InferenceSession.ReturnType;
-      try {
-        results = await session.run(ortFeeds);
-      } catch (error) {
-        // Inputs were checked against the config already, so what ORT still refuses is the
-        // request's content (e.g. a string that Cast cannot parse as a number).
-        throw invalidArg(`onnxruntime could not run the request: ${message(error)}`);
-      }
-      const outputs: Record<string, Tensor> = {};
-      for (const [name, value] of Object.entries(results)) {
-        outputs[name] = fromOrtTensor(value as ort.Tensor, outputTypes.get(name));
-      }
-      return outputs;
-    },
-    release: () => session.release(),
-  };
-}
-
-function toSignature(meta: ort.InferenceSession.ValueMetadata): TensorSignature {
-  if (!meta.isTensor) throw invalidArg(`model value '${meta.name}' is not a tensor; only tensor inputs and outputs are supported`);
-  const datatype = fromOrtType(meta.type);
-  if (!datatype) throw invalidArg(`model value '${meta.name}' has ONNX type '${meta.type}', which tensorfn cannot serve`);
-  const shape = meta.shape.map((d) => (typeof d === "number" && d >= 0 ? d : -1));
-  return { name: meta.name, datatype, shape };
-}
-
-/** onnxruntime-node passes strings as JS strings: NUL ends them and invalid UTF-8 is replaced. */
-function checkInput(name: string, tensor: Tensor): void {
-  if (tensor.datatype !== "BYTES") return;
-  const elements = tensor.data as Uint8Array[];
-  for (let i = 0; i < elements.length; i++) {
-    const bytes = elements[i]!;
-    if (bytes.includes(0)) {
-      throw invalidArg(`input '${name}' element ${i} contains a NUL byte, which onnxruntime string tensors cannot carry`);
-    }
-    try {
-      strictUtf8.decode(bytes);
-    } catch {
-      throw invalidArg(`input '${name}' element ${i} is not valid UTF-8, which onnxruntime string tensors require`);
-    }
-  }
-}
-
-function toOrtTensor(tensor: Tensor): ort.Tensor {
-  const type = toOrtType(tensor.datatype);
-  if (!type) throw invalidArg(`datatype ${tensor.datatype} is not supported by onnxruntime`);
-  const dims = tensor.shape as number[];
-  if (tensor.datatype === "BYTES") {
-    const strings = (tensor.data as Uint8Array[]).map((b) => strictUtf8.decode(b));
-    return new ort.Tensor("string", strings, dims);
-  }
-  return new ort.Tensor(type as "float32", tensor.data as Float32Array, dims);
-}
-
-function fromOrtTensor(value: ort.Tensor, declared: DataType | undefined): Tensor {
-  const datatype = declared ?? fromOrtType(value.type) ?? "FP32";
-  const shape = [...value.dims];
-  if (value.type === "string") {
-    return { datatype: "BYTES", shape, data: (value.data as string[]).map((s) => utf8.encode(s)) };
-  }
-  return { datatype, shape, data: value.data as TensorData };
-}
-
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

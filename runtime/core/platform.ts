@@ -13,6 +13,18 @@ export interface Logger {
 }
 
 /**
+ * A dedicated thread running one module, spoken to by messages with web Worker semantics: the
+ * module uses `self.addEventListener("message", …)` and `self.postMessage(…)`.
+ */
+export interface WorkerHandle {
+  postMessage(message: unknown): void;
+  onMessage(handler: (message: unknown) => void): void;
+  /** Called once if the worker dies (uncaught error or exit). */
+  onExit(handler: (reason: string) => void): void;
+  terminate(): Promise<void>;
+}
+
+/**
  * Everything runtime-specific that `runtime/` needs. Adapters (Node, Bun, Deno) implement it;
  * the core never touches `process`, `Bun`, `Deno` or `node:*` itself. Paths are plain strings
  * joined with "/".
@@ -30,4 +42,9 @@ export interface Platform {
   /** Logical CPU cores, used to share threads among model instances. */
   cpuCount(): number;
   readonly log: Logger;
+  /**
+   * Starts a worker thread running `module`. Absent where the runtime cannot run the native
+   * backend off the main thread; backends then run in-process.
+   */
+  startWorker?(module: URL): WorkerHandle;
 }

@@ -185,6 +185,7 @@ export class ModelManager {
       intraOpThreads: threads("intra_op_thread_count") ?? Math.max(1, Math.floor(platform.cpuCount() / placements.length)),
       interOpThreads: threads("inter_op_thread_count"),
       graphLevel: declared.optimization.graph.level,
+      allowSpinning: ["1", "true"].includes(declared.parameters.allow_spinning?.string_value ?? ""),
       signature: identity ? identitySignature(declared) : undefined,
       log: {
         info: (m: string) => platform.log.info(`${entry.name} v${version}: ${m}`),

@@ -4,7 +4,7 @@ import { spawnServer, tempRepository } from "../support/spawn-server.ts";
 // The same CLI and runtime, started under each runtime's own entry point (binaries from npm).
 const runtimes: [string, string, string[]][] = [
   ["bun", "node_modules/.bin/bun", ["adapters/bun/main.ts"]],
-  ["deno", "node_modules/.bin/deno", ["run", "-A", "adapters/deno/main.ts"]],
+  ["deno", "node_modules/.bin/deno", ["run", "-A", "--unstable-no-legacy-abort", "adapters/deno/main.ts"]],
 ];
 
 describe.each(runtimes)("under %s", (_name, command, entry) => {

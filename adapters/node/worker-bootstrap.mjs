@@ -1,0 +1,17 @@
+// Runs a runtime/ worker module inside a Node worker thread: gives it the web Worker globals it
+// expects (self.addEventListener("message"), self.postMessage) over worker_threads' parentPort,
+// and TypeScript support through tsx (Bun runs TypeScript itself).
+import { parentPort, workerData } from "node:worker_threads";
+
+if (!process.versions.bun) {
+  const { register } = await import("tsx/esm/api");
+  register();
+}
+const events = new EventTarget();
+globalThis.self = {
+  addEventListener: (type, listener) => events.addEventListener(type, listener),
+  postMessage: (message, transfer) => parentPort.postMessage(message, transfer),
+};
+// Messages that arrive while the module loads are queued by the port until a listener exists.
+await import(workerData.module);
+parentPort.on("message", (data) => events.dispatchEvent(new MessageEvent("message", { data })));

@@ -1,0 +1,115 @@
+import * as ort from "onnxruntime-node";
+import { invalidArg } from "../core/mod.ts";
+import type { DataType, ModelSignature, Tensor, TensorData, TensorSignature } from "../core/mod.ts";
+import { fromOrtType, toOrtType } from "../tensor/mod.ts";
+
+// ORT reports every failure we care about as an exception, which we log with the function's name;
+// its own stderr lines (e.g. a missing CUDA library during the `auto` probe) only duplicate them.
+ort.env.logLevel = "fatal";
+
+/** Session settings that cross into a worker as plain data. */
+export interface OrtSessionSettings {
+  provider: string;
+  deviceId?: number;
+  intraOpThreads?: number;
+  interOpThreads?: number;
+  /** Triton's ORT graph level: 0 = all, -1 = basic, 1 = extended, 2 = none. */
+  graphLevel?: number;
+  /** ORT's `session.intra_op.allow_spinning`; off unless a function's parameters turn it on. */
+  allowSpinning?: boolean;
+}
+
+const graphLevels: Record<number, "all" | "basic" | "extended" | "disabled"> = { 0: "all", [-1]: "basic", 1: "extended", 2: "disabled" };
+const utf8 = new TextEncoder();
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** One ORT session plus the conversions between our tensors and ORT's. Used in-process and in workers. */
+export class OrtSession {
+  readonly signature: ModelSignature;
+  readonly #session: ort.InferenceSession;
+  readonly #outputTypes: Map<string, DataType>;
+
+  private constructor(session: ort.InferenceSession) {
+    this.#session = session;
+    this.signature = { inputs: session.inputMetadata.map(toSignature), outputs: session.outputMetadata.map(toSignature) };
+    this.#outputTypes = new Map(this.signature.outputs.map((o) => [o.name, o.datatype]));
+  }
+
+  static async create(model: Uint8Array, settings: OrtSessionSettings): Promise<OrtSession> {
+    const device = settings.provider !== "cpu" && settings.deviceId !== undefined ? { deviceId: settings.deviceId } : {};
+    const options: ort.InferenceSession.SessionOptions = {
+      executionProviders: [{ name: settings.provider, ...device } as ort.InferenceSession.ExecutionProviderConfig],
+      graphOptimizationLevel: graphLevels[settings.graphLevel ?? 0] ?? "all",
+      // Spinning intra-op threads burn the cores that other instances and the event loop need;
+      // on small machines serving several instances, blocking waits win (measured in bench/).
+      extra: { session: { intra_op: { allow_spinning: settings.allowSpinning ? "1" : "0" } } },
+    };
+    // ORT rejects keys that are present but undefined.
+    if (settings.intraOpThreads !== undefined) options.intraOpNumThreads = settings.intraOpThreads;
+    if (settings.interOpThreads !== undefined) options.interOpNumThreads = settings.interOpThreads;
+    return new OrtSession(await ort.InferenceSession.create(model, options));
+  }
+
+  /** Runs the feeds; ORT's refusal of the content comes back as INVALID_ARG. */
+  async run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>> {
+    const ortFeeds: Record<string, ort.Tensor> = {};
+    for (const [name, tensor] of Object.entries(feeds)) ortFeeds[name] = toOrtTensor(tensor);
+    let results: ort.InferenceSession.ReturnType;
+    try {
+      results = await this.#session.run(ortFeeds);
+    } catch (error) {
+      // Inputs were checked against the config already, so what ORT still refuses is the
+      // request's content (e.g. a string that Cast cannot parse as a number).
+      throw invalidArg(`onnxruntime could not run the request: ${errorMessage(error)}`);
+    }
+    const outputs: Record<string, Tensor> = {};
+    for (const [name, value] of Object.entries(results)) outputs[name] = fromOrtTensor(value as ort.Tensor, this.#outputTypes.get(name));
+    return outputs;
+  }
+
+  release(): Promise<void> {
+    return this.#session.release();
+  }
+}
+
+function toSignature(meta: ort.InferenceSession.ValueMetadata): TensorSignature {
+  if (!meta.isTensor) throw invalidArg(`model value '${meta.name}' is not a tensor; only tensor inputs and outputs are supported`);
+  const datatype = fromOrtType(meta.type);
+  if (!datatype) throw invalidArg(`model value '${meta.name}' has ONNX type '${meta.type}', which tensorfn cannot serve`);
+  return { name: meta.name, datatype, shape: meta.shape.map((d) => (typeof d === "number" && d >= 0 ? d : -1)) };
+}
+
+/** onnxruntime-node passes strings as JS strings: NUL ends them and invalid UTF-8 is replaced. */
+export function checkOrtInput(name: string, tensor: Tensor): void {
+  if (tensor.datatype !== "BYTES") return;
+  const elements = tensor.data as Uint8Array[];
+  for (let i = 0; i < elements.length; i++) {
+    const bytes = elements[i]!;
+    if (bytes.includes(0)) {
+      throw invalidArg(`input '${name}' element ${i} contains a NUL byte, which onnxruntime string tensors cannot carry`);
+    }
+    try {
+      strictUtf8.decode(bytes);
+    } catch {
+      throw invalidArg(`input '${name}' element ${i} is not valid UTF-8, which onnxruntime string tensors require`);
+    }
+  }
+}
+
+function toOrtTensor(tensor: Tensor): ort.Tensor {
+  const type = toOrtType(tensor.datatype);
+  if (!type) throw invalidArg(`datatype ${tensor.datatype} is not supported by onnxruntime`);
+  const dims = tensor.shape as number[];
+  if (tensor.datatype === "BYTES") return new ort.Tensor("string", (tensor.data as Uint8Array[]).map((b) => strictUtf8.decode(b)), dims);
+  return new ort.Tensor(type as "float32", tensor.data as Float32Array, dims);
+}
+
+function fromOrtTensor(value: ort.Tensor, declared: DataType | undefined): Tensor {
+  const shape = [...value.dims];
+  if (value.type === "string") return { datatype: "BYTES", shape, data: (value.data as string[]).map((s) => utf8.encode(s)) };
+  return { datatype: declared ?? fromOrtType(value.type) ?? "FP32", shape, data: value.data as TensorData };
+}
+
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
