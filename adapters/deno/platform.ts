@@ -28,7 +28,7 @@ export function createDenoPlatform(): Platform {
         exitHandler?.(event.message);
       };
       return {
-        postMessage: (message) => worker.postMessage(message),
+        postMessage: (message, transfer) => worker.postMessage(message, { transfer: transfer ?? [] }),
         onMessage: (handler) => worker.addEventListener("message", (event) => handler(event.data)),
         onExit: (handler) => void (exitHandler = handler),
         terminate: () => Promise.resolve(worker.terminate()),

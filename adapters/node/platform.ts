@@ -31,7 +31,7 @@ export function createNodePlatform(name = `node ${process.versions.node}`): Plat
         handler(reason);
       };
       return {
-        postMessage: (message) => worker.postMessage(message),
+        postMessage: (message, transfer) => worker.postMessage(message, transfer),
         onMessage: (handler) => void worker.on("message", handler),
         onExit: (handler) => {
           const once = exit(handler);

@@ -1,6 +1,7 @@
 import { invalidArg, RuntimeError } from "../core/mod.ts";
 import type { ModelSignature, Tensor, WorkerHandle } from "../core/mod.ts";
 import type { OrtSessionSettings } from "./_ort-session.ts";
+import { transferables } from "./_worker-protocol.ts";
 import type { WorkerReply, WorkerRequest } from "./_worker-protocol.ts";
 
 type Call = WorkerRequest extends infer R ? (R extends WorkerRequest ? Omit<R, "id"> : never) : never;
@@ -36,8 +37,9 @@ export class WorkerConnection {
     return this.#call({ op: "load", model, settings }).then((r) => r.signature!);
   }
 
+  /** Runs a batch. Feeds that own their buffer move to the worker: the caller must not reuse them. */
   run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>> {
-    return this.#call({ op: "run", feeds }).then((r) => r.outputs!);
+    return this.#call({ op: "run", feeds }, transferables(feeds)).then((r) => r.outputs!);
   }
 
   async close(): Promise<void> {
@@ -45,12 +47,12 @@ export class WorkerConnection {
     await this.#handle.terminate();
   }
 
-  #call(call: Call): Promise<WorkerReply & { ok: true }> {
+  #call(call: Call, transfer?: ArrayBuffer[]): Promise<WorkerReply & { ok: true }> {
     if (this.#dead) return Promise.reject(new RuntimeError("INTERNAL", `onnxruntime worker stopped: ${this.#dead}`));
     const id = this.#next++;
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
-      this.#handle.postMessage({ ...call, id });
+      this.#handle.postMessage({ ...call, id }, transfer);
     });
   }
 }

@@ -7,6 +7,20 @@ export type WorkerRequest =
   | { id: number; op: "run"; feeds: Record<string, Tensor> }
   | { id: number; op: "release" };
 
+/**
+ * Buffers that can move to the other thread instead of being copied: numeric tensors that own
+ * their whole buffer (a batch buffer, an ORT output). Views into a larger buffer, such as a
+ * request body, are copied, so the rest of that buffer stays usable.
+ */
+export function transferables(tensors: Record<string, Tensor>): ArrayBuffer[] {
+  const buffers = new Set<ArrayBuffer>();
+  for (const { data } of Object.values(tensors)) {
+    if (Array.isArray(data) || !(data.buffer instanceof ArrayBuffer)) continue;
+    if (data.byteOffset === 0 && data.byteLength === data.buffer.byteLength) buffers.add(data.buffer);
+  }
+  return [...buffers];
+}
+
 /** Replies; `invalid` marks an error that the request's content caused (INVALID_ARG). */
 export type WorkerReply =
   | { id: number; ok: true; signature?: ModelSignature; outputs?: Record<string, Tensor> }

@@ -2,11 +2,12 @@
 // loop and N instances really execute in parallel. Speaks the messages of `_worker-protocol.ts`.
 import { RuntimeError } from "../core/mod.ts";
 import { errorMessage, OrtSession } from "./_ort-session.ts";
+import { transferables } from "./_worker-protocol.ts";
 import type { WorkerReply, WorkerRequest } from "./_worker-protocol.ts";
 
 interface WorkerScope {
   addEventListener(type: "message", listener: (event: { data: WorkerRequest }) => void): void;
-  postMessage(message: WorkerReply): void;
+  postMessage(message: WorkerReply, transfer?: ArrayBuffer[]): void;
 }
 
 const scope = self as unknown as WorkerScope;
@@ -21,9 +22,11 @@ async function handle(request: WorkerRequest): Promise<void> {
         await session?.release();
         session = await OrtSession.create(request.model, request.settings);
         return scope.postMessage({ id: request.id, ok: true, signature: session.signature });
-      case "run":
+      case "run": {
         if (!session) throw new Error("run before load");
-        return scope.postMessage({ id: request.id, ok: true, outputs: await session.run(request.feeds) });
+        const outputs = await session.run(request.feeds);
+        return scope.postMessage({ id: request.id, ok: true, outputs }, transferables(outputs));
+      }
       case "release":
         await session?.release();
         session = undefined;

@@ -17,7 +17,8 @@ export interface Logger {
  * module uses `self.addEventListener("message", …)` and `self.postMessage(…)`.
  */
 export interface WorkerHandle {
-  postMessage(message: unknown): void;
+  /** `transfer` moves those buffers to the worker instead of copying them. */
+  postMessage(message: unknown, transfer?: ArrayBuffer[]): void;
   onMessage(handler: (message: unknown) => void): void;
   /** Called once if the worker dies (uncaught error or exit). */
   onExit(handler: (reason: string) => void): void;
