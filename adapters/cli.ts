@@ -1,11 +1,17 @@
 import { parseArgs } from "node:util";
 import { createRuntime, DEFAULT_MAX_INPUT_BYTES } from "../runtime/mod.ts";
+import { parseByteSize } from "../runtime/lifecycle/mod.ts";
+import type { ControlMode } from "../runtime/lifecycle/mod.ts";
 import { checkRepository, formatIssue } from "../runtime/config/mod.ts";
 import type { Accelerator } from "../runtime/config/mod.ts";
 import type { Host } from "./host.ts";
 
 const USAGE = `usage:
-  tensorfn serve --repo <dir> [--host 127.0.0.1] [--port 8000] [--max-input-size 64M] [--accelerator auto]
+  tensorfn serve --repo <dir> [--host 127.0.0.1] [--port 8000] [--model-control-mode lazy|none|poll|explicit]
+                 [--load-model <name>]... [--repository-poll-secs 15] [--host-memory-budget 8G]
+                 [--device-memory-budget 16G] [--idle-timeout-secs N] [--load-timeout-secs 120]
+                 [--max-input-size 64M] [--accelerator auto]
+  tensorfn dev [dir]   the local dev server: serve in lazy mode, reloading functions as their files change
   tensorfn check <dir>
   tensorfn bench <url> --model <m> [--concurrency 1:64:x2 | --request-rate 100:400:x2] [--binary] [--json] (bench --help for all)`;
 
@@ -14,7 +20,9 @@ export async function runCli(host: Host): Promise<void> {
   const [command, ...rest] = host.args;
   switch (command) {
     case "serve":
-      return await serve(host, rest);
+      return await serve(host, rest, { dev: false });
+    case "dev":
+      return await serve(host, rest, { dev: true });
     case "check":
       return await check(host, rest);
     case "bench": {
@@ -28,41 +36,117 @@ export async function runCli(host: Host): Promise<void> {
   }
 }
 
-async function serve(host: Host, args: string[]): Promise<void> {
-  const { values } = parseArgs({
+const MODES = ["lazy", "none", "poll", "explicit"] as const;
+const ACCELERATORS = ["auto", "cpu", "cuda", "tensorrt", "webgpu", "wasm"];
+
+async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Promise<void> {
+  const { values, positionals } = parseArgs({
     args,
+    allowPositionals: dev,
     options: {
-      repo: { type: "string", default: "functions" },
+      repo: { type: "string" },
       host: { type: "string", default: "127.0.0.1" },
       port: { type: "string", default: "8000" },
       "max-input-size": { type: "string" },
       accelerator: { type: "string" },
+      "model-control-mode": { type: "string", default: "lazy" },
+      "load-model": { type: "string", multiple: true },
+      "repository-poll-secs": { type: "string", default: "15" },
+      "host-memory-budget": { type: "string" },
+      "device-memory-budget": { type: "string" },
+      "idle-timeout-secs": { type: "string" },
+      "load-timeout-secs": { type: "string", default: "120" },
     },
   });
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(host, `--port '${values.port}' is not a port number`);
-  const maxInputBytes = values["max-input-size"] === undefined ? DEFAULT_MAX_INPUT_BYTES : parseBytes(host, values["max-input-size"]);
-  const accelerators = ["auto", "cpu", "cuda", "tensorrt", "webgpu", "wasm"];
-  if (values.accelerator && !accelerators.includes(values.accelerator)) {
-    fail(host, `--accelerator '${values.accelerator}' is not one of ${accelerators.join(", ")}`);
+  const flags = values as unknown as Record<string, string | undefined>;
+  const size = (flag: string) => {
+    const text = flags[flag];
+    if (text === undefined) return undefined;
+    return parseByteSize(text) ?? fail(host, `--${flag} '${text}' is not a size (bytes, or with a k/M/G suffix)`);
+  };
+  const seconds = (flag: string) => {
+    const text = flags[flag];
+    if (text === undefined) return undefined;
+    const n = Number(text);
+    return Number.isFinite(n) && n >= 0 ? n * 1000 : fail(host, `--${flag} '${text}' is not a number of seconds`);
+  };
+  if (values.accelerator && !ACCELERATORS.includes(values.accelerator)) {
+    fail(host, `--accelerator '${values.accelerator}' is not one of ${ACCELERATORS.join(", ")}`);
   }
-  const repository = values.repo!.replace(/\/+$/, "") || ".";
+  const mode = values["model-control-mode"] as ControlMode;
+  if (!MODES.includes(mode)) fail(host, `--model-control-mode '${mode}' is not one of ${MODES.join(", ")}`);
+  if (dev && mode !== "lazy") fail(host, "the dev server always runs in lazy mode");
+  const repository = (values.repo ?? positionals[0] ?? "functions").replace(/\/+$/, "") || ".";
   if (!(await host.platform.stat(repository))?.isDirectory) fail(host, `--repo '${repository}' is not a directory`);
 
   const runtime = await createRuntime({
     platform: host.platform,
     repository,
-    maxInputBytes,
+    maxInputBytes: size("max-input-size") ?? DEFAULT_MAX_INPUT_BYTES,
     accelerator: values.accelerator as Accelerator | undefined,
+    controlMode: mode,
+    loadModels: values["load-model"],
+    pollIntervalMs: seconds("repository-poll-secs"),
+    loadTimeoutMs: seconds("load-timeout-secs"),
+    idleTimeoutMs: seconds("idle-timeout-secs"),
+    budgets: { host: size("host-memory-budget"), device: size("device-memory-budget") },
   });
   const listener = await host.serve(runtime.app.fetch, { hostname: values.host!, port });
   console.log(`tensorfn serving ${repository} at ${listener.url}`);
+  const stopWatching = dev ? watchRepository(host, repository, () => runtime.models.poll()) : () => {};
+  if (dev) {
+    for (const line of devUrls(listener.url, runtime.models.index().map((r) => r.name))) console.log(line);
+  }
   host.onShutdown(async () => {
     host.platform.log.info("shutting down: draining in-flight requests");
+    stopWatching();
     await listener.close();
     await runtime.stop();
     host.exit(0);
   });
+}
+
+/**
+ * Reloads on file changes: the platform's watcher when it has one (debounced), and a poll every
+ * second as the fallback that also catches what watchers miss (editors that swap files).
+ */
+function watchRepository(host: Host, repository: string, reload: () => Promise<void>): () => void {
+  let running: Promise<void> | undefined;
+  let again = false;
+  const trigger = () => {
+    if (running) return void (again = true);
+    running = reload()
+      .catch((e: Error) => host.platform.log.error(`reload failed: ${e.message}`))
+      .finally(() => {
+        running = undefined;
+        if (again) {
+          again = false;
+          trigger();
+        }
+      });
+  };
+  let debounce: ReturnType<typeof setTimeout> | undefined;
+  const stopWatch = host.watch?.(repository, () => {
+    clearTimeout(debounce);
+    debounce = setTimeout(trigger, 100);
+  });
+  const poll = setInterval(trigger, 1000);
+  return () => {
+    clearInterval(poll);
+    clearTimeout(debounce);
+    stopWatch?.();
+  };
+}
+
+function devUrls(url: string, names: string[]): string[] {
+  const unique = [...new Set(names)];
+  return [
+    `  health     ${url}/v2/health/ready`,
+    `  index      curl -X POST ${url}/v2/repository/index`,
+    ...unique.map((name) => `  ${name.padEnd(10)} ${url}/v2/models/${name}  (infer: POST …/infer)`),
+  ];
 }
 
 async function check(host: Host, args: string[]): Promise<void> {
@@ -72,14 +156,6 @@ async function check(host: Host, args: string[]): Promise<void> {
   for (const issue of issues) console.log(formatIssue(issue));
   if (issues.length === 0) console.log(`${dir}: ok`);
   host.exit(issues.length > 0 ? 1 : 0);
-}
-
-/** "64M", "512k", "1G" or plain bytes. */
-function parseBytes(host: Host, text: string): number {
-  const match = /^([0-9]+)([kKmMgG]?)$/.exec(text.trim());
-  if (!match) fail(host, `--max-input-size '${text}' is not a size (bytes, or with a k/M/G suffix)`);
-  const scale = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[match[2]!.toLowerCase()]!;
-  return Number(match[1]) * scale;
 }
 
 function fail(host: Host, message: string): never {

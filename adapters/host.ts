@@ -11,6 +11,8 @@ export interface Host {
   platform: Platform;
   args: string[];
   serve(fetch: (request: Request) => Response | Promise<Response>, options: { hostname: string; port: number }): Promise<Listener>;
+  /** Calls `onChange` when anything under `dir` changes; returns a function that stops watching. Optional. */
+  watch?(dir: string, onChange: () => void): () => void;
   /** Calls `handler` once on SIGINT or SIGTERM. */
   onShutdown(handler: () => void): void;
   exit(code: number): never;

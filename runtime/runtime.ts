@@ -5,6 +5,7 @@ import type { Accelerator } from "./config/mod.ts";
 import { createIdentityBackend } from "./backends/mod.ts";
 import type { Backend } from "./backends/mod.ts";
 import { ModelManager } from "./lifecycle/mod.ts";
+import type { Budgets, ControlMode } from "./lifecycle/mod.ts";
 import { createApp } from "./http/mod.ts";
 
 export const VERSION = "0.1.0";
@@ -21,6 +22,13 @@ export interface RuntimeOptions {
   accelerator?: Accelerator;
   /** Largest request body accepted, compressed or inflated (default 64 MiB, as Triton). */
   maxInputBytes?: number;
+  /** Model control mode (default lazy) and the lifecycle knobs that go with it. */
+  controlMode?: ControlMode;
+  loadModels?: readonly string[];
+  pollIntervalMs?: number;
+  loadTimeoutMs?: number;
+  budgets?: Budgets;
+  idleTimeoutMs?: number;
 }
 
 /** A built server: its model manager and its fetch handler. */
@@ -43,15 +51,21 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     backends,
     clock: options.clock ?? systemClock,
     accelerator: options.accelerator,
+    controlMode: options.controlMode,
+    loadModels: options.loadModels,
+    pollIntervalMs: options.pollIntervalMs,
+    loadTimeoutMs: options.loadTimeoutMs,
+    budgets: options.budgets,
+    idleTimeoutMs: options.idleTimeoutMs,
   });
-  await models.loadAll();
+  await models.start();
   const app = createApp({
     models,
     maxInputBytes: options.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES,
     server: {
       name: "tensorfn",
       version: VERSION,
-      extensions: ["binary_tensor_data", "parameters", "model_configuration", "statistics", "schedule_policy"],
+      extensions: ["binary_tensor_data", "parameters", "model_configuration", "statistics", "schedule_policy", "model_repository"],
     },
     log: platform.log,
   });

@@ -14,6 +14,17 @@ const host: Host = {
         onListen: ({ port: actual }) => resolve({ url: `http://${hostname}:${actual}`, close: () => server.shutdown() }),
       }, fetch);
     }),
+  watch: (dir, onChange) => {
+    const watcher = Deno.watchFs(dir, { recursive: true });
+    void (async () => {
+      try {
+        for await (const _event of watcher) onChange();
+      } catch {
+        // closed
+      }
+    })();
+    return () => watcher.close();
+  },
   onShutdown: (handler) => {
     Deno.addSignalListener("SIGINT", handler);
     Deno.addSignalListener("SIGTERM", handler);

@@ -1,3 +1,4 @@
+import { watch as fsWatch } from "node:fs";
 import process from "node:process";
 import { serve } from "@hono/node-server";
 import { runCli } from "../cli.ts";
@@ -18,6 +19,17 @@ export function nodeHost(args: string[]): Host {
           });
         });
       }),
+    watch: (dir, onChange) => {
+      // Recursive watching is native on macOS and Windows and emulated on Linux since Node 20;
+      // where it fails, the dev server's one-second poll still catches every change.
+      try {
+        const watcher = fsWatch(dir, { recursive: true }, onChange);
+        watcher.on("error", () => watcher.close());
+        return () => watcher.close();
+      } catch {
+        return () => {};
+      }
+    },
     onShutdown: (handler) => {
       process.once("SIGINT", handler);
       process.once("SIGTERM", handler);

@@ -16,11 +16,9 @@ export interface PathProblem {
  */
 const NOT_YET: Record<string, readonly string[]> = {
   "": [
-    "scale",
     "handler",
     "sequence_batching",
     "ensemble_scheduling",
-    "model_warmup",
     "response_cache",
     "model_transaction_policy",
     "batch_input",

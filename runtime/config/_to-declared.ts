@@ -22,6 +22,8 @@ export function toDeclared(raw: RawConfig, name: string): DeclaredConfig {
     parameters: Object.fromEntries(Object.entries(raw.parameters).map(([k, v]) => [k, { string_value: v.string_value }])),
     default_model_filename: raw.default_model_filename,
     accelerator: raw.accelerator,
+    model_warmup: structuredClone(raw.model_warmup),
+    scale: { park: "host", ...structuredClone(raw.scale ?? {}) },
   };
   if (raw.max_batch_size !== undefined) declared.max_batch_size = raw.max_batch_size;
   if (raw.dynamic_batching) declared.dynamic_batching = structuredClone(raw.dynamic_batching);

@@ -22,6 +22,33 @@ export interface FunctionConfig {
   parameters: Record<string, { string_value: string }>;
   default_model_filename: string;
   accelerator: Accelerator;
+  /** Triton's warm-up samples, run on every instance before a version is READY. */
+  model_warmup: WarmupSample[];
+  /** Ours: serverless behaviour (idle parking, scale to zero, autoscaling). */
+  scale: ScaleConfig;
+}
+
+/** Triton's ModelWarmup: `count` runs of a batch of `batch_size` built from each input's source. */
+export interface WarmupSample {
+  name: string;
+  batch_size: number;
+  count: number;
+  inputs: Record<string, { data_type: TritonDataType; dims: number[]; zero_data?: boolean; random_data?: boolean }>;
+}
+
+/**
+ * How a function scales. Unset fields take the server's defaults: instances between
+ * `min_instances` and `max_instances` (default: instance_group's count), added when in-flight
+ * requests per instance exceed `target_concurrency`; after `idle_timeout_ms` without requests a
+ * function at `min_instances` 0 is parked (`park: host`, model bytes kept in RAM) or unloaded
+ * (`park: none`).
+ */
+export interface ScaleConfig {
+  min_instances?: number;
+  max_instances?: number;
+  target_concurrency?: number;
+  idle_timeout_ms?: number;
+  park: "host" | "none";
 }
 
 export type TritonDataType =

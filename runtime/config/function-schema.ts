@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Accelerator, InstanceGroup, TritonDataType, DynamicBatching } from "./function-config.ts";
+import type { Accelerator, DynamicBatching, InstanceGroup, ScaleConfig, TritonDataType, WarmupSample } from "./function-config.ts";
 import { identityProblems } from "./_identity-rules.ts";
 import { formatDims, knownElementCount } from "./_dims.ts";
 
@@ -55,6 +55,8 @@ export interface RawConfig {
   parameters: Record<string, { string_value: string }>;
   default_model_filename: string;
   accelerator?: Accelerator;
+  model_warmup: WarmupSample[];
+  scale?: ScaleConfig;
 }
 
 export interface RawTensor {
@@ -188,6 +190,33 @@ function dynamicBatchingSchema(dialect: Dialect) {
   });
 }
 
+function warmupSchema(dialect: Dialect) {
+  const input = message({
+    data_type: z.enum(DATA_TYPES),
+    dims: dims(dialect),
+    zero_data: z.boolean().optional(),
+    random_data: z.boolean().optional(),
+  }).refine((i) => i.zero_data === true || i.random_data === true, {
+    error: "needs zero_data: true or random_data: true (input_data_file is not supported)",
+  });
+  return message({
+    name: z.string().default(""),
+    batch_size: z.int().min(1).default(1),
+    count: z.int().min(0).default(1),
+    inputs: z.record(z.string(), input).default({}),
+  });
+}
+
+function scaleSchema() {
+  return message({
+    min_instances: z.int().min(0).optional(),
+    max_instances: z.int().min(1).optional(),
+    target_concurrency: z.number().positive().optional(),
+    idle_timeout_ms: z.int().min(0).optional(),
+    park: z.enum(["host", "none"]).default("host"),
+  });
+}
+
 function optimizationSchema(dialect: Dialect) {
   const extras: z.ZodRawShape =
     dialect === "json"
@@ -219,7 +248,7 @@ function parametersSchema(dialect: Dialect) {
 function schemaFor(dialect: Dialect): z.ZodType<RawConfig> {
   const platforms = dialect === "json" ? ([...ONNX_PLATFORMS, ""] as const) : ONNX_PLATFORMS;
   const ownKeys: z.ZodRawShape =
-    dialect === "yaml" ? { accelerator: z.enum(ACCELERATORS).optional() } : { model_warmup: onlyDefault([]) };
+    dialect === "yaml" ? { accelerator: z.enum(ACCELERATORS).optional(), scale: scaleSchema().optional() } : {};
   return z
     .strictObject({
       name: z.string().optional(),
@@ -234,6 +263,7 @@ function schemaFor(dialect: Dialect): z.ZodType<RawConfig> {
       optimization: optimizationSchema(dialect),
       parameters: parametersSchema(dialect).default({}),
       default_model_filename: z.string().min(1).default("model.onnx"),
+      model_warmup: warmupSchema(dialect).array().default([]),
       ...ownKeys,
     })
     .superRefine((config, ctx) => {
@@ -282,6 +312,15 @@ function semanticProblems(config: RawConfig): { path: PropertyKey[]; problem: st
       problem: "needs a batch dimension, but max_batch_size is 0; set max_batch_size ≥ 1 or remove dynamic_batching",
     });
   }
+  const scale = config.scale;
+  if (scale?.min_instances !== undefined && scale.max_instances !== undefined && scale.min_instances > scale.max_instances) {
+    problems.push({ path: ["scale", "min_instances"], problem: `${scale.min_instances} is more than max_instances ${scale.max_instances}` });
+  }
+  config.model_warmup.forEach((sample, i) => {
+    if (mbs !== undefined && mbs > 0 && sample.batch_size > mbs) {
+      problems.push({ path: ["model_warmup", i, "batch_size"], problem: `${sample.batch_size} is larger than max_batch_size ${mbs}` });
+    }
+  });
   const batching = config.dynamic_batching;
   if (batching) {
     const levels = batching.priority_levels;

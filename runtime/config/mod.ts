@@ -10,6 +10,8 @@ export type {
   InstanceGroup,
   Optimization,
   QueuePolicy,
+  ScaleConfig,
+  WarmupSample,
   TensorConfig,
   TritonDataType,
   VersionPolicy,

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { compressResponses } from "./compression.ts";
 import { errorResponse, jsonError } from "./error-status.ts";
 import { registerKserveRoutes } from "./kserve-routes.ts";
+import { registerRepositoryRoutes } from "./repository-routes.ts";
 import type { KserveContext } from "./kserve-routes.ts";
 
 export interface AppContext extends KserveContext {
@@ -13,6 +14,7 @@ export function createApp(ctx: AppContext): Hono {
   const app = new Hono();
   app.use(compressResponses());
   registerKserveRoutes(app, ctx);
+  registerRepositoryRoutes(app, ctx);
   // Known paths with the wrong method answer 405, as Triton does; anything else 404.
   app.all("/v2/*", (c) => (knownPath(c.req.path) ? jsonError(405, "Method Not Allowed") : jsonError(404, "Not Found")));
   app.notFound(() => jsonError(404, "Not Found"));
@@ -23,6 +25,7 @@ export function createApp(ctx: AppContext): Hono {
 const known = [
   /^\/v2$/,
   /^\/v2\/health\/(live|ready)$/,
+  /^\/v2\/repository\/(index|models\/[^/]+\/(load|unload))$/,
   /^\/v2\/models\/[^/]+(\/versions\/[0-9]+)?(\/(ready|config|infer|stats))?$/,
 ];
 

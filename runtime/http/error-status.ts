@@ -14,7 +14,12 @@ const statusByCode: Record<ErrorCode, number> = {
 
 /** The one place where an error becomes an HTTP status and a `{"error": ...}` body. */
 export function errorResponse(error: unknown, log?: (message: string) => void): Response {
-  if (error instanceof RuntimeError) return jsonError(statusByCode[error.code], error.message);
+  if (error instanceof RuntimeError) {
+    const response = jsonError(statusByCode[error.code], error.message);
+    // A body refused unread leaves the connection in an unknown state: ask the client not to reuse it.
+    if (error.code === "RESOURCE_EXHAUSTED") response.headers.set("connection", "close");
+    return response;
+  }
   // Anything else is our bug, not the client's: say so, and keep the details in the log.
   log?.(`internal error: ${(error as Error)?.stack ?? error}`);
   return jsonError(500, `internal error: ${(error as Error)?.message ?? String(error)}`);

@@ -33,17 +33,22 @@ export function registerKserveRoutes(app: Hono, ctx: KserveContext): void {
   app.get(`${VERSION}/stats`, (c) => c.json(statistics(ctx, c.req.param("name"), c.req.param("version"))));
 
   for (const base of [MODEL, VERSION]) {
-    app.get(base, (c) => c.json(metadata(deployment(c, ctx), ctx)));
+    app.get(base, async (c) => c.json(metadata(await deployment(c, ctx), ctx)));
     app.get(`${base}/ready`, (c) => {
-      const d = deployment(c, ctx);
-      return c.json({ name: d.name, version: String(d.version), ready: true });
+      const name = c.req.param("name")!;
+      const r = ctx.models.readiness(name, c.req.param("version"));
+      if (!r.ready) return jsonError(503, `model '${name}' version ${r.version} is not ready: ${r.reason}`);
+      return c.json({ name, version: String(r.version), ready: true });
     });
-    app.get(`${base}/config`, (c) => c.json(effectiveConfig(deployment(c, ctx))));
+    app.get(`${base}/config`, async (c) => c.json(effectiveConfig(await deployment(c, ctx))));
     app.post(`${base}/infer`, async (c) => {
-      const d = deployment(c, ctx);
+      const name = c.req.param("name")!;
+      const version = c.req.param("version");
+      const signal = c.req.raw.signal;
+      const d = await deployment(c, ctx);
       const body = await readBody(c.req.raw, ctx.maxInputBytes);
       const request = decode(body, c.req.header("inference-header-content-length"), d.config);
-      const response = await d.infer(request, { signal: c.req.raw.signal });
+      const response = await ctx.models.infer(name, version, request, { signal });
       const encoded = encodeInferResponse(response, request);
       if (encoded.headerLength === undefined) {
         return new Response(encoded.body, { headers: { "content-type": "application/json" } });
@@ -58,12 +63,16 @@ export function registerKserveRoutes(app: Hono, ctx: KserveContext): void {
   }
 }
 
+/** Triton's statistics, plus our state and instance count per version (extra keys clients ignore). */
 function statistics(ctx: KserveContext, name?: string, version?: string) {
-  return { model_stats: ctx.models.deployments(name, version).map((d) => d.stats.toJSON(d.name, String(d.version))) };
+  return {
+    model_stats: ctx.models.statistics(name, version).map((e) => ({ ...e.stats.toJSON(e.name, e.version), state: e.state, instance_count: e.instances })),
+  };
 }
 
-function deployment(c: Context, ctx: KserveContext): Deployment {
-  return ctx.models.resolve(c.req.param("name")!, c.req.param("version"));
+/** The deployment a request names, loaded on demand (lazy mode, or a parked function). */
+function deployment(c: Context, ctx: KserveContext): Promise<Deployment> {
+  return ctx.models.acquire(c.req.param("name")!, c.req.param("version"), { signal: c.req.raw.signal });
 }
 
 function decode(body: Uint8Array, header: string | undefined, config: FunctionConfig): InferRequest {
@@ -110,6 +119,7 @@ function metadata(d: Deployment, ctx: KserveContext) {
     platform: config.platform || config.backend,
     inputs: config.input.map(tensor),
     outputs: config.output.map(tensor),
+    parameters: { state: "READY", instance_count: d.instanceCount, execution_provider: d.provider },
   };
 }
 

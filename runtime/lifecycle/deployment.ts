@@ -2,13 +2,37 @@ import type { Clock, InferRequest, InferResponse } from "../core/mod.ts";
 import { RuntimeError } from "../core/mod.ts";
 import type { Backend, Session } from "../backends/backend.ts";
 import { DynamicBatcher } from "../scheduler/mod.ts";
-import type { LevelPolicy, Scheduler } from "../scheduler/mod.ts";
+import type { LevelPolicy } from "../scheduler/mod.ts";
 import type { DynamicBatching, FunctionConfig, QueuePolicy } from "../config/mod.ts";
-import { ModelStats } from "../metrics/mod.ts";
-import type { DeploymentState } from "./deployment-state.ts";
+import type { ModelStats } from "../metrics/mod.ts";
 import { collectOutputs, prepareRequest } from "./prepare-request.ts";
 
-/** One function version in memory: its effective config, its instances and its scheduler. */
+/** The deployment began closing between being chosen and being asked: choose again. */
+export class DeploymentClosedError extends RuntimeError {
+  constructor(name: string, version: number) {
+    super("UNAVAILABLE", `model '${name}' version ${version} is being unloaded`);
+  }
+}
+
+export interface DeploymentOptions {
+  config: FunctionConfig;
+  version: number;
+  sessions: Session[];
+  backend: Backend;
+  clock: Clock;
+  /** Outlives the deployment: a parked and restored version keeps its statistics. */
+  stats: ModelStats;
+  /** Creates one more instance like the first (autoscaling up). */
+  createInstance?: () => Promise<Session>;
+  /** Called when the first request starts after a quiet period, and when the last one ends. */
+  onActivity?: (busy: boolean) => void;
+}
+
+/**
+ * One function version in memory: its effective config, its instances and its scheduler. Its
+ * life (loading, parking, unloading) is the model manager's business; a deployment only serves,
+ * scales its instances and drains.
+ */
 export class Deployment {
   readonly name: string;
   readonly version: number;
@@ -16,23 +40,25 @@ export class Deployment {
   /** Execution providers the instances use ("cpu", "cuda,cpu"…), and why one differs from the request if it does. */
   readonly provider: string;
   readonly fallbackReason?: string;
-  readonly stats = new ModelStats();
-  #state: DeploymentState = "READY";
-  readonly #clock: Clock;
+  readonly stats: ModelStats;
+  readonly #options: DeploymentOptions;
   readonly #sessions: Session[];
-  readonly #scheduler: Scheduler;
-  readonly #backend: Backend;
+  readonly #scheduler: DynamicBatcher;
+  #active = 0;
+  #closing = false;
+  /** Serialises scaling so two decisions never race. */
+  #scaling: Promise<void> = Promise.resolve();
 
-  constructor(options: { config: FunctionConfig; version: number; sessions: Session[]; backend: Backend; clock: Clock }) {
+  constructor(options: DeploymentOptions) {
     const { config, sessions } = options;
     this.name = config.name;
     this.version = options.version;
     this.config = config;
     this.provider = [...new Set(sessions.map((s) => s.provider))].join(",");
     this.fallbackReason = sessions.find((s) => s.fallbackReason)?.fallbackReason;
-    this.#sessions = sessions;
-    this.#backend = options.backend;
-    this.#clock = options.clock;
+    this.stats = options.stats;
+    this.#options = options;
+    this.#sessions = [...sessions];
     const batching = config.dynamic_batching;
     this.#scheduler = new DynamicBatcher({
       instances: sessions,
@@ -48,23 +74,24 @@ export class Deployment {
     });
   }
 
-  /** Sessions serving this version. */
+  /** Instances serving now. */
   get instanceCount(): number {
     return this.#sessions.length;
   }
 
-  get state(): DeploymentState {
-    return this.#state;
+  /** Requests admitted and not yet answered (queued, running or being encoded). */
+  get inflight(): number {
+    return this.#active;
   }
 
   /** Validates, queues and runs one request; resolves with its own outputs. */
   async infer(request: InferRequest, options: { signal?: AbortSignal } = {}): Promise<InferResponse> {
-    if (this.#state !== "READY") {
-      throw new RuntimeError("UNAVAILABLE", `model '${this.name}' version ${this.version} is not ready (${this.#state})`);
-    }
-    const started = this.#clock.now();
+    if (this.#closing) throw new DeploymentClosedError(this.name, this.version);
+    const { clock } = this.#options;
+    const started = clock.now();
+    if (this.#active++ === 0) this.#options.onActivity?.(true);
     try {
-      const scheduled = prepareRequest(request, this.config, { checkInput: this.#backend.checkInput });
+      const scheduled = prepareRequest(request, this.config, { checkInput: this.#options.backend.checkInput });
       const result = await this.#scheduler.enqueue(scheduled, options);
       const response = {
         modelName: this.name,
@@ -72,20 +99,42 @@ export class Deployment {
         id: request.id,
         outputs: collectOutputs(request, result, this.config),
       };
-      this.stats.succeeded(this.#clock.now() - started);
+      this.stats.succeeded(clock.now() - started);
       return response;
     } catch (error) {
-      this.stats.failed(this.#clock.now() - started);
+      this.stats.failed(clock.now() - started);
       throw error;
+    } finally {
+      if (--this.#active === 0) this.#options.onActivity?.(false);
     }
   }
 
-  /** Stops taking requests, lets in-flight ones finish, then releases the sessions. */
-  async unload(): Promise<void> {
-    this.#state = "UNLOADING";
+  /** Grows or shrinks to `count` instances (at least one); removed instances finish their batch first. */
+  scaleTo(count: number): Promise<void> {
+    const target = Math.max(1, count);
+    this.#scaling = this.#scaling.then(async () => {
+      while (!this.#closing && this.#sessions.length < target && this.#options.createInstance) {
+        const session = await this.#options.createInstance();
+        if (this.#closing) return void (await session.release());
+        this.#sessions.push(session);
+        this.#scheduler.addInstance(session);
+      }
+      while (!this.#closing && this.#sessions.length > target) {
+        const removed = (await this.#scheduler.removeInstance()) as Session;
+        this.#sessions.splice(this.#sessions.indexOf(removed), 1);
+        await removed.release();
+      }
+    });
+    return this.#scaling;
+  }
+
+  /** Stops taking requests, lets in-flight ones finish, then releases every session. */
+  async close(): Promise<void> {
+    this.#closing = true;
+    await this.#scaling.catch(() => undefined);
     await this.#scheduler.stop();
     await Promise.all(this.#sessions.map((s) => s.release()));
-    this.#state = "UNAVAILABLE";
+    this.#sessions.length = 0;
   }
 }
 

@@ -1,13 +1,27 @@
-import { RuntimeError } from "../core/mod.ts";
-import type { Clock, Platform } from "../core/mod.ts";
-import { completeConfig, completeIdentityConfig, formatIssue, identitySignature, parseFunctionConfig } from "../config/mod.ts";
-import type { Accelerator, DeclaredConfig, FunctionConfig } from "../config/mod.ts";
-import type { Backend, Session } from "../backends/backend.ts";
-import { scanRepository, selectVersions } from "../repository/mod.ts";
+import { invalidArg, RuntimeError } from "../core/mod.ts";
+import type { Clock, InferRequest, InferResponse, Platform } from "../core/mod.ts";
+import { formatIssue, parseFunctionConfig } from "../config/mod.ts";
+import type { Accelerator, DeclaredConfig } from "../config/mod.ts";
+import type { Backend } from "../backends/backend.ts";
+import { fingerprint, scanRepository, selectVersions } from "../repository/mod.ts";
 import type { FunctionEntry } from "../repository/mod.ts";
-import { Deployment } from "./deployment.ts";
-import { instancePlacements } from "./instance-placement.ts";
+import type { ModelStats } from "../metrics/mod.ts";
+import { Autoscaler, DEFAULT_AUTOSCALER } from "./autoscaler.ts";
+import { DeploymentClosedError } from "./deployment.ts";
+import type { Deployment } from "./deployment.ts";
 import type { DeploymentState } from "./deployment-state.ts";
+import { instancePlacements } from "./instance-placement.ts";
+import { loadDeployment } from "./load-deployment.ts";
+import { ManagedVersion } from "./managed-version.ts";
+import type { IdlePolicy, VersionLoader } from "./managed-version.ts";
+import { planRoom } from "./memory-budget.ts";
+import type { Budgets, Footprint, RoomCandidate } from "./memory-budget.ts";
+
+/**
+ * Triton's model control modes plus ours: `lazy` registers every function at start and loads
+ * each on its first request (the serverless default).
+ */
+export type ControlMode = "none" | "poll" | "explicit" | "lazy";
 
 export interface ModelManagerOptions {
   platform: Platform;
@@ -18,6 +32,19 @@ export interface ModelManagerOptions {
   clock: Clock;
   /** Server-wide default when a function.yaml does not say (`--accelerator`). */
   accelerator?: Accelerator;
+  /** Default "lazy". */
+  controlMode?: ControlMode;
+  /** Functions loaded at start in explicit mode (`--load-model`; "*" = all). */
+  loadModels?: readonly string[];
+  /** Repository poll period in poll mode (`--repository-poll-secs`). */
+  pollIntervalMs?: number;
+  /** How long a request waits for an on-demand load before 503. Default 120 s. */
+  loadTimeoutMs?: number;
+  budgets?: Budgets;
+  /** Idle time before a function at min_instances 0 parks, unless its `scale` says. Default: 5 min in lazy mode, never otherwise. */
+  idleTimeoutMs?: number;
+  /** Autoscaler tick (Knative: 2 s). */
+  autoscaleIntervalMs?: number;
 }
 
 /** One row of the repository index. */
@@ -28,181 +55,427 @@ export interface VersionStatus {
   reason: string;
 }
 
-interface VersionRecord {
-  state: DeploymentState;
-  reason: string;
-  deployment?: Deployment;
-}
-
+/** One function as registered: its config, its served versions, whether it should be serving. */
 interface FunctionRecord {
-  entry: FunctionEntry;
+  name: string;
+  entry?: FunctionEntry;
   declared?: DeclaredConfig;
   /** Why the function as a whole cannot load (bad function.yaml, no versions). */
   error?: string;
-  versions: Map<number, VersionRecord>;
+  fingerprint: string;
+  versions: Map<number, ManagedVersion>;
+  /** False until loaded in explicit mode, and after an unload: no on-demand loads then. */
+  wanted: boolean;
+  /** Model files given through the load API, by version; replace the repository's. */
+  files?: Map<number, Uint8Array>;
 }
 
 /**
- * Owns the deployments of one repository. With control mode "none" (the only one so far) every
- * function is loaded at start; a function that fails stays visible with its reason while the
- * others serve.
+ * Owns the functions of one repository and the life of their versions: registration, control
+ * modes, on-demand loading bounded by a timeout, memory budgets (park, then evict, least recently
+ * used first), idle parking, autoscaling, and reloads that swap only once the new version is ready.
  */
 export class ModelManager {
   readonly #options: ModelManagerOptions;
+  readonly #mode: ControlMode;
   readonly #functions = new Map<string, FunctionRecord>();
+  readonly #autoscalers = new Map<ManagedVersion, Autoscaler>();
+  #roomLock: Promise<unknown> = Promise.resolve();
+  #timers: unknown[] = [];
+  #stopped = false;
 
   constructor(options: ModelManagerOptions) {
     this.#options = options;
+    this.#mode = options.controlMode ?? "lazy";
   }
 
-  /** Scans the repository and loads every function's served versions. */
-  async loadAll(): Promise<void> {
+  get controlMode(): ControlMode {
+    return this.#mode;
+  }
+
+  /** Registers the repository and loads what the control mode says; starts polling and autoscaling. */
+  async start(): Promise<void> {
     const entries = await scanRepository(this.#options.platform, this.#options.repository);
-    await Promise.all(entries.map((entry) => this.#loadFunction(entry)));
+    const explicit = new Set(this.#options.loadModels ?? []);
+    for (const entry of entries) {
+      const wanted = this.#mode !== "explicit" || explicit.has("*") || explicit.has(entry.name);
+      await this.#register(entry, wanted);
+    }
+    for (const name of explicit) {
+      if (name !== "*" && !this.#functions.has(name)) this.#options.platform.log.error(`--load-model '${name}': no such function in the repository`);
+    }
+    if (this.#mode !== "lazy") {
+      const loads = [...this.#functions.values()].filter((fn) => fn.wanted).flatMap((fn) => [...fn.versions.values()]);
+      await Promise.all(loads.map((v) => v.ensureReady().catch(() => undefined)));
+    }
+    if (this.#mode === "poll") this.#every(this.#options.pollIntervalMs ?? 15_000, () => this.poll());
+    this.#every(this.#options.autoscaleIntervalMs ?? 2_000, () => this.#autoscale());
   }
 
-  /** The deployment that serves `name` (and `version`, else the highest ready one). */
-  resolve(name: string, version?: string): Deployment {
-    const fn = this.#functions.get(name);
-    if (!fn) throw new RuntimeError("NOT_FOUND", `Request for unknown model: '${name}' is not found`);
-    if (version !== undefined) {
-      const record = fn.versions.get(Number(version));
-      if (!record || !/^[0-9]+$/.test(version)) {
-        throw new RuntimeError("NOT_FOUND", `Request for unknown model: '${name}' version ${version} is not found`);
-      }
-      if (!record.deployment || record.state !== "READY") {
-        throw new RuntimeError("UNAVAILABLE", `model '${name}' version ${version} is not ready: ${record.reason || record.state}`);
-      }
-      return record.deployment;
+  /** The deployment to serve `name` (and `version`, else the default one), loading it on demand. */
+  async acquire(name: string, version?: string, options: { signal?: AbortSignal } = {}): Promise<Deployment> {
+    const fn = this.#function(name);
+    const v = this.#pick(fn, version);
+    if (v.state === "READY" && v.deployment) {
+      v.touch();
+      return v.deployment;
     }
-    const ready = [...fn.versions.entries()].filter(([, r]) => r.state === "READY" && r.deployment);
-    if (ready.length === 0) {
-      const reason = fn.error ?? [...fn.versions.values()].map((r) => r.reason).find(Boolean) ?? "no version is loaded";
-      throw new RuntimeError("UNAVAILABLE", `model '${name}' is not ready: ${reason}`);
+    if (fn.error) throw new RuntimeError("UNAVAILABLE", `model '${name}' is not ready: ${fn.error}`);
+    if (v.state === "FAILED") throw new RuntimeError("UNAVAILABLE", v.reason);
+    if (!fn.wanted) throw new RuntimeError("UNAVAILABLE", `model '${name}' is not loaded (control mode ${this.#mode}); load it first`);
+    return await bounded(v.ensureReady(), this.#options.loadTimeoutMs ?? 120_000, options.signal, `'${name}' version ${v.version}`);
+  }
+
+  /** Runs one request on the right deployment; if that one starts closing first, on its successor. */
+  async infer(name: string, version: string | undefined, request: InferRequest, options: { signal?: AbortSignal } = {}): Promise<InferResponse> {
+    for (let attempt = 0; ; attempt++) {
+      const deployment = await this.acquire(name, version, options);
+      try {
+        return await deployment.infer(request, options);
+      } catch (error) {
+        if (!(error instanceof DeploymentClosedError) || attempt >= 2) throw error;
+      }
     }
-    return ready.sort(([a], [b]) => b - a)[0]![1].deployment!;
   }
 
   /**
-   * Loaded deployments, for the statistics endpoint: all of them, one function's, or one
-   * version's. Unknown names and versions are NOT_FOUND, as for inference.
+   * Whether `name` (or one version) can serve now or on demand — as a Knative service scaled to
+   * zero is still Ready — and why not when it cannot.
    */
-  deployments(name?: string, version?: string): Deployment[] {
-    if (name === undefined) {
-      return [...this.#functions.keys()].sort().flatMap((n) => this.deployments(n));
-    }
-    const fn = this.#functions.get(name);
-    if (!fn) throw new RuntimeError("NOT_FOUND", `Request for unknown model: '${name}' is not found`);
-    if (version !== undefined && !fn.versions.has(Number(version))) {
-      throw new RuntimeError("NOT_FOUND", `Request for unknown model: '${name}' version ${version} is not found`);
-    }
-    return [...fn.versions.entries()]
-      .filter(([v, r]) => r.deployment && (version === undefined || v === Number(version)))
-      .sort(([a], [b]) => a - b)
-      .map(([, r]) => r.deployment!);
+  readiness(name: string, version?: string): { ready: boolean; version: number; state: DeploymentState; reason: string } {
+    const fn = this.#function(name);
+    const v = this.#pick(fn, version);
+    const reason = fn.error ?? (v.reason || (!fn.wanted ? "not loaded" : v.state));
+    const ready = v.state === "READY" || (!fn.error && fn.wanted && v.state !== "FAILED" && v.state !== "UNLOADING");
+    return { ready, version: v.version, state: v.state, reason };
+  }
+
+  /** True when every registered function is ready or can be made ready (Triton's strict readiness). */
+  allReady(): boolean {
+    return [...this.#functions.keys()].every((name) => this.readiness(name).ready);
   }
 
   /** Served version numbers of a function, ascending (for model metadata). */
   versions(name: string): string[] {
-    const fn = this.#functions.get(name);
-    return fn ? [...fn.versions.keys()].sort((a, b) => a - b).map(String) : [];
+    return [...this.#function(name).versions.keys()].sort((a, b) => a - b).map(String);
   }
 
-  /** Every function and version with its state, for the repository index. */
-  index(): VersionStatus[] {
+  /** Statistics of every served version (or one function's, or one version's); NOT_FOUND as for inference. */
+  statistics(name?: string, version?: string): { name: string; version: string; state: DeploymentState; instances: number; stats: ModelStats }[] {
+    const fns = name === undefined ? [...this.#functions.values()].sort(byName) : [this.#function(name)];
+    if (name !== undefined && version !== undefined) this.#pick(fns[0]!, version);
+    return fns.flatMap((fn) =>
+      [...fn.versions.values()]
+        .filter((v) => version === undefined || v.version === Number(version))
+        .sort((a, b) => a.version - b.version)
+        .map((v) => ({ name: fn.name, version: String(v.version), state: v.state, instances: v.deployment?.instanceCount ?? 0, stats: v.stats })),
+    );
+  }
+
+  /** Every function and version with its state and reason, for the repository index. */
+  index(options: { readyOnly?: boolean } = {}): VersionStatus[] {
     const rows: VersionStatus[] = [];
-    for (const [name, fn] of [...this.#functions.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
-      if (fn.versions.size === 0) rows.push({ name, state: fn.error ? "FAILED" : "UNAVAILABLE", reason: fn.error ?? "" });
-      for (const [version, r] of fn.versions) rows.push({ name, version: String(version), state: r.state, reason: r.reason });
+    for (const fn of [...this.#functions.values()].sort(byName)) {
+      if (fn.versions.size === 0) rows.push({ name: fn.name, state: fn.error ? "FAILED" : "UNAVAILABLE", reason: fn.error ?? "" });
+      for (const v of [...fn.versions.values()].sort((a, b) => a.version - b.version)) {
+        rows.push({ name: fn.name, version: String(v.version), state: v.state, reason: fn.error ?? v.reason });
+      }
     }
-    return rows;
+    return options.readyOnly ? rows.filter((r) => r.state === "READY") : rows;
   }
 
-  /** True when every registered function has a ready version (Triton's strict readiness). */
-  allReady(): boolean {
-    return [...this.#functions.values()].every((fn) => [...fn.versions.values()].some((r) => r.state === "READY"));
+  /**
+   * Loads or reloads a function (repository API). `config` replaces function.yaml (Triton's JSON
+   * form, already parsed); `files` replace the model files by version. Resolves once every served
+   * version is READY; a failed reload leaves the previous deployment serving.
+   */
+  async load(name: string, override: { config?: DeclaredConfig; files?: Map<number, Uint8Array> } = {}): Promise<void> {
+    if (this.#mode === "none" || this.#mode === "poll") {
+      throw invalidArg(`load and unload are not allowed in model control mode '${this.#mode}'; use explicit or lazy`);
+    }
+    const entry = override.files ? undefined : (await scanRepository(this.#options.platform, this.#options.repository)).find((e) => e.name === name);
+    if (!entry && !override.files) throw invalidArg(`failed to load '${name}': no such function in the repository`);
+    const existing = this.#functions.get(name);
+    const fn = await this.#register(entry ?? { name, dir: `${this.#options.repository}/${name}`, versions: [...override.files!.keys()].sort((a, b) => a - b) }, true, override);
+    if (fn.error) throw invalidArg(`failed to load '${name}': ${fn.error}`);
+    const results = await Promise.allSettled([...fn.versions.values()].map((v) => (existing?.versions.get(v.version) === v && v.deployment ? this.#reload(fn, v) : v.ensureReady())));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed) throw invalidArg(`failed to load '${name}': ${(failed.reason as Error).message.replace(/^failed to load '[^']*' version \d+: /, "")}`);
   }
 
-  /** Drains and releases every deployment. */
+  /** Drains and unloads every version of a function; it stays registered, UNAVAILABLE. */
+  async unload(name: string): Promise<void> {
+    if (this.#mode === "none" || this.#mode === "poll") {
+      throw invalidArg(`load and unload are not allowed in model control mode '${this.#mode}'; use explicit or lazy`);
+    }
+    const fn = this.#function(name);
+    fn.wanted = false;
+    await Promise.all([...fn.versions.values()].map((v) => v.unload()));
+  }
+
+  /** Parks a READY function now (dev tools); no-op for others. */
+  async park(name: string): Promise<void> {
+    await Promise.all([...this.#function(name).versions.values()].map((v) => v.park()));
+  }
+
+  /**
+   * Compares the repository with what is registered: new functions are registered (and loaded
+   * unless lazy), removed ones drain and go, changed ones reload in the background. Poll mode
+   * calls this on a timer; the dev server calls it when files change.
+   */
+  async poll(): Promise<void> {
+    const { platform } = this.#options;
+    const entries = await scanRepository(platform, this.#options.repository).catch(() => undefined);
+    if (!entries) return;
+    const seen = new Set(entries.map((e) => e.name));
+    for (const [name, fn] of this.#functions) {
+      if (seen.has(name) || fn.files) continue;
+      platform.log.info(`${name}: removed from the repository; draining`);
+      this.#functions.delete(name);
+      await Promise.all([...fn.versions.values()].map((v) => v.unload("removed from the repository")));
+    }
+    for (const entry of entries) {
+      const fn = this.#functions.get(entry.name);
+      if (fn?.files) continue;
+      const print = await fingerprint(platform, entry, fn?.declared?.default_model_filename ?? "model.onnx");
+      if (fn && fn.fingerprint === print) continue;
+      platform.log.info(`${entry.name}: ${fn ? "changed" : "new"}; ${fn ? "reloading" : "registering"}`);
+      const previous = fn && new Set(fn.versions.values());
+      const updated = await this.#register(entry, fn?.wanted ?? this.#mode !== "explicit");
+      for (const v of updated.versions.values()) {
+        if (previous?.has(v) && v.deployment) void this.#reload(updated, v).catch(() => undefined);
+        else if (this.#mode !== "lazy" && updated.wanted) void v.ensureReady().catch(() => undefined);
+      }
+    }
+  }
+
+  /** Stops timers, then drains and releases every deployment. */
   async stop(): Promise<void> {
-    const unloads = [...this.#functions.values()].flatMap((fn) => [...fn.versions.values()].map((r) => r.deployment?.unload()));
-    await Promise.all(unloads);
+    this.#stopped = true;
+    for (const t of this.#timers) this.#options.clock.clearTimeout(t);
+    await Promise.all([...this.#functions.values()].flatMap((fn) => [...fn.versions.values()].map((v) => v.unload("server stopping"))));
   }
 
-  async #loadFunction(entry: FunctionEntry): Promise<void> {
-    const fn: FunctionRecord = { entry, versions: new Map() };
+  /**
+   * (Re)registers a function from its folder: parses function.yaml, picks the served versions and
+   * keeps the ManagedVersion of every version that stays, so reloads can swap in place. Versions
+   * no longer served are unloaded once a newer one is READY (or at once if none is loaded).
+   */
+  async #register(entry: FunctionEntry, wanted: boolean, override: { config?: DeclaredConfig; files?: Map<number, Uint8Array> } = {}): Promise<FunctionRecord> {
+    const { platform } = this.#options;
+    const old = this.#functions.get(entry.name);
+    const fn: FunctionRecord = { name: entry.name, entry, fingerprint: "", versions: new Map(), wanted, files: override.files };
+    if (override.config) {
+      fn.declared = override.config;
+    } else {
+      const file = entry.configFile ?? `${entry.dir}/function.yaml`;
+      const text = entry.configFile ? await platform.readTextFile(entry.configFile).catch(() => "") : "";
+      const parsed = parseFunctionConfig(text, { file, name: entry.name });
+      if (parsed.config && parsed.errors.length === 0) fn.declared = parsed.config;
+      else fn.error = parsed.errors.map(formatIssue).join("; ");
+    }
+    fn.fingerprint = await fingerprint(platform, entry, fn.declared?.default_model_filename ?? "model.onnx");
+    if (fn.error) platform.log.error(`${entry.name}: invalid configuration: ${fn.error}`);
+    const served = fn.declared ? selectVersions(fn.declared.version_policy, entry.versions) : [];
+    if (fn.declared && served.length === 0) fn.error = `no version folder to serve (found: ${entry.versions.join(", ") || "none"})`;
+    for (const version of served) {
+      const loader = this.#loader(fn, version);
+      const idle = this.#idlePolicy(fn.declared!);
+      const kept = old?.versions.get(version);
+      if (kept) {
+        // Same version: keep its state and statistics. One not in memory takes the new content
+        // now; a loaded one is reloaded in place by the caller (#reload), which swaps when ready.
+        if (!kept.deployment) await kept.reload(loader, idle);
+        fn.versions.set(version, kept);
+      } else {
+        fn.versions.set(version, new ManagedVersion(entry.name, version, { loader, idle, clock: this.#options.clock, log: platform.log }));
+      }
+    }
     this.#functions.set(entry.name, fn);
-    const { platform } = this.#options;
-    const file = entry.configFile ?? `${entry.dir}/function.yaml`;
-    const text = entry.configFile ? await platform.readTextFile(entry.configFile) : "";
-    const parsed = parseFunctionConfig(text, { file, name: entry.name });
-    if (!parsed.config || parsed.errors.length > 0) {
-      fn.error = parsed.errors.map(formatIssue).join("; ");
-      platform.log.error(`${entry.name}: invalid configuration: ${fn.error}`);
-      return;
-    }
-    fn.declared = parsed.config;
-    const served = selectVersions(parsed.config.version_policy, entry.versions);
-    if (served.length === 0) {
-      fn.error = `no version folder to serve (found: ${entry.versions.join(", ") || "none"})`;
-      platform.log.error(`${entry.name}: ${fn.error}`);
-      return;
-    }
-    for (const v of served) fn.versions.set(v, { state: "LOADING", reason: "" });
-    await Promise.all(served.map((v) => this.#loadVersion(fn, v)));
+    const retired = [...(old?.versions.values() ?? [])].filter((v) => fn.versions.get(v.version) !== v);
+    if (retired.length > 0) void this.#retire(fn, retired);
+    return fn;
   }
 
-  async #loadVersion(fn: FunctionRecord, version: number): Promise<void> {
-    const record = fn.versions.get(version)!;
-    const { platform } = this.#options;
-    const started = performance.now();
-    try {
-      record.deployment = await this.#createDeployment(fn.entry, fn.declared!, version);
-      record.state = "READY";
-      const d = record.deployment;
-      platform.log.info(`${fn.entry.name} v${version}: READY on ${d.provider} in ${Math.round(performance.now() - started)} ms`);
-    } catch (error) {
-      record.state = "FAILED";
-      record.reason = `failed to load '${fn.entry.name}' version ${version}: ${(error as Error).message}`;
-      platform.log.error(`${fn.entry.name} v${version}: ${record.reason}`);
-    }
+  /** Reloads a loaded version from the function's current files and config. */
+  async #reload(fn: FunctionRecord, v: ManagedVersion): Promise<void> {
+    await v.reload(this.#loader(fn, v.version), this.#idlePolicy(fn.declared!));
   }
 
-  async #createDeployment(entry: FunctionEntry, written: DeclaredConfig, version: number): Promise<Deployment> {
+  /** Unloads versions that left the served set, once a served version is READY (zero downtime). */
+  async #retire(fn: FunctionRecord, retired: ManagedVersion[]): Promise<void> {
+    const loaded = retired.some((v) => v.deployment);
+    if (loaded && fn.wanted && this.#mode !== "lazy") {
+      await Promise.allSettled([...fn.versions.values()].map((v) => v.ensureReady()));
+    } else if (loaded && fn.wanted) {
+      const newest = [...fn.versions.values()].sort((a, b) => b.version - a.version)[0];
+      await newest?.ensureReady().catch(() => undefined);
+    }
+    await Promise.all(retired.map((v) => v.unload("no longer served by version_policy")));
+  }
+
+  #loader(fn: FunctionRecord, version: number): VersionLoader {
     const { platform, backends, clock } = this.#options;
-    const declared = { ...written, accelerator: written.accelerator ?? this.#options.accelerator ?? "auto" };
-    const backend = backends[declared.backend];
-    if (!backend) throw new RuntimeError("INVALID_ARG", `backend '${declared.backend}' is not available`);
-    const identity = declared.backend === "identity";
-    const bytes = identity ? new Uint8Array() : await platform.readFile(`${entry.dir}/${version}/${declared.default_model_filename}`);
-    const placements = instancePlacements(declared.instance_group, declared.accelerator);
-    const threads = (key: string) => {
-      const value = declared.parameters[key]?.string_value;
-      return value === undefined ? undefined : Number(value);
-    };
-    const shared = {
-      // Instances of one deployment run concurrently: give each its share of the cores.
-      intraOpThreads: threads("intra_op_thread_count") ?? Math.max(1, Math.floor(platform.cpuCount() / placements.length)),
-      interOpThreads: threads("inter_op_thread_count"),
-      graphLevel: declared.optimization.graph.level,
-      allowSpinning: ["1", "true"].includes(declared.parameters.allow_spinning?.string_value ?? ""),
-      signature: identity ? identitySignature(declared) : undefined,
-      log: {
-        info: (m: string) => platform.log.info(`${entry.name} v${version}: ${m}`),
-        warn: (m: string) => platform.log.warn(`${entry.name} v${version}: ${m}`),
+    const declared = fn.declared!;
+    return {
+      readBytes: async () => {
+        if (declared.backend === "identity") return new Uint8Array();
+        const file = fn.files?.get(version);
+        if (file) return file;
+        return await platform.readFile(`${fn.entry!.dir}/${version}/${declared.default_model_filename}`);
+      },
+      load: async (bytes, managed) => {
+        const backend = backends[declared.backend];
+        if (!backend) throw new RuntimeError("INVALID_ARG", `backend '${declared.backend}' is not available`);
+        const resolved = { ...declared, accelerator: declared.accelerator ?? this.#options.accelerator ?? "auto" };
+        const load = () =>
+          loadDeployment({
+            declared: resolved,
+            version,
+            bytes,
+            backend,
+            clock,
+            cpuCount: platform.cpuCount(),
+            log: platform.log,
+            stats: managed.stats,
+            onActivity: (busy) => managed.activity(busy),
+          });
+        if (!this.#options.budgets) return await load();
+        return await this.#withRoom(managed, this.#estimate(resolved, bytes.byteLength), load);
       },
     };
-    const sessions: Session[] = [];
-    let config: FunctionConfig;
-    try {
-      // Complete the config from the first instance, so a contradiction fails before the others load.
-      sessions.push(await backend.load(bytes, { ...shared, ...placements[0]! }));
-      config = identity ? completeIdentityConfig(declared) : completeConfig(declared, sessions[0]!.signature);
-      for (const placement of placements.slice(1)) sessions.push(await backend.load(bytes, { ...shared, ...placement }));
-    } catch (error) {
-      await Promise.all(sessions.map((s) => s.release()));
-      throw error;
-    }
-    return new Deployment({ config, version, sessions, backend, clock });
   }
+
+  /** Model bytes plus one model-sized session per instance, on the host or the device. */
+  #estimate(declared: DeclaredConfig & { accelerator: Accelerator }, bytes: number): Footprint {
+    const placements = instancePlacements(declared.instance_group, declared.accelerator);
+    const onDevice = placements.filter((p) => p.accelerator === "cuda" || p.accelerator === "tensorrt").length;
+    return { host: bytes + bytes * (placements.length - onDevice), device: bytes * onDevice };
+  }
+
+  /**
+   * Runs `load` once the budget has room for `need`, parking then evicting idle deployments
+   * (least recently used first) to make it; refuses with 503 naming the budget when it cannot.
+   * Loads under a budget run one at a time, so two never count the same free bytes.
+   */
+  #withRoom<T>(loading: ManagedVersion, need: Footprint, load: () => Promise<T>): Promise<T> {
+    const run = async () => {
+      const budgets = this.#options.budgets!;
+      const all = [...this.#functions.values()].flatMap((fn) => [...fn.versions.values()]).filter((v) => v !== loading);
+      const used = all.reduce((sum, v) => add(sum, v.footprint()), add({ host: 0, device: 0 }, loading.footprint()));
+      const candidates: RoomCandidate[] = all
+        .filter((v) => (v.state === "READY" && v.inflight === 0 && !v.loading) || v.state === "PARKED")
+        .map((v) => {
+          const held = v.footprint();
+          return { key: `${v.name}/${v.version}`, state: v.state as "READY" | "PARKED", lastUsed: v.lastUsed, parkFrees: sub(held, v.footprintWhenParked()), evictFrees: held };
+        });
+      const plan = planRoom(need, used, budgets, candidates);
+      if (!plan) {
+        const which = budgets.host !== undefined && used.host + need.host > budgets.host ? "host" : "device";
+        const budget = which === "host" ? budgets.host! : budgets.device!;
+        throw new RuntimeError(
+          "UNAVAILABLE",
+          `not enough memory to load '${loading.name}' version ${loading.version}: it needs ~${mb(need[which])} of ${which} memory, --${which}-memory-budget is ${mb(budget)} and ${mb(used[which])} is held by functions that are busy or cannot be parked`,
+        );
+      }
+      const byKey = new Map(all.map((v) => [`${v.name}/${v.version}`, v]));
+      for (const key of plan.park) await byKey.get(key)!.park();
+      for (const key of plan.evict) await byKey.get(key)!.unload(`evicted to make room for '${loading.name}'`);
+      for (const key of [...plan.park, ...plan.evict]) this.#options.platform.log.info(`${key}: ${plan.evict.includes(key) ? "evicted" : "parked"} to make room for ${loading.name}/${loading.version}`);
+      return await load();
+    };
+    const result = this.#roomLock.then(run, run);
+    this.#roomLock = result.catch(() => undefined);
+    return result;
+  }
+
+  #idlePolicy(declared: DeclaredConfig): IdlePolicy {
+    const fallback = this.#options.idleTimeoutMs ?? (this.#mode === "lazy" ? 300_000 : 0);
+    const timeoutMs = (declared.scale.min_instances ?? 0) > 0 ? 0 : (declared.scale.idle_timeout_ms ?? fallback);
+    return { timeoutMs, park: declared.scale.park };
+  }
+
+  /** One autoscaler tick for every READY version whose `scale` allows more than one instance. */
+  async #autoscale(): Promise<void> {
+    const now = this.#options.clock.now();
+    for (const fn of this.#functions.values()) {
+      const scale = fn.declared?.scale;
+      if (!scale || (scale.max_instances ?? 1) <= 1) continue;
+      for (const v of fn.versions.values()) {
+        const d = v.deployment;
+        if (v.state !== "READY" || !d) continue;
+        let autoscaler = this.#autoscalers.get(v);
+        if (!autoscaler) {
+          const target = scale.target_concurrency ?? Math.max(1, d.config.max_batch_size);
+          autoscaler = new Autoscaler({ ...DEFAULT_AUTOSCALER, targetConcurrency: target, minInstances: scale.min_instances ?? 1, maxInstances: scale.max_instances! });
+          this.#autoscalers.set(v, autoscaler);
+        }
+        const desired = autoscaler.tick(now, d.inflight, d.instanceCount);
+        if (desired === d.instanceCount) continue;
+        this.#options.platform.log.info(`${fn.name} v${v.version}: scaling ${d.instanceCount} → ${desired} instances (in flight: ${d.inflight}${autoscaler.panicking ? ", panic" : ""})`);
+        await d.scaleTo(desired).catch((e: Error) => this.#options.platform.log.error(`${fn.name} v${v.version}: scaling failed: ${e.message}`));
+      }
+    }
+  }
+
+  #every(ms: number, task: () => Promise<void>): void {
+    const schedule = () => {
+      if (this.#stopped) return;
+      const timer = this.#options.clock.setTimeout(async () => {
+        this.#timers = this.#timers.filter((t) => t !== timer);
+        await task().catch((e: Error) => this.#options.platform.log.error(e.message));
+        schedule();
+      }, ms);
+      this.#timers.push(timer);
+    };
+    schedule();
+  }
+
+  #function(name: string): FunctionRecord {
+    const fn = this.#functions.get(name);
+    if (!fn) throw new RuntimeError("NOT_FOUND", `Request for unknown model: '${name}' is not found`);
+    return fn;
+  }
+
+  /** The version asked for (404 outside the policy), or the highest READY one, else the highest served. */
+  #pick(fn: FunctionRecord, version?: string): ManagedVersion {
+    if (version !== undefined) {
+      const v = /^[0-9]+$/.test(version) ? fn.versions.get(Number(version)) : undefined;
+      if (!v) throw new RuntimeError("NOT_FOUND", `Request for unknown model: '${fn.name}' version ${version} is not found`);
+      return v;
+    }
+    const all = [...fn.versions.values()].sort((a, b) => b.version - a.version);
+    const v = all.find((x) => x.state === "READY") ?? all[0];
+    if (!v) throw new RuntimeError("UNAVAILABLE", `model '${fn.name}' is not ready: ${fn.error ?? "no version to serve"}`);
+    return v;
+  }
+}
+
+/** Waits for `work`, but at most `ms`, and no longer than the caller's signal allows. */
+function bounded<T>(work: Promise<T>, ms: number, signal: AbortSignal | undefined, what: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new RuntimeError("UNAVAILABLE", `timed out after ${ms} ms waiting for ${what} to load`)), ms);
+    const onAbort = () => reject(new RuntimeError("CANCELLED", "the request was cancelled while its function loaded"));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    });
+  });
+}
+
+function add(a: Footprint, b: Footprint): Footprint {
+  return { host: a.host + b.host, device: a.device + b.device };
+}
+
+function sub(a: Footprint, b: Footprint): Footprint {
+  return { host: a.host - b.host, device: a.device - b.device };
+}
+
+function mb(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+function byName(a: { name: string }, b: { name: string }): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }

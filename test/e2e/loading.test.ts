@@ -15,7 +15,8 @@ beforeAll(async () => {
   renameSync(join(contradicts, "simple"), join(repo, "contradicts"));
   // mlp asks for CUDA, which this CPU-only install lacks; the rest of its config comes from the model.
   writeFileSync(join(repo, "mlp", "function.yaml"), "accelerator: cuda\n");
-  server = await startServer({ repository: repo });
+  // Triton's "none" mode: everything loads at start, so a bad function is FAILED before any request.
+  server = await startServer({ repository: repo, controlMode: "none" });
 });
 afterAll(() => server.close());
 

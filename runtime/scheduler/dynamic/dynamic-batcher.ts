@@ -60,11 +60,15 @@ export class DynamicBatcher implements Scheduler {
   #drained: (() => void)[] = [];
   /** Resolves when the most recently dispatched batch has delivered (preserve_ordering). */
   #lastDelivery: Promise<void> = Promise.resolve();
+  #instances: number;
+  /** Callers of removeInstance() waiting for a busy instance to come back. */
+  #retiring: ((instance: ModelInstance) => void)[] = [];
 
   constructor(options: DynamicBatcherOptions) {
     if (options.instances.length === 0) throw new Error("a batcher needs at least one instance");
     this.#options = options;
     this.#free = [...options.instances];
+    this.#instances = options.instances.length;
     this.#queue = new PriorityQueue(options.levels ?? [UNLIMITED], options.defaultLevel ?? 1);
     if (options.targetLatencyMs) {
       this.#adaptive = new AdaptiveDelay({ targetMs: options.targetLatencyMs, initialDelayMs: options.maxQueueDelayMs ?? 0 });
@@ -123,6 +127,32 @@ export class DynamicBatcher implements Scheduler {
 
   inflight(): number {
     return this.#queue.size + this.#running;
+  }
+
+  /** Instances serving now (free or busy), after pending removals. */
+  get instanceCount(): number {
+    return this.#instances - this.#retiring.length;
+  }
+
+  /** Adds an instance (autoscaling up); it takes queued work at once. */
+  addInstance(instance: ModelInstance): void {
+    this.#instances++;
+    this.#release(instance);
+    this.#pump();
+  }
+
+  /**
+   * Takes one instance out of service (autoscaling down): a free one at once, else the next one
+   * to finish its batch. Resolves with it so the caller can release its session.
+   */
+  removeInstance(): Promise<ModelInstance> {
+    if (this.#instances - this.#retiring.length <= 1) return Promise.reject(new Error("cannot remove the last instance"));
+    const free = this.#free.pop();
+    if (free) {
+      this.#instances--;
+      return Promise.resolve(free);
+    }
+    return new Promise((resolve) => this.#retiring.push(resolve));
   }
 
   stop(): Promise<void> {
@@ -205,7 +235,7 @@ export class DynamicBatcher implements Scheduler {
     try {
       outcomes = await this.#run(instance, batch.map((e) => e.item.request));
     } finally {
-      this.#free.push(instance);
+      this.#release(instance);
       this.#pump();
     }
     if (previous) await previous;
@@ -255,6 +285,14 @@ export class DynamicBatcher implements Scheduler {
     const rows = sizes.reduce((a, b) => a + b, 0);
     observer?.executed({ rows, requests: requests.length, inputMs: t1 - t0, inferMs: t2 - t1, outputMs: t3 - t2 });
     return results;
+  }
+
+  /** Returns an instance to the free list, or to a pending removeInstance(). */
+  #release(instance: ModelInstance): void {
+    const retire = this.#retiring.shift();
+    if (!retire) return void this.#free.push(instance);
+    this.#instances--;
+    retire(instance);
   }
 
   #settle(): void {

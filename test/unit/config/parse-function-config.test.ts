@@ -18,6 +18,8 @@ describe("parseFunctionConfig() accepts", () => {
         parameters: {},
         default_model_filename: "model.onnx",
         accelerator: undefined,
+        model_warmup: [],
+        scale: { park: "host" },
       });
     }
   });
@@ -60,6 +62,9 @@ describe("parseFunctionConfig() accepts", () => {
       parameters: { intra_op_thread_count: { string_value: "1" } }
       default_model_filename: net.onnx
       accelerator: cuda
+      model_warmup:
+        - { name: zeros, batch_size: 2, inputs: { INPUT0: { data_type: TYPE_INT32, dims: [16], zero_data: true } } }
+      scale: { min_instances: 0, max_instances: 4, target_concurrency: 8, idle_timeout_ms: 60000, park: none }
     `);
     expect(config).toEqual({
       name: "simple",
@@ -96,6 +101,8 @@ describe("parseFunctionConfig() accepts", () => {
       parameters: { intra_op_thread_count: { string_value: "1" } },
       default_model_filename: "net.onnx",
       accelerator: "cuda",
+      model_warmup: [{ name: "zeros", batch_size: 2, count: 1, inputs: { INPUT0: { data_type: "TYPE_INT32", dims: [16], zero_data: true } } }],
+      scale: { min_instances: 0, max_instances: 4, target_concurrency: 8, idle_timeout_ms: 60000, park: "none" },
     });
   });
 
@@ -177,7 +184,7 @@ describe("parseFunctionConfig() reports", () => {
   });
 
   it("keys of later features as not supported yet", () => {
-    for (const key of ["scale", "handler", "sequence_batching", "ensemble_scheduling", "model_warmup", "response_cache"]) {
+    for (const key of ["handler", "sequence_batching", "ensemble_scheduling", "response_cache"]) {
       expect(issuesOf(`max_batch_size: 1\n${key}: {}\n`)).toEqual([`${FILE}:2: ${key}: not supported yet`]);
     }
   });

@@ -1,0 +1,10 @@
+import { writeBenchRepository } from "./scenarios/bench-repository.ts";
+import { startServerProcess } from "./scenarios/server-process.ts";
+import { benchRequest, measureStep } from "./scenarios/measure-step.ts";
+const repo = writeBenchRepository("functions", [{ name: "simple", from: "simple" }, { name: "simple_identity", from: "simple_identity" }]);
+const server = await startServerProcess("node", ["--cpu-prof", "--cpu-prof-dir=/tmp/prof", (process.env.SERVER_ROOT ?? ".") + "/adapters/node/bin.mjs", "serve", "--repo", repo, "--port", "0"]);
+const model = process.argv[2]!;
+const req = await benchRequest(server.url, model, model === "simple_identity" ? { INPUT0: [16] } : undefined);
+const m = await measureStep({ target: "t", url: server.url, model, pid: server.pid, concurrency: 1, warmupMs: 1000, durationMs: 4000 }, req);
+console.error(m.inferPerS, m.latencyMs?.p50, m.cores);
+await server.stop();

@@ -1,0 +1,95 @@
+import { createHttpSender } from "../http-sender.ts";
+import { runClosedLoop } from "../load-generator.ts";
+import { fetchModelInfo, modelPath } from "../model-metadata.ts";
+import type { Percentiles } from "../percentiles.ts";
+import { buildRequest } from "../request-body.ts";
+import type { EncodedRequest } from "../request-body.ts";
+import { diffStats, fetchModelStats } from "../server-stats.ts";
+import type { ServerStepStats, StatsReading } from "../server-stats.ts";
+import { summarizeStep } from "../step-summary.ts";
+import { startCpuMeter } from "./cpu-meter.ts";
+import type { CoresUsed, CpuMeter } from "./cpu-meter.ts";
+
+/** One closed-loop step against one model, as `tensorfn bench` measures it, plus CPU use. */
+export interface Measured {
+  target: string;
+  model: string;
+  concurrency: number;
+  windowS: number;
+  requests: number;
+  inferPerS: number;
+  latencyMs: Percentiles | null;
+  errors: number;
+  firstError: string | null;
+  /** Server statistics over the window; `null` for a server without the statistics extension. */
+  server: ServerStepStats | null;
+  /** Cores busy over the window: `self` is the load generator, `other` the rest of the machine. */
+  cores: CoresUsed;
+}
+
+/** Where to send and how long to load it. */
+export interface StepPlan {
+  /** A label for the report ("tensorfn", "naive"). */
+  target: string;
+  url: string;
+  model: string;
+  /** The server's process id, for its CPU time. */
+  pid: number;
+  concurrency: number;
+  warmupMs: number;
+  durationMs: number;
+}
+
+/**
+ * The request `tensorfn bench --binary` would send to `model` (batch 1, seeded random data),
+ * built from `url`'s metadata. `shapes` gives variable dims, as `--shape` does.
+ */
+export async function benchRequest(url: string, model: string, shapes?: Record<string, number[]>): Promise<EncodedRequest> {
+  const info = await fetchModelInfo(url, { name: model });
+  return buildRequest(info.metadata, { batching: info.batching, batchSize: 1, shapes, binary: true, inputData: "random" });
+}
+
+/**
+ * Runs one step with the bench's own modules (undici pool, closed loop, window summary, stats
+ * diff) and samples both processes' CPU time at the window's edges.
+ */
+export async function measureStep(plan: StepPlan, request: EncodedRequest): Promise<Measured> {
+  const model = { name: plan.model };
+  const sender = createHttpSender(plan.url, request, { path: `${modelPath(plan.model)}/infer`, connections: plan.concurrency });
+  let before: StatsReading | undefined;
+  let after: StatsReading | undefined;
+  let meter: CpuMeter | undefined;
+  let cores: CoresUsed = { self: 0, server: null, serverMain: null, other: null };
+  let raw;
+  try {
+    raw = await runClosedLoop(sender.send, plan.concurrency, {
+      warmupMs: plan.warmupMs,
+      durationMs: plan.durationMs,
+      onMeasureStart: async () => {
+        before = await fetchModelStats(plan.url, model);
+        meter = startCpuMeter(plan.pid);
+      },
+      onMeasureEnd: async () => {
+        cores = meter!.stop();
+        if (before?.ok) after = await fetchModelStats(plan.url, model);
+      },
+    });
+  } finally {
+    await sender.close();
+  }
+  const client = summarizeStep(raw, 1);
+  const diff = before?.ok && after?.ok ? diffStats(before.stats, after.stats) : null;
+  return {
+    target: plan.target,
+    model: plan.model,
+    concurrency: plan.concurrency,
+    windowS: client.windowS,
+    requests: client.requests,
+    inferPerS: client.inferPerS,
+    latencyMs: client.latencyMs ?? null,
+    errors: client.errors,
+    firstError: client.firstError ?? null,
+    server: typeof diff === "string" ? null : diff,
+    cores,
+  };
+}

@@ -1,0 +1,89 @@
+import type { Hono } from "hono";
+import { invalidArg, RuntimeError } from "../core/mod.ts";
+import { parseTritonJsonConfig } from "../config/mod.ts";
+import type { DeclaredConfig } from "../config/mod.ts";
+import type { ModelManager } from "../lifecycle/mod.ts";
+import { readBody } from "./read-body.ts";
+
+/** Triton's model-repository extension: index, load (with config and file overrides), unload. */
+export function registerRepositoryRoutes(app: Hono, ctx: { models: ModelManager; maxInputBytes: number }): void {
+  app.post("/v2/repository/index", async (c) => {
+    const body = await jsonBody(c.req.raw, ctx.maxInputBytes);
+    const readyOnly = body.ready === true;
+    return c.json(ctx.models.index({ readyOnly }).map((r) => (r.version ? r : { name: r.name, state: r.state, reason: r.reason })));
+  });
+
+  app.post("/v2/repository/models/:name/load", async (c) => {
+    const name = c.req.param("name");
+    const parameters = ((await jsonBody(c.req.raw, ctx.maxInputBytes)).parameters ?? {}) as Record<string, unknown>;
+    await ctx.models.load(name, overrides(name, parameters));
+    return c.json({ name, load: true });
+  });
+
+  app.post("/v2/repository/models/:name/unload", async (c) => {
+    const name = c.req.param("name");
+    await jsonBody(c.req.raw, ctx.maxInputBytes);
+    await ctx.models.unload(name);
+    return c.json({ name, unload: true });
+  });
+}
+
+/** An optional JSON object body (Triton accepts an empty one). */
+async function jsonBody(request: Request, limit: number): Promise<Record<string, unknown>> {
+  const bytes = await readBody(request, limit);
+  if (bytes.byteLength === 0) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(bytes));
+  } catch (error) {
+    throw invalidArg(`malformed JSON in request body: ${(error as Error).message}`);
+  }
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw invalidArg("request body must be a JSON object");
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * `parameters.config` (the model configuration as a JSON string, Triton's field names) and
+ * `file:<version>/<file>` entries (base64 content) → overrides for ModelManager.load().
+ */
+function overrides(name: string, parameters: Record<string, unknown>): { config?: DeclaredConfig; files?: Map<number, Uint8Array> } {
+  const result: { config?: DeclaredConfig; files?: Map<number, Uint8Array> } = {};
+  if (parameters.config !== undefined) {
+    if (typeof parameters.config !== "string") throw invalidArg("parameters.config must be a string holding the model configuration as JSON");
+    let json: unknown;
+    try {
+      json = JSON.parse(parameters.config);
+    } catch (error) {
+      throw invalidArg(`failed to load '${name}': parameters.config is not valid JSON: ${(error as Error).message}`);
+    }
+    try {
+      result.config = parseTritonJsonConfig(json, name);
+    } catch (error) {
+      throw invalidArg(`failed to load '${name}': ${(error as RuntimeError).message}`);
+    }
+  }
+  for (const [key, value] of Object.entries(parameters)) {
+    if (!key.startsWith("file:")) continue;
+    const match = /^file:([1-9][0-9]*)\/(.+)$/.exec(key);
+    if (!match) throw invalidArg(`parameter '${key}' must look like 'file:<version>/<file name>'`);
+    if (!result.config) throw invalidArg(`failed to load '${name}': '${key}' needs parameters.config as well (Triton's rule)`);
+    if (match[2] !== result.config.default_model_filename) {
+      throw invalidArg(`failed to load '${name}': '${key}' names '${match[2]}', but only the model file '${result.config.default_model_filename}' can be supplied`);
+    }
+    if (typeof value !== "string") throw invalidArg(`parameter '${key}' must be base64 text`);
+    result.files ??= new Map();
+    result.files.set(Number(match[1]), decodeBase64(value, key));
+  }
+  return result;
+}
+
+function decodeBase64(text: string, key: string): Uint8Array {
+  try {
+    const binary = atob(text);
+    const bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    return bytes;
+  } catch {
+    throw invalidArg(`parameter '${key}' is not valid base64`);
+  }
+}

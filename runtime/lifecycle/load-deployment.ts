@@ -1,0 +1,116 @@
+import { RuntimeError } from "../core/mod.ts";
+import type { Clock, InferRequest, Logger, Tensor } from "../core/mod.ts";
+import { completeConfig, completeIdentityConfig, identitySignature } from "../config/mod.ts";
+import type { DeclaredConfig, FunctionConfig, WarmupSample } from "../config/mod.ts";
+import type { Backend, LoadOptions, Session } from "../backends/backend.ts";
+import { allocate, fromConfigType } from "../tensor/mod.ts";
+import type { ModelStats } from "../metrics/mod.ts";
+import { Deployment } from "./deployment.ts";
+import { instancePlacements } from "./instance-placement.ts";
+import { prepareRequest } from "./prepare-request.ts";
+
+export interface LoadDeploymentOptions {
+  /** The declared config, with the accelerator already resolved against the server default. */
+  declared: DeclaredConfig & { accelerator: NonNullable<DeclaredConfig["accelerator"]> };
+  version: number;
+  /** The model file's bytes (empty for the identity backend). */
+  bytes: Uint8Array;
+  backend: Backend;
+  clock: Clock;
+  cpuCount: number;
+  log: Logger;
+  stats: ModelStats;
+  onActivity?: (busy: boolean) => void;
+}
+
+/**
+ * Creates a version's sessions (one per instance placement), completes its config from the
+ * model, runs its warm-up samples on every instance, and only then returns a Deployment: a version
+ * is never READY before it has run.
+ */
+export async function loadDeployment(options: LoadDeploymentOptions): Promise<Deployment> {
+  const { declared, version, bytes, backend, log } = options;
+  const identity = declared.backend === "identity";
+  const placements = instancePlacements(declared.instance_group, declared.accelerator);
+  const initial = Math.min(declared.scale.max_instances ?? Infinity, Math.max(declared.scale.min_instances ?? 0, placements.length, 1));
+  const threads = (key: string) => {
+    const value = declared.parameters[key]?.string_value;
+    return value === undefined ? undefined : Number(value);
+  };
+  const prefix = `${declared.name} v${version}`;
+  const shared: Omit<LoadOptions, "accelerator"> = {
+    // Instances of one deployment run concurrently: give each its share of the cores.
+    intraOpThreads: threads("intra_op_thread_count") ?? Math.max(1, Math.floor(options.cpuCount / initial)),
+    interOpThreads: threads("inter_op_thread_count"),
+    graphLevel: declared.optimization.graph.level,
+    allowSpinning: ["1", "true"].includes(declared.parameters.allow_spinning?.string_value ?? ""),
+    signature: identity ? identitySignature(declared) : undefined,
+    log: { info: (m) => log.info(`${prefix}: ${m}`), warn: (m) => log.warn(`${prefix}: ${m}`) },
+  };
+  let next = 0;
+  const createInstance = () => backend.load(bytes, { ...shared, ...placements[next++ % placements.length]! });
+
+  const sessions: Session[] = [];
+  try {
+    // Complete the config from the first instance, so a contradiction fails before the others load.
+    sessions.push(await createInstance());
+    const config: FunctionConfig = identity ? completeIdentityConfig(declared) : completeConfig(declared, sessions[0]!.signature);
+    while (sessions.length < initial) sessions.push(await createInstance());
+    for (const sample of config.model_warmup) await warmUp(sample, config, sessions, backend);
+    return new Deployment({
+      config,
+      version,
+      sessions,
+      backend,
+      clock: options.clock,
+      stats: options.stats,
+      createInstance,
+      onActivity: options.onActivity,
+    });
+  } catch (error) {
+    await Promise.all(sessions.map((s) => s.release()));
+    throw error;
+  }
+}
+
+/** Runs one warm-up sample `count` times (at least once) on every instance. */
+async function warmUp(sample: WarmupSample, config: FunctionConfig, sessions: Session[], backend: Backend): Promise<void> {
+  const batching = config.max_batch_size > 0;
+  const request: InferRequest = {
+    parameters: {},
+    inputs: Object.entries(sample.inputs).map(([name, input]) => {
+      const shape = batching ? [sample.batch_size, ...input.dims] : [...input.dims];
+      return { name, tensor: sampleTensor(fromConfigType(input.data_type), shape, input.random_data === true) };
+    }),
+  };
+  let feeds: Record<string, Tensor>;
+  try {
+    feeds = prepareRequest(request, config, { checkInput: backend.checkInput }).feeds;
+  } catch (error) {
+    throw new RuntimeError("INVALID_ARG", `model_warmup '${sample.name}': ${(error as Error).message}`);
+  }
+  for (const session of sessions) {
+    for (let i = 0; i < Math.max(1, sample.count); i++) {
+      await session.run(feeds).catch((error: Error) => {
+        throw new RuntimeError("INVALID_ARG", `model_warmup '${sample.name}' failed: ${error.message}`);
+      });
+    }
+  }
+}
+
+/** Zeros, or random values valid for the datatype (BYTES: "0", as Triton falls back to zeros). */
+function sampleTensor(datatype: Tensor["datatype"], shape: number[], random: boolean): Tensor {
+  const count = shape.reduce((a, b) => a * b, 1);
+  if (datatype === "BYTES") return { datatype, shape, data: Array.from({ length: count }, () => new TextEncoder().encode("0")) };
+  const data = allocate(datatype, count);
+  if (random && !Array.isArray(data)) {
+    for (let i = 0; i < count; i++) {
+      const value = Math.random();
+      if (data instanceof Float32Array || data instanceof Float64Array) data[i] = value * 2 - 1;
+      else if (data instanceof BigInt64Array || data instanceof BigUint64Array) data[i] = BigInt(Math.floor(value * 100));
+      else if (datatype === "BOOL") data[i] = value < 0.5 ? 0 : 1;
+      else if (datatype !== "FP16" && datatype !== "BF16") data[i] = Math.floor(value * 100);
+    }
+  }
+  return { datatype, shape, data };
+}

@@ -1,0 +1,213 @@
+import { RuntimeError } from "../core/mod.ts";
+import type { Clock, Logger } from "../core/mod.ts";
+import { ModelStats } from "../metrics/mod.ts";
+import type { Deployment } from "./deployment.ts";
+import type { DeploymentState } from "./deployment-state.ts";
+import type { Footprint } from "./memory-budget.ts";
+
+/** What a version needs from its function to (re)load. */
+export interface VersionLoader {
+  /** The model's bytes, from the repository or a load-API override. */
+  readBytes(): Promise<Uint8Array>;
+  /** Builds the deployment from bytes (sessions, config completion, warm-up). */
+  load(bytes: Uint8Array, version: ManagedVersion): Promise<Deployment>;
+}
+
+/** Idle behaviour, from the function's `scale` section and the server defaults. */
+export interface IdlePolicy {
+  /** 0 = never idle out. */
+  timeoutMs: number;
+  park: "host" | "none";
+}
+
+/**
+ * One function version through its whole life: UNAVAILABLE → LOADING → READY ⇄ PARKED, and
+ * UNLOADING back to UNAVAILABLE; FAILED when a load failed. Loads are single-flight (concurrent
+ * callers share one), a reload swaps in the new deployment only once it is ready, and the old one
+ * drains before it is released.
+ */
+export class ManagedVersion {
+  readonly name: string;
+  readonly version: number;
+  /** Kept across park and reload, as Triton keeps a version's statistics while it is loaded. */
+  readonly stats = new ModelStats();
+  #state: DeploymentState = "UNAVAILABLE";
+  #reason = "";
+  #deployment?: Deployment;
+  /** Model bytes kept in host memory while READY or PARKED with `park: host`. */
+  #bytes?: Uint8Array;
+  #loading?: Promise<Deployment>;
+  #idleTimer: unknown;
+  #lastUsed = 0;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  #loader: VersionLoader;
+  #idle: IdlePolicy;
+
+  constructor(name: string, version: number, options: { loader: VersionLoader; idle: IdlePolicy; clock: Clock; log: Logger }) {
+    this.name = name;
+    this.version = version;
+    this.#loader = options.loader;
+    this.#idle = options.idle;
+    this.#clock = options.clock;
+    this.#log = options.log;
+  }
+
+  get state(): DeploymentState {
+    return this.#state;
+  }
+
+  /** Why the version is not READY, or what the last reload attempt said. */
+  get reason(): string {
+    return this.#reason;
+  }
+
+  get deployment(): Deployment | undefined {
+    return this.#deployment;
+  }
+
+  get lastUsed(): number {
+    return this.#lastUsed;
+  }
+
+  /** Requests in flight on the current deployment. */
+  get inflight(): number {
+    return this.#deployment?.inflight ?? 0;
+  }
+
+  /** True while a load is running. */
+  get loading(): boolean {
+    return this.#loading !== undefined;
+  }
+
+  /** Bytes held now: model bytes when kept, plus one model-sized estimate per instance. */
+  footprint(): Footprint {
+    const model = this.#bytes?.byteLength ?? 0;
+    const d = this.#deployment;
+    if (!d) return { host: model, device: 0 };
+    const sessions = model * d.instanceCount;
+    return /cuda|tensorrt/.test(d.provider) ? { host: model, device: sessions } : { host: model + sessions, device: 0 };
+  }
+
+  /** What parking would leave held: the model bytes with `park: host`, nothing with `park: none`. */
+  footprintWhenParked(): Footprint {
+    return { host: this.#idle.park === "host" ? (this.#bytes?.byteLength ?? 0) : 0, device: 0 };
+  }
+
+  /** Marks a use now (for least-recently-used choices). */
+  touch(): void {
+    this.#lastUsed = this.#clock.now();
+  }
+
+  /** The READY deployment, loading (or restoring from PARKED) first if needed; one load at a time. */
+  ensureReady(): Promise<Deployment> {
+    this.touch();
+    if (this.#state === "READY" && this.#deployment) return Promise.resolve(this.#deployment);
+    this.#loading ??= this.#load().finally(() => (this.#loading = undefined));
+    return this.#loading;
+  }
+
+  /**
+   * Loads a new deployment from fresh bytes while the current one (if any) keeps serving, then
+   * swaps. On failure the current one keeps serving and `reason` says why; the error is rethrown.
+   */
+  async reload(loader: VersionLoader, idle: IdlePolicy): Promise<void> {
+    this.#loader = loader;
+    this.#idle = idle;
+    const old = this.#deployment;
+    if (!old) {
+      // Not in memory: the next request loads the new content.
+      this.#bytes = undefined;
+      if (this.#state === "PARKED" || this.#state === "FAILED") this.#set("UNAVAILABLE", "");
+      return;
+    }
+    try {
+      const bytes = await loader.readBytes();
+      const next = await loader.load(bytes, this);
+      this.#bytes = bytes;
+      this.#deployment = next;
+      this.#set("READY", "");
+      this.#armIdle();
+      this.#log.info(`${this.name} v${this.version}: reloaded; draining the previous deployment`);
+      await old.close();
+    } catch (error) {
+      this.#reason = `reload failed, previous deployment still serving: ${(error as Error).message}`;
+      this.#log.error(`${this.name} v${this.version}: ${this.#reason}`);
+      throw error;
+    }
+  }
+
+  /** Releases the sessions but keeps the model bytes (READY → PARKED); with `park: none`, unloads. */
+  async park(): Promise<void> {
+    if (this.#idle.park === "none") return this.unload();
+    const d = this.#deployment;
+    if (!d || this.#state !== "READY") return;
+    this.#set("UNLOADING", "parking");
+    this.#deployment = undefined;
+    await d.close();
+    this.#set("PARKED", "parked: sessions released, model kept in host memory");
+  }
+
+  /** Drains and releases everything (→ UNAVAILABLE). */
+  async unload(reason = "unloaded"): Promise<void> {
+    this.#clearIdle();
+    await this.#loading?.catch(() => undefined);
+    const d = this.#deployment;
+    this.#deployment = undefined;
+    this.#bytes = undefined;
+    if (d) {
+      this.#set("UNLOADING", reason);
+      await d.close();
+    }
+    this.#set("UNAVAILABLE", reason);
+  }
+
+  /** Called by the deployment when it goes busy (first request) or idle (last one done). */
+  activity(busy: boolean): void {
+    if (busy) this.#clearIdle();
+    else this.#armIdle();
+  }
+
+  async #load(): Promise<Deployment> {
+    const from = this.#state;
+    this.#set("LOADING", "");
+    const started = this.#clock.now();
+    try {
+      const bytes = this.#bytes ?? (await this.#loader.readBytes());
+      const deployment = await this.#loader.load(bytes, this);
+      this.#bytes = this.#idle.park === "host" ? bytes : undefined;
+      this.#deployment = deployment;
+      this.#set("READY", "");
+      const ms = Math.round(this.#clock.now() - started);
+      this.#log.info(`${this.name} v${this.version}: READY on ${deployment.provider} in ${ms} ms${from === "PARKED" ? " (from PARKED)" : ""}`);
+      this.#armIdle();
+      return deployment;
+    } catch (error) {
+      this.#set("FAILED", `failed to load '${this.name}' version ${this.version}: ${(error as Error).message}`);
+      this.#log.error(`${this.name} v${this.version}: ${this.#reason}`);
+      // For the request that wanted it, a version that cannot load is the server's problem: 503.
+      throw new RuntimeError("UNAVAILABLE", this.#reason, { cause: error });
+    }
+  }
+
+  #armIdle(): void {
+    this.#clearIdle();
+    if (this.#idle.timeoutMs <= 0 || this.#state !== "READY") return;
+    this.#idleTimer = this.#clock.setTimeout(() => {
+      this.#idleTimer = undefined;
+      if (this.inflight > 0 || this.#state !== "READY") return;
+      this.#log.info(`${this.name} v${this.version}: idle for ${this.#idle.timeoutMs} ms, ${this.#idle.park === "host" ? "parking" : "unloading"}`);
+      void this.park();
+    }, this.#idle.timeoutMs);
+  }
+
+  #clearIdle(): void {
+    if (this.#idleTimer !== undefined) this.#clock.clearTimeout(this.#idleTimer);
+    this.#idleTimer = undefined;
+  }
+
+  #set(state: DeploymentState, reason: string): void {
+    this.#state = state;
+    this.#reason = reason;
+  }
+}

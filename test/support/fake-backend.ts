@@ -1,0 +1,48 @@
+import type { Backend, LoadOptions, Session } from "../../runtime/backends/mod.ts";
+import type { Tensor } from "../../runtime/mod.ts";
+
+/**
+ * A backend without onnxruntime for lifecycle tests: every "model" is y = x + k, where k is the
+ * model file's first byte, so a test can tell versions apart by their answers. Loads can be held
+ * open (`hold`) to observe LOADING, and fail when the file's first byte is 255.
+ */
+export class FakeBackend implements Backend {
+  readonly name = "fake";
+  loads = 0;
+  live = 0;
+  #held: (() => void)[] = [];
+  hold = false;
+
+  async load(model: Uint8Array, _options: LoadOptions): Promise<Session> {
+    this.loads++;
+    if (this.hold) await new Promise<void>((resolve) => this.#held.push(resolve));
+    if (model[0] === 255) throw new Error("corrupt model");
+    const k = model[0] ?? 0;
+    this.live++;
+    let released = false;
+    return {
+      signature: { inputs: [{ name: "x", datatype: "FP32", shape: [-1, 1] }], outputs: [{ name: "y", datatype: "FP32", shape: [-1, 1] }] },
+      provider: "cpu",
+      run: async (feeds: Record<string, Tensor>) => {
+        const x = feeds.x!;
+        return { y: { datatype: "FP32", shape: [...x.shape], data: (x.data as Float32Array).map((v) => v + k) } };
+      },
+      release: async () => {
+        if (!released) this.live--;
+        released = true;
+      },
+    };
+  }
+
+  /** Lets held loads finish. */
+  release(): void {
+    for (const done of this.#held.splice(0)) done();
+  }
+}
+
+/** A model file for the fake backend: `size` bytes whose first byte is `k`. */
+export function fakeModel(k: number, size = 1000): Uint8Array {
+  const bytes = new Uint8Array(size);
+  bytes[0] = k;
+  return bytes;
+}

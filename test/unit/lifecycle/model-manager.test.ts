@@ -1,0 +1,185 @@
+import { describe, expect, it } from "vitest";
+import { ModelManager } from "../../../runtime/lifecycle/mod.ts";
+import type { ModelManagerOptions } from "../../../runtime/lifecycle/mod.ts";
+import type { InferRequest } from "../../../runtime/mod.ts";
+import { FakeClock } from "../../support/fake-clock.ts";
+import { FakeBackend, fakeModel } from "../../support/fake-backend.ts";
+import { MemoryPlatform } from "../../support/memory-platform.ts";
+
+const YAML = "max_batch_size: 4\n";
+
+function setup(files: Record<string, string | Uint8Array>, options: Partial<ModelManagerOptions> = {}) {
+  const platform = new MemoryPlatform(files);
+  const backend = new FakeBackend();
+  const clock = new FakeClock();
+  const manager = new ModelManager({ platform, repository: "repo", backends: { onnxruntime: backend }, clock, controlMode: "lazy", ...options });
+  return { platform, backend, clock, manager };
+}
+
+/** A repository of functions named after their k (y = x + k), each with version 1. */
+function repo(...names: [string, number][]): Record<string, string | Uint8Array> {
+  return Object.fromEntries(names.flatMap(([name, k]) => [[`repo/${name}/function.yaml`, YAML], [`repo/${name}/1/model.onnx`, fakeModel(k)]]));
+}
+
+const request = (x = 1): InferRequest => ({ parameters: {}, inputs: [{ name: "x", tensor: { datatype: "FP32", shape: [1, 1], data: Float32Array.of(x) } }] });
+const answer = async (m: ModelManager, name: string, version?: string) =>
+  (await m.infer(name, version, request())).outputs[0]!.tensor.data[0];
+const state = (m: ModelManager, name: string) => m.index().filter((r) => r.name === name).map((r) => r.state);
+
+describe("ModelManager", () => {
+  describe("lazy mode", () => {
+    it("registers every function without loading any, and reports them ready", async () => {
+      const { manager, backend } = setup(repo(["a", 1], ["b", 2]));
+      await manager.start();
+      expect(backend.loads).toBe(0);
+      expect(manager.index().map((r) => [r.name, r.state])).toEqual([["a", "UNAVAILABLE"], ["b", "UNAVAILABLE"]]);
+      expect(manager.readiness("a").ready).toBe(true);
+      expect(manager.allReady()).toBe(true);
+    });
+
+    it("`infer()` on a cold function loads it and answers; concurrent first requests share one load", async () => {
+      const { manager, backend } = setup(repo(["a", 5]));
+      await manager.start();
+      backend.hold = true;
+      const pending = [answer(manager, "a"), answer(manager, "a"), answer(manager, "a")];
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(state(manager, "a")).toEqual(["LOADING"]);
+      backend.release();
+      expect(await Promise.all(pending)).toEqual([6, 6, 6]);
+      expect(backend.loads).toBe(1);
+      expect(state(manager, "a")).toEqual(["READY"]);
+    });
+
+    it("parks a function after its idle timeout and brings it back from host memory on the next request", async () => {
+      const { manager, backend, clock, platform } = setup(repo(["a", 3]), { idleTimeoutMs: 1000 });
+      await manager.start();
+      expect(await answer(manager, "a")).toBe(4);
+      clock.advance(999);
+      expect(state(manager, "a")).toEqual(["READY"]);
+      clock.advance(1);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(state(manager, "a")).toEqual(["PARKED"]);
+      expect(backend.live).toBe(0);
+      platform.remove("repo/a/1/model.onnx"); // proves the bytes come from memory, not the disk
+      expect(await answer(manager, "a")).toBe(4);
+      expect(state(manager, "a")).toEqual(["READY"]);
+    });
+
+    it("unloads instead of parking with `park: none`, and keeps serving on demand", async () => {
+      const files = repo(["a", 3]);
+      files["repo/a/function.yaml"] = "max_batch_size: 4\nscale: { idle_timeout_ms: 100, park: none }\n";
+      const { manager, clock } = setup(files);
+      await manager.start();
+      await answer(manager, "a");
+      clock.advance(100);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(state(manager, "a")).toEqual(["UNAVAILABLE"]);
+      expect(await answer(manager, "a")).toBe(4);
+    });
+
+    it("never idles out a function with min_instances ≥ 1", async () => {
+      const files = repo(["a", 3]);
+      files["repo/a/function.yaml"] = "max_batch_size: 4\nscale: { min_instances: 1, idle_timeout_ms: 100 }\n";
+      const { manager, clock } = setup(files);
+      await manager.start();
+      await answer(manager, "a");
+      clock.advance(10_000);
+      expect(state(manager, "a")).toEqual(["READY"]);
+    });
+  });
+
+  describe("memory budgets", () => {
+    // Each fake model is 1000 bytes; READY holds the bytes plus one session (2000), PARKED 1000.
+    it("parks the least recently used idle function to make room for a third", async () => {
+      const { manager, clock } = setup(repo(["a", 1], ["b", 2], ["c", 3]), { budgets: { host: 5000 } });
+      await manager.start();
+      await answer(manager, "a");
+      clock.advance(10);
+      await answer(manager, "b");
+      clock.advance(10);
+      expect(await answer(manager, "c")).toBe(4);
+      expect(manager.index().map((r) => r.state)).toEqual(["PARKED", "READY", "READY"]);
+    });
+
+    it("evicts parked functions when parking is not enough", async () => {
+      // Parking both leaves 2000 held; c needs 2000 more: over 3500, so the older parked one goes.
+      const { manager, clock } = setup(repo(["a", 1], ["b", 2], ["c", 3]), { budgets: { host: 3500 } });
+      await manager.start();
+      await answer(manager, "a");
+      clock.advance(10);
+      await answer(manager, "b");
+      clock.advance(10);
+      await answer(manager, "c");
+      expect(manager.index().map((r) => r.state)).toEqual(["UNAVAILABLE", "PARKED", "READY"]);
+      expect(manager.index()[0]!.reason).toMatch(/evicted to make room for 'c'/);
+    });
+
+    it("refuses with 503 naming the budget when nothing can make room", async () => {
+      const { manager } = setup(repo(["a", 1]), { budgets: { host: 1500 } });
+      await manager.start();
+      await expect(answer(manager, "a")).rejects.toMatchObject({ code: "UNAVAILABLE", message: expect.stringMatching(/host-memory-budget/) });
+    });
+  });
+
+  describe("explicit mode and the repository API", () => {
+    it("loads only what it is told to, and unload makes a function unavailable", async () => {
+      const { manager } = setup(repo(["a", 1], ["b", 2]), { controlMode: "explicit", loadModels: ["a"] });
+      await manager.start();
+      expect(state(manager, "a")).toEqual(["READY"]);
+      await expect(answer(manager, "b")).rejects.toMatchObject({ code: "UNAVAILABLE" });
+      await manager.load("b");
+      expect(await answer(manager, "b")).toBe(3);
+      await manager.unload("a");
+      expect(state(manager, "a")).toEqual(["UNAVAILABLE"]);
+      await expect(answer(manager, "a")).rejects.toMatchObject({ code: "UNAVAILABLE" });
+    });
+
+    it("reloads a changed model in place, and a corrupt one leaves the old one serving", async () => {
+      const { manager, platform } = setup(repo(["a", 1]), { controlMode: "explicit", loadModels: ["*"] });
+      await manager.start();
+      platform.write("repo/a/1/model.onnx", fakeModel(7));
+      await manager.load("a");
+      expect(await answer(manager, "a")).toBe(8);
+      platform.write("repo/a/1/model.onnx", fakeModel(255));
+      await expect(manager.load("a")).rejects.toMatchObject({ code: "INVALID_ARG", message: expect.stringMatching(/failed to load 'a'.*corrupt/) });
+      expect(await answer(manager, "a")).toBe(8);
+      expect(manager.index()[0]).toMatchObject({ state: "READY", reason: expect.stringMatching(/reload failed/) });
+    });
+
+    it("refuses load and unload in none mode", async () => {
+      const { manager } = setup(repo(["a", 1]), { controlMode: "none" });
+      await manager.start();
+      await expect(manager.load("a")).rejects.toMatchObject({ code: "INVALID_ARG", message: expect.stringMatching(/control mode 'none'/) });
+    });
+  });
+
+  describe("versions", () => {
+    it("serves the highest version by default and answers 404 outside the policy", async () => {
+      const files = { ...repo(["a", 1]), "repo/a/2/model.onnx": fakeModel(2) };
+      const { manager } = setup(files, { controlMode: "none" });
+      await manager.start();
+      expect(await answer(manager, "a")).toBe(3);
+      await expect(answer(manager, "a", "1")).rejects.toMatchObject({ code: "NOT_FOUND" });
+    });
+
+    it("polling picks up a new version, swaps to it once READY, then unloads the old one", async () => {
+      const { manager, platform, backend } = setup(repo(["a", 1]), { controlMode: "poll", pollIntervalMs: 60_000 });
+      await manager.start();
+      expect(await answer(manager, "a")).toBe(2);
+      platform.write("repo/a/2/model.onnx", fakeModel(2));
+      await manager.poll();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(await answer(manager, "a")).toBe(3);
+      expect(manager.versions("a")).toEqual(["2"]);
+      expect(backend.live).toBe(1);
+    });
+
+    it("unloads a function whose folder was removed", async () => {
+      const { manager, platform } = setup(repo(["a", 1], ["b", 2]), { controlMode: "poll" });
+      await manager.start();
+      platform.remove("repo/b");
+      await manager.poll();
+      await expect(answer(manager, "b")).rejects.toMatchObject({ code: "NOT_FOUND" });
+    });
+  });
+});
