@@ -1,4 +1,5 @@
 import os from "node:os";
+import { Worker } from "node:worker_threads";
 import * as ort from "onnxruntime-node";
 import { summarizeLatencies } from "../percentiles.ts";
 import type { Percentiles } from "../percentiles.ts";
@@ -88,6 +89,35 @@ export async function simpleLatency(modelPath: string, runs: number): Promise<Pe
     return summarizeLatencies(latencies)!;
   } finally {
     await session.release();
+  }
+}
+
+/**
+ * Latency percentiles (ms) of a postMessage round trip to a worker thread that echoes a 128-byte
+ * buffer back: the hop every tensorfn execution makes to reach its ORT worker.
+ */
+export async function workerRoundTrip(runs: number): Promise<Percentiles> {
+  const echo = `const { parentPort } = require("node:worker_threads");
+parentPort.on("message", (m) => parentPort.postMessage(m, [m.buffer]));`;
+  const worker = new Worker(echo, { eval: true });
+  try {
+    let reply: (() => void) | undefined;
+    worker.on("message", () => reply?.());
+    const once = () => new Promise<void>((resolve) => {
+      reply = resolve;
+      const data = new Int32Array(32);
+      worker.postMessage(data, [data.buffer]);
+    });
+    for (let i = 0; i < 200; i++) await once();
+    const latencies = new Float64Array(runs);
+    for (let i = 0; i < runs; i++) {
+      const start = performance.now();
+      await once();
+      latencies[i] = performance.now() - start;
+    }
+    return summarizeLatencies(latencies)!;
+  } finally {
+    await worker.terminate();
   }
 }
 

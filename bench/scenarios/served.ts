@@ -1,0 +1,120 @@
+import type { EncodedRequest } from "../request-body.ts";
+import { batchingYaml, RESNET_TENSORS } from "./bench-repository.ts";
+import type { BenchFunction } from "./bench-repository.ts";
+import { benchRequest, measureStep } from "./measure-step.ts";
+import type { Measured } from "./measure-step.ts";
+
+/** The closed-loop levels of the served comparison. */
+export const LEVELS = [1, 8, 32, 64];
+/** Static queue delays of the mlp sweep (µs); 0 and 500 also run at every level. */
+export const MLP_DELAYS_US = [0, 250, 500, 1000, 2000, 5000];
+/** The adaptive mode's latency target; see the "Adaptive" section of RESULTS.md for the choice. */
+export const ADAPTIVE_TARGET_MS = 20;
+/** The resnet batcher's delay: about a fifth of one batch-1 run, so a batch forms without idling. */
+export const RESNET_DELAY_US = 2000;
+
+/** The function name of mlp batched with a static `delayUs`. */
+export function mlpBatched(delayUs: number): string {
+  return delayUs === 0 ? "mlp_batched" : `mlp_batched_${delayUs}us`;
+}
+
+/** The functions of the benchmark repository, all served by one tensorfn process. */
+export function benchFunctions(): BenchFunction[] {
+  return [
+    { name: "simple", from: "simple" },
+    { name: "simple_identity", from: "simple_identity" },
+    { name: "mlp_single", from: "mlp", yaml: batchingYaml(undefined) },
+    ...MLP_DELAYS_US.map((delayUs) => ({ name: mlpBatched(delayUs), from: "mlp", yaml: batchingYaml({ delayUs }) })),
+    { name: "mlp_adaptive", from: "mlp", yaml: batchingYaml({ delayUs: 0, targetLatencyMs: ADAPTIVE_TARGET_MS }) },
+    { name: "resnet_single", from: "resnet", yaml: batchingYaml(undefined, RESNET_TENSORS) },
+    { name: "resnet_batched", from: "resnet", yaml: batchingYaml({ delayUs: RESNET_DELAY_US }, RESNET_TENSORS) },
+    { name: "resnet_batched_pref8", from: "resnet", yaml: batchingYaml({ delayUs: RESNET_DELAY_US, preferred: [8] }, RESNET_TENSORS) },
+  ];
+}
+
+/** A server under test: where it listens and its process id. */
+export interface Target {
+  name: "tensorfn" | "naive";
+  url: string;
+  pid: number;
+}
+
+/** One planned step: which server, which function, how much load for how long. */
+interface Step {
+  target: Target;
+  model: string;
+  concurrency: number;
+  warmupMs: number;
+  durationMs: number;
+}
+
+/**
+ * Every served step, interleaved so that the variants compared with each other (naive, single,
+ * batched) run back to back at each level: a change in background load then hits them alike.
+ */
+export function planSteps(tensorfn: Target, naive: Target): Step[] {
+  const short = { warmupMs: 1000, durationMs: 3000 };
+  // resnet answers a few dozen requests a second: longer windows keep the counts meaningful.
+  const resnetTiming = (concurrency: number) => (concurrency >= 32 ? { warmupMs: 2000, durationMs: 5000 } : short);
+  const steps: Step[] = [
+    { target: tensorfn, model: "simple", concurrency: 1, ...short },
+    { target: naive, model: "simple", concurrency: 1, ...short },
+    { target: tensorfn, model: "simple_identity", concurrency: 1, ...short },
+  ];
+  for (const concurrency of LEVELS) {
+    for (const [target, model] of [[naive, "mlp"], [tensorfn, "mlp_single"], [tensorfn, mlpBatched(0)], [tensorfn, mlpBatched(500)]] as const) {
+      steps.push({ target, model, concurrency, ...short });
+    }
+  }
+  for (const concurrency of [32, 64]) {
+    for (const delayUs of MLP_DELAYS_US.filter((d) => d !== 0 && d !== 500)) {
+      steps.push({ target: tensorfn, model: mlpBatched(delayUs), concurrency, ...short });
+    }
+    // The adaptive delay starts at 0 and moves once per 128 answers: give it time to settle.
+    steps.push({ target: tensorfn, model: "mlp_adaptive", concurrency, warmupMs: 3000, durationMs: 4000 });
+  }
+  for (const concurrency of LEVELS) {
+    for (const [target, model] of [[naive, "resnet"], [tensorfn, "resnet_single"], [tensorfn, "resnet_batched"], [tensorfn, "resnet_batched_pref8"]] as const) {
+      steps.push({ target, model, concurrency, ...resnetTiming(concurrency) });
+    }
+  }
+  return steps;
+}
+
+/** Total planned seconds of `steps`, for the progress line. */
+export function plannedSeconds(steps: readonly Step[]): number {
+  return steps.reduce((s, step) => s + (step.warmupMs + step.durationMs) / 1000, 0);
+}
+
+/**
+ * Runs `steps` in order. Each model's request is built once from the tensorfn server's metadata
+ * and sent unchanged to whichever server the step targets, so both see the same bytes.
+ */
+export async function runServedSteps(steps: readonly Step[], log: (line: string) => void): Promise<Measured[]> {
+  const requests = new Map<string, EncodedRequest>();
+  const results: Measured[] = [];
+  const started = performance.now();
+  for (const [index, step] of steps.entries()) {
+    const base = baseModel(step.model);
+    const source = step.target.name === "tensorfn" ? step.model : exampleFor(base);
+    if (!requests.has(base)) requests.set(base, await benchRequest(step.target.url, source, base === "simple_identity" ? { INPUT0: [16] } : undefined));
+    const { target } = step;
+    const measured = await measureStep({ target: target.name, url: target.url, pid: target.pid, model: step.model, concurrency: step.concurrency, warmupMs: step.warmupMs, durationMs: step.durationMs }, requests.get(base)!);
+    results.push(measured);
+    const p99 = measured.latencyMs ? `${measured.latencyMs.p99.toFixed(2)} ms` : "n/a";
+    const batch = measured.server?.avgBatchSize ? `, srv batch ${measured.server.avgBatchSize.toFixed(1)}` : "";
+    const errors = measured.errors > 0 ? `, ${measured.errors} errors (${measured.firstError})` : "";
+    const elapsed = ((performance.now() - started) / 1000).toFixed(0);
+    log(`[${index + 1}/${steps.length}, ${elapsed}s] ${target.name} ${step.model} c=${step.concurrency}: ${measured.inferPerS.toFixed(1)} infer/s, p99 ${p99}${batch}${errors}`);
+  }
+  return results;
+}
+
+/** The example model behind a benchmark function name. */
+function baseModel(name: string): string {
+  return name.startsWith("mlp") ? "mlp" : name.startsWith("resnet") ? "resnet" : name;
+}
+
+function exampleFor(base: string): string {
+  return base;
+}

@@ -1,0 +1,140 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { startServer } from "../support/start-server.ts";
+import type { TestServer } from "../support/start-server.ts";
+import { tempRepository } from "../support/spawn-server.ts";
+import { FakeClock } from "../support/fake-clock.ts";
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const simpleBody = JSON.stringify({
+  inputs: ["INPUT0", "INPUT1"].map((name) => ({ name, datatype: "INT32", shape: [1, 16], data: Array.from({ length: 16 }, (_, i) => i) })),
+});
+
+async function infer(url: string, model: string) {
+  const res = await fetch(`${url}/v2/models/${model}/infer`, { method: "POST", body: simpleBody });
+  return { status: res.status, body: await res.json() };
+}
+
+async function index(url: string): Promise<{ name: string; version?: string; state: string; reason: string }[]> {
+  return await (await fetch(`${url}/v2/repository/index`, { method: "POST" })).json();
+}
+
+const stateOf = async (url: string, name: string) => (await index(url)).filter((r) => r.name === name).map((r) => r.state);
+
+describe("lifecycle through the real server", () => {
+  it("answers the first request to a cold function (lazy mode) and shows its state in the index", async () => {
+    server = await startServer({ repository: tempRepository("simple", "mlp") });
+    expect(await stateOf(server.url, "simple")).toEqual(["UNAVAILABLE"]);
+    expect((await fetch(`${server.url}/v2/models/simple/ready`)).status).toBe(200);
+    const { status, body } = await infer(server.url, "simple");
+    expect(status).toBe(200);
+    expect(body.outputs[0].data[3]).toBe(6);
+    expect(await stateOf(server.url, "simple")).toEqual(["READY"]);
+    expect(await stateOf(server.url, "mlp")).toEqual(["UNAVAILABLE"]);
+  });
+
+  it("parks a function after its idle timeout and brings it back on the next request", async () => {
+    const clock = new FakeClock();
+    server = await startServer({ repository: tempRepository("simple"), clock, idleTimeoutMs: 60_000 });
+    expect((await infer(server.url, "simple")).status).toBe(200);
+    clock.advance(60_000);
+    // Parking drains the queue and stops the worker thread: watch the index until it says so.
+    for (let i = 0; i < 200 && (await stateOf(server.url, "simple"))[0] !== "PARKED"; i++) await new Promise((r) => setImmediate(r));
+    expect(await stateOf(server.url, "simple")).toEqual(["PARKED"]);
+    const { model_stats } = await (await fetch(`${server.url}/v2/models/simple/stats`)).json();
+    expect(model_stats[0]).toMatchObject({ state: "PARKED", instance_count: 0 });
+    expect((await infer(server.url, "simple")).status).toBe(200);
+    expect(await stateOf(server.url, "simple")).toEqual(["READY"]);
+  });
+
+  it("parks the least recently used function when a third would not fit the host memory budget", async () => {
+    // Each mlp copy is 12.6 MB: READY ≈ 25 MB (bytes + one session), PARKED ≈ 12.6 MB.
+    const repo = tempRepository("mlp");
+    for (const name of ["mlp_b", "mlp_c"]) cpSync(join(repo, "mlp"), join(repo, name), { recursive: true });
+    server = await startServer({ repository: repo, budgets: { host: 65 * 1024 * 1024 } });
+    const body = JSON.stringify({ inputs: [{ name: "input", datatype: "FP32", shape: [1, 512], data: new Array(512).fill(0.1) }] });
+    for (const name of ["mlp", "mlp_b", "mlp_c"]) {
+      const res = await fetch(`${server.url}/v2/models/${name}/infer`, { method: "POST", body });
+      expect(res.status).toBe(200);
+    }
+    expect((await index(server.url)).map((r) => [r.name, r.state])).toEqual([
+      ["mlp", "PARKED"],
+      ["mlp_b", "READY"],
+      ["mlp_c", "READY"],
+    ]);
+  });
+
+  it("swaps versions under concurrent load with zero failed requests, old version then new per client", async () => {
+    const repo = tempRepository("simple");
+    server = await startServer({ repository: repo, controlMode: "explicit", loadModels: ["simple"] });
+    const seen: string[][] = Array.from({ length: 8 }, () => []);
+    const failures: unknown[] = [];
+    let swapped = false;
+    let afterSwap = 0;
+    const client = async (i: number) => {
+      while (!swapped || afterSwap < 200) {
+        const { status, body } = await infer(server!.url, "simple");
+        if (status !== 200) failures.push(body);
+        else seen[i]!.push(body.model_version);
+        if (swapped) afterSwap++;
+      }
+    };
+    const clients = seen.map((_, i) => client(i));
+    while (seen.flat().length < 200) await new Promise((resolve) => setImmediate(resolve));
+    cpSync(join(repo, "simple", "1"), join(repo, "simple", "2"), { recursive: true });
+    const load = await fetch(`${server.url}/v2/repository/models/simple/load`, { method: "POST" });
+    expect(load.status).toBe(200);
+    swapped = true;
+    await Promise.all(clients);
+    expect(failures).toEqual([]);
+    expect(seen.flat().length).toBeGreaterThan(400);
+    for (const versions of seen) expect(versions).toEqual([...versions].sort());
+    expect(seen.flat()).toContain("1");
+    expect(seen.flat().filter((v) => v === "2").length).toBeGreaterThan(100);
+    expect((await index(server.url)).filter((r) => r.name === "simple")).toEqual([{ name: "simple", version: "2", state: "READY", reason: "" }]);
+  });
+
+  it("keeps the old version serving when a corrupt new one fails to load", async () => {
+    const repo = tempRepository("simple");
+    server = await startServer({ repository: repo, controlMode: "explicit", loadModels: ["*"] });
+    writeFileSync(join(repo, "simple", "1", "model.onnx"), "not an onnx model");
+    const load = await fetch(`${server.url}/v2/repository/models/simple/load`, { method: "POST" });
+    expect(load.status).toBe(400);
+    expect((await load.json()).error).toMatch(/failed to load 'simple'/);
+    expect((await infer(server.url, "simple")).status).toBe(200);
+    const [row] = await index(server.url);
+    expect(row).toMatchObject({ name: "simple", state: "READY", reason: expect.stringMatching(/reload failed/) });
+  });
+
+  it("loads a function from a config override and base64 model file, and unloads it", async () => {
+    server = await startServer({ repository: tempRepository("simple"), controlMode: "explicit" });
+    const model = readFileSync(join(tempRepository("simple"), "simple", "1", "model.onnx")).toString("base64");
+    const config = await (await fetch(`${server.url}/v2/models/simple/config`)).json().catch(() => undefined);
+    expect(config).toMatchObject({ error: expect.stringMatching(/not loaded/) });
+    const override = {
+      name: "adder",
+      max_batch_size: 8,
+      input: [
+        { name: "INPUT0", data_type: "TYPE_INT32", dims: [16] },
+        { name: "INPUT1", data_type: "TYPE_INT32", dims: [16] },
+      ],
+      output: [{ name: "OUTPUT0", data_type: "TYPE_INT32", dims: [16] }],
+    };
+    const load = await fetch(`${server.url}/v2/repository/models/adder/load`, {
+      method: "POST",
+      body: JSON.stringify({ parameters: { config: JSON.stringify(override), "file:1/model.onnx": model } }),
+    });
+    expect(load.status).toBe(200);
+    const { body } = await infer(server.url, "adder");
+    expect(body.outputs.map((o: { name: string }) => o.name)).toEqual(["OUTPUT0"]);
+    const unload = await fetch(`${server.url}/v2/repository/models/adder/unload`, { method: "POST" });
+    expect(unload.status).toBe(200);
+    expect((await infer(server.url, "adder")).status).toBe(503);
+  });
+});
