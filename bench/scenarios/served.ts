@@ -87,19 +87,19 @@ export function plannedSeconds(steps: readonly Step[]): number {
 }
 
 /**
- * Runs `steps` in order. Each model's request is built once from the tensorfn server's metadata
- * and sent unchanged to whichever server the step targets, so both see the same bytes.
+ * Runs `steps` in order. Each server's request for a model is built once from that server's
+ * metadata, as `tensorfn bench --binary` builds it (seeded data), so both servers get the same bytes.
  */
 export async function runServedSteps(steps: readonly Step[], log: (line: string) => void): Promise<Measured[]> {
   const requests = new Map<string, EncodedRequest>();
   const results: Measured[] = [];
   const started = performance.now();
   for (const [index, step] of steps.entries()) {
-    const base = baseModel(step.model);
-    const source = step.target.name === "tensorfn" ? step.model : exampleFor(base);
-    if (!requests.has(base)) requests.set(base, await benchRequest(step.target.url, source, base === "simple_identity" ? { INPUT0: [16] } : undefined));
     const { target } = step;
-    const measured = await measureStep({ target: target.name, url: target.url, pid: target.pid, model: step.model, concurrency: step.concurrency, warmupMs: step.warmupMs, durationMs: step.durationMs }, requests.get(base)!);
+    const key = `${target.name} ${baseModel(step.model)}`;
+    if (!requests.has(key)) requests.set(key, await benchRequest(target.url, step.model, step.model === "simple_identity" ? { INPUT0: [16] } : undefined));
+    const plan = { target: target.name, url: target.url, pid: target.pid, model: step.model, concurrency: step.concurrency, warmupMs: step.warmupMs, durationMs: step.durationMs };
+    const measured = await measureStep(plan, requests.get(key)!);
     results.push(measured);
     const p99 = measured.latencyMs ? `${measured.latencyMs.p99.toFixed(2)} ms` : "n/a";
     const batch = measured.server?.avgBatchSize ? `, srv batch ${measured.server.avgBatchSize.toFixed(1)}` : "";
@@ -113,8 +113,4 @@ export async function runServedSteps(steps: readonly Step[], log: (line: string)
 /** The example model behind a benchmark function name. */
 function baseModel(name: string): string {
   return name.startsWith("mlp") ? "mlp" : name.startsWith("resnet") ? "resnet" : name;
-}
-
-function exampleFor(base: string): string {
-  return base;
 }

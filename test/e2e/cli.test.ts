@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnServer, tempRepository } from "../support/spawn-server.ts";
 
@@ -45,5 +45,24 @@ describe("tensorfn serve", () => {
     const run = spawnSync("node", [BIN, "serve", "--repo", "/nonexistent/repo"], { encoding: "utf8" });
     expect(run.status).toBe(2);
     expect(run.stderr).toMatch(/--repo/);
+  });
+});
+
+describe("tensorfn dev", () => {
+  it("prints the URLs, serves lazily, and reloads a function when its function.yaml changes", async () => {
+    const repo = tempRepository("simple");
+    const server = await spawnServer("node", [BIN, "dev", repo, "--port", "0"]);
+    try {
+      await server.waitFor(/v2\/models\/simple /);
+      const config = async () => (await (await fetch(`${server.url}/v2/models/simple/config`)).json()).max_batch_size;
+      expect(await config()).toBe(8);
+      const yaml = join(repo, "simple", "function.yaml");
+      writeFileSync(yaml, readFileSync(yaml, "utf8").replace("max_batch_size: 8", "max_batch_size: 4"));
+      await server.waitFor(/simple v1: reloaded/);
+      expect(server.output()).toMatch(/simple: changed; reloading/);
+      expect(await config()).toBe(4);
+    } finally {
+      await server.stop();
+    }
   });
 });

@@ -9,6 +9,8 @@ export interface SpawnedServer {
   url: string;
   child: ChildProcess;
   output: () => string;
+  /** Resolves once the output matches `pattern` (rejects after `timeoutMs`). */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
   /** Sends SIGTERM and resolves with the exit code. */
   stop(): Promise<number | null>;
 }
@@ -39,6 +41,20 @@ export function spawnServer(command: string, args: string[], options: { timeoutM
           url: match[1]!,
           child,
           output: () => output,
+          waitFor: (pattern, timeoutMs = 15000) =>
+            new Promise<void>((done, fail) => {
+              if (pattern.test(output)) return done();
+              const timer = setTimeout(() => fail(new Error(`output never matched ${pattern}:\n${output}`)), timeoutMs);
+              const check = () => {
+                if (!pattern.test(output)) return;
+                clearTimeout(timer);
+                child.stdout!.off("data", check);
+                child.stderr!.off("data", check);
+                done();
+              };
+              child.stdout!.on("data", check);
+              child.stderr!.on("data", check);
+            }),
           stop: () =>
             new Promise((done) => {
               if (child.exitCode !== null) return done(child.exitCode);
