@@ -69,7 +69,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     },
     log: platform.log,
   });
-  return { models, app, stop: () => models.stop() };
+  return {
+    models,
+    app,
+    stop: async () => {
+      await models.stop();
+      await Promise.all(Object.values(backends).map((b) => b.close?.()));
+    },
+  };
 }
 
 async function defaultBackends(platform: Platform): Promise<Record<string, Backend>> {

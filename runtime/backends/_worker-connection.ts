@@ -42,8 +42,20 @@ export class WorkerConnection {
     return this.#call({ op: "run", feeds }, transferables(feeds)).then((r) => r.outputs!);
   }
 
+  /** True until the worker died or was terminated. */
+  get alive(): boolean {
+    return this.#dead === undefined;
+  }
+
+  /** Releases the session but keeps the thread, so a later load skips the thread's start-up. */
+  async release(): Promise<void> {
+    if (!this.#dead) await this.#call({ op: "release" });
+  }
+
+  /** Releases the session and stops the thread. */
   async close(): Promise<void> {
     if (!this.#dead) await this.#call({ op: "release" }).catch(() => undefined);
+    this.#dead ??= "terminated";
     await this.#handle.terminate();
   }
 

@@ -31,6 +31,8 @@ export interface Backend {
    * never fails a batch it would have shared.
    */
   checkInput?(name: string, tensor: Tensor): void;
+  /** Frees what the backend holds beyond its sessions (idle worker threads). */
+  close?(): Promise<void>;
 }
 
 /** One executable copy of a model. Runs one batch at a time; the scheduler guarantees that. */

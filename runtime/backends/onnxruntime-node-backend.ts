@@ -3,7 +3,7 @@ import type { ModelSignature, Tensor, WorkerHandle } from "../core/mod.ts";
 import type { Backend, LoadOptions, Session } from "./backend.ts";
 import { checkOrtInput, errorMessage, OrtSession } from "./_ort-session.ts";
 import type { OrtSessionSettings } from "./_ort-session.ts";
-import { WorkerConnection } from "./_worker-connection.ts";
+import { WorkerPool } from "./_worker-pool.ts";
 
 /** What runs one session: in this thread or in a worker. */
 interface Engine {
@@ -19,6 +19,8 @@ export interface OnnxRuntimeNodeOptions {
    * sessions run in-process, one at a time, blocking I/O while they compute.
    */
   startWorker?: (module: URL) => WorkerHandle;
+  /** Worker threads kept idle for the next load (default 2; one is started ahead of time). */
+  idleWorkers?: number;
 }
 
 /**
@@ -30,13 +32,15 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
   // First attempt per accelerated provider; concurrent loads wait for it instead of probing too.
   const probes = new Map<string, Promise<unknown>>();
   const { startWorker } = backendOptions;
+  const module = new URL("./onnxruntime-worker.ts", import.meta.url);
+  const pool = startWorker && new WorkerPool(startWorker, { maxIdle: backendOptions.idleWorkers ?? 2, module });
 
   async function load(model: Uint8Array, options: LoadOptions): Promise<Session> {
-    const connection = startWorker && new WorkerConnection(startWorker(new URL("./onnxruntime-worker.ts", import.meta.url)));
+    const connection = pool?.take();
     const open = async (settings: OrtSessionSettings): Promise<Engine> => {
       if (!connection) return await OrtSession.create(model, settings);
       const signature = await connection.load(model, settings);
-      return { signature, run: (feeds) => connection.run(feeds), release: () => connection.close() };
+      return { signature, run: (feeds) => connection.run(feeds), release: () => pool!.give(connection) };
     };
     const reasons: string[] = [];
     try {
@@ -75,13 +79,13 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
         }
       }
     } catch (error) {
-      await connection?.close();
+      if (connection) await pool!.give(connection);
       throw error;
     }
     throw new Error("unreachable: cpu is always a candidate");
   }
 
-  return { name: "onnxruntime-node", checkInput: checkOrtInput, load };
+  return { name: "onnxruntime-node", checkInput: checkOrtInput, load, close: async () => await pool?.drain() };
 }
 
 function candidateProviders(accelerator: LoadOptions["accelerator"]): string[] {
