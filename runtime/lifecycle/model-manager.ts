@@ -10,12 +10,11 @@ import { Autoscaler, DEFAULT_AUTOSCALER } from "./autoscaler.ts";
 import { DeploymentClosedError } from "./deployment.ts";
 import type { Deployment } from "./deployment.ts";
 import type { DeploymentState } from "./deployment-state.ts";
-import { instancePlacements } from "./instance-placement.ts";
 import { loadDeployment } from "./load-deployment.ts";
 import { ManagedVersion } from "./managed-version.ts";
 import type { IdlePolicy, VersionLoader } from "./managed-version.ts";
-import { planRoom } from "./memory-budget.ts";
-import type { Budgets, Footprint, RoomCandidate } from "./memory-budget.ts";
+import type { Budgets } from "./memory-budget.ts";
+import { estimateFootprint, PoolManager } from "./pool-manager.ts";
 
 /**
  * Triton's model control modes plus ours: `lazy` registers every function at start and loads
@@ -80,13 +79,16 @@ export class ModelManager {
   readonly #mode: ControlMode;
   readonly #functions = new Map<string, FunctionRecord>();
   readonly #autoscalers = new Map<ManagedVersion, Autoscaler>();
-  #roomLock: Promise<unknown> = Promise.resolve();
+  /** Present when budgets are set: keeps loads within them. */
+  readonly #pool?: PoolManager;
   #timers: unknown[] = [];
   #stopped = false;
 
   constructor(options: ModelManagerOptions) {
     this.#options = options;
     this.#mode = options.controlMode ?? "lazy";
+    const { budgets } = options;
+    if (budgets && (budgets.host !== undefined || budgets.device !== undefined)) this.#pool = new PoolManager(budgets, options.platform.log);
   }
 
   get controlMode(): ControlMode {
@@ -340,53 +342,11 @@ export class ModelManager {
             stats: managed.stats,
             onActivity: (busy) => managed.activity(busy),
           });
-        if (!this.#options.budgets) return await load();
-        return await this.#withRoom(managed, this.#estimate(resolved, bytes.byteLength), load);
+        if (!this.#pool) return await load();
+        const versions = [...this.#functions.values()].flatMap((f) => [...f.versions.values()]);
+        return await this.#pool.withRoom(managed, estimateFootprint(resolved, bytes.byteLength), versions, load);
       },
     };
-  }
-
-  /** Model bytes plus one model-sized session per instance, on the host or the device. */
-  #estimate(declared: DeclaredConfig & { accelerator: Accelerator }, bytes: number): Footprint {
-    const placements = instancePlacements(declared.instance_group, declared.accelerator);
-    const onDevice = placements.filter((p) => p.accelerator === "cuda" || p.accelerator === "tensorrt").length;
-    return { host: bytes + bytes * (placements.length - onDevice), device: bytes * onDevice };
-  }
-
-  /**
-   * Runs `load` once the budget has room for `need`, parking then evicting idle deployments
-   * (least recently used first) to make it; refuses with 503 naming the budget when it cannot.
-   * Loads under a budget run one at a time, so two never count the same free bytes.
-   */
-  #withRoom<T>(loading: ManagedVersion, need: Footprint, load: () => Promise<T>): Promise<T> {
-    const run = async () => {
-      const budgets = this.#options.budgets!;
-      const all = [...this.#functions.values()].flatMap((fn) => [...fn.versions.values()]).filter((v) => v !== loading);
-      const used = all.reduce((sum, v) => add(sum, v.footprint()), add({ host: 0, device: 0 }, loading.footprint()));
-      const candidates: RoomCandidate[] = all
-        .filter((v) => (v.state === "READY" && v.inflight === 0 && !v.loading) || v.state === "PARKED")
-        .map((v) => {
-          const held = v.footprint();
-          return { key: `${v.name}/${v.version}`, state: v.state as "READY" | "PARKED", lastUsed: v.lastUsed, parkFrees: sub(held, v.footprintWhenParked()), evictFrees: held };
-        });
-      const plan = planRoom(need, used, budgets, candidates);
-      if (!plan) {
-        const which = budgets.host !== undefined && used.host + need.host > budgets.host ? "host" : "device";
-        const budget = which === "host" ? budgets.host! : budgets.device!;
-        throw new RuntimeError(
-          "UNAVAILABLE",
-          `not enough memory to load '${loading.name}' version ${loading.version}: it needs ~${mb(need[which])} of ${which} memory, --${which}-memory-budget is ${mb(budget)} and ${mb(used[which])} is held by functions that are busy or cannot be parked`,
-        );
-      }
-      const byKey = new Map(all.map((v) => [`${v.name}/${v.version}`, v]));
-      for (const key of plan.park) await byKey.get(key)!.park();
-      for (const key of plan.evict) await byKey.get(key)!.unload(`evicted to make room for '${loading.name}'`);
-      for (const key of [...plan.park, ...plan.evict]) this.#options.platform.log.info(`${key}: ${plan.evict.includes(key) ? "evicted" : "parked"} to make room for ${loading.name}/${loading.version}`);
-      return await load();
-    };
-    const result = this.#roomLock.then(run, run);
-    this.#roomLock = result.catch(() => undefined);
-    return result;
   }
 
   #idlePolicy(declared: DeclaredConfig): IdlePolicy {
@@ -462,18 +422,6 @@ function bounded<T>(work: Promise<T>, ms: number, signal: AbortSignal | undefine
       signal?.removeEventListener("abort", onAbort);
     });
   });
-}
-
-function add(a: Footprint, b: Footprint): Footprint {
-  return { host: a.host + b.host, device: a.device + b.device };
-}
-
-function sub(a: Footprint, b: Footprint): Footprint {
-  return { host: a.host - b.host, device: a.device - b.device };
-}
-
-function mb(bytes: number): string {
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
 function byName(a: { name: string }, b: { name: string }): number {

@@ -11,7 +11,10 @@ export class FakeBackend implements Backend {
   loads = 0;
   live = 0;
   #held: (() => void)[] = [];
+  #running: (() => void)[] = [];
   hold = false;
+  /** When true, runs wait for `finishRuns()`. */
+  gateRuns = false;
 
   async load(model: Uint8Array, _options: LoadOptions): Promise<Session> {
     this.loads++;
@@ -24,6 +27,7 @@ export class FakeBackend implements Backend {
       signature: { inputs: [{ name: "x", datatype: "FP32", shape: [-1, 1] }], outputs: [{ name: "y", datatype: "FP32", shape: [-1, 1] }] },
       provider: "cpu",
       run: async (feeds: Record<string, Tensor>) => {
+        if (this.gateRuns) await new Promise<void>((resolve) => this.#running.push(resolve));
         const x = feeds.x!;
         return { y: { datatype: "FP32", shape: [...x.shape], data: (x.data as Float32Array).map((v) => v + k) } };
       },
@@ -32,6 +36,11 @@ export class FakeBackend implements Backend {
         released = true;
       },
     };
+  }
+
+  /** Lets gated runs finish. */
+  finishRuns(): void {
+    for (const done of this.#running.splice(0)) done();
   }
 
   /** Lets held loads finish. */

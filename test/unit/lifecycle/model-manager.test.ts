@@ -88,6 +88,36 @@ describe("ModelManager", () => {
     });
   });
 
+  describe("autoscaling", () => {
+    it("adds instances while in-flight requests exceed the target, up to max_instances, and removes them when idle", async () => {
+      const files = repo(["a", 1]);
+      files["repo/a/function.yaml"] = "max_batch_size: 4\nscale: { min_instances: 1, max_instances: 3, target_concurrency: 2 }\n";
+      const { manager, backend, clock } = setup(files, { autoscaleIntervalMs: 2000 });
+      await manager.start();
+      await answer(manager, "a");
+      const instances = () => manager.statistics("a")[0]!.instances;
+      expect(instances()).toBe(1);
+      backend.gateRuns = true;
+      const burst = Array.from({ length: 8 }, () => answer(manager, "a"));
+      await new Promise((resolve) => setImmediate(resolve));
+      clock.advance(2000); // 8 in flight ÷ 2 per instance → panic → 3 (max)
+      for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+      expect(instances()).toBe(3);
+      backend.gateRuns = false;
+      backend.finishRuns();
+      for (let i = 0; i < 5; i++) {
+        await new Promise((resolve) => setImmediate(resolve));
+        backend.finishRuns();
+      }
+      await Promise.all(burst);
+      for (let t = 0; t < 130_000; t += 2000) {
+        clock.advance(2000);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      expect(instances()).toBe(1);
+    });
+  });
+
   describe("memory budgets", () => {
     // Each fake model is 1000 bytes; READY holds the bytes plus one session (2000), PARKED 1000.
     it("parks the least recently used idle function to make room for a third", async () => {

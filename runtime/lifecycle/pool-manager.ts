@@ -1,0 +1,86 @@
+import { RuntimeError } from "../core/mod.ts";
+import type { Logger } from "../core/mod.ts";
+import type { Accelerator, DeclaredConfig } from "../config/mod.ts";
+import { instancePlacements } from "./instance-placement.ts";
+import type { ManagedVersion } from "./managed-version.ts";
+import { planRoom } from "./memory-budget.ts";
+import type { Budgets, Footprint, RoomCandidate } from "./memory-budget.ts";
+
+/** Model bytes plus one model-sized session per instance, on the host or the device. */
+export function estimateFootprint(declared: DeclaredConfig & { accelerator: Accelerator }, bytes: number): Footprint {
+  const placements = instancePlacements(declared.instance_group, declared.accelerator);
+  const onDevice = placements.filter((p) => p.accelerator === "cuda" || p.accelerator === "tensorrt").length;
+  return { host: bytes + bytes * (placements.length - onDevice), device: bytes * onDevice };
+}
+
+/**
+ * Keeps loads within the memory budgets: before a load it parks, then evicts, idle versions
+ * (least recently used first, as `planRoom` decides) and refuses with 503 naming the budget when
+ * even that cannot make room. Loads under a budget run one at a time, so two never count the same
+ * free bytes.
+ */
+export class PoolManager {
+  readonly #budgets: Budgets;
+  readonly #log: Logger;
+  #lock: Promise<unknown> = Promise.resolve();
+
+  constructor(budgets: Budgets, log: Logger) {
+    this.#budgets = budgets;
+    this.#log = log;
+  }
+
+  /** Runs `load` once `need` fits beside every other version in `versions`. */
+  withRoom<T>(loading: ManagedVersion, need: Footprint, versions: readonly ManagedVersion[], load: () => Promise<T>): Promise<T> {
+    const run = async () => {
+      await this.#makeRoom(loading, need, versions.filter((v) => v !== loading));
+      return await load();
+    };
+    const result = this.#lock.then(run, run);
+    this.#lock = result.catch(() => undefined);
+    return result;
+  }
+
+  async #makeRoom(loading: ManagedVersion, need: Footprint, others: ManagedVersion[]): Promise<void> {
+    const used = others.reduce((sum, v) => add(sum, v.footprint()), loading.footprint());
+    const candidates: RoomCandidate[] = others
+      .filter((v) => (v.state === "READY" && v.inflight === 0 && !v.loading) || v.state === "PARKED")
+      .map((v) => {
+        const held = v.footprint();
+        return { key: key(v), state: v.state as "READY" | "PARKED", lastUsed: v.lastUsed, parkFrees: sub(held, v.footprintWhenParked()), evictFrees: held };
+      });
+    const plan = planRoom(need, used, this.#budgets, candidates);
+    if (!plan) {
+      const which = this.#budgets.host !== undefined && used.host + need.host > this.#budgets.host ? "host" : "device";
+      throw new RuntimeError(
+        "UNAVAILABLE",
+        `not enough memory to load '${loading.name}' version ${loading.version}: it needs ~${mb(need[which])} of ${which} memory, ` +
+          `--${which}-memory-budget is ${mb(this.#budgets[which]!)} and ${mb(used[which])} is held by functions that are busy or cannot be parked`,
+      );
+    }
+    const byKey = new Map(others.map((v) => [key(v), v]));
+    for (const k of plan.park) {
+      await byKey.get(k)!.park();
+      this.#log.info(`${k}: parked to make room for ${key(loading)}`);
+    }
+    for (const k of plan.evict) {
+      await byKey.get(k)!.unload(`evicted to make room for '${loading.name}'`);
+      this.#log.info(`${k}: evicted to make room for ${key(loading)}`);
+    }
+  }
+}
+
+function key(v: ManagedVersion): string {
+  return `${v.name}/${v.version}`;
+}
+
+function add(a: Footprint, b: Footprint): Footprint {
+  return { host: a.host + b.host, device: a.device + b.device };
+}
+
+function sub(a: Footprint, b: Footprint): Footprint {
+  return { host: a.host - b.host, device: a.device - b.device };
+}
+
+function mb(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
