@@ -25,7 +25,7 @@ export function createApp(ctx: AppContext): Hono {
 const known = [
   /^\/v2$/,
   /^\/v2\/health\/(live|ready)$/,
-  /^\/v2\/repository\/(index|models\/[^/]+\/(load|unload))$/,
+  /^\/v2\/repository\/(index|models\/[^/]+\/(load|unload|park))$/,
   /^\/v2\/models\/[^/]+(\/versions\/[0-9]+)?(\/(ready|config|infer|stats))?$/,
 ];
 

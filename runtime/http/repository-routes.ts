@@ -20,6 +20,14 @@ export function registerRepositoryRoutes(app: Hono, ctx: { models: ModelManager;
     return c.json({ name, load: true });
   });
 
+  // Ours: park a READY function now (release its sessions, keep its bytes), as the idle timeout would.
+  app.post("/v2/repository/models/:name/park", async (c) => {
+    const name = c.req.param("name");
+    await jsonBody(c.req.raw, ctx.maxInputBytes);
+    await ctx.models.park(name);
+    return c.json({ name, park: true });
+  });
+
   app.post("/v2/repository/models/:name/unload", async (c) => {
     const name = c.req.param("name");
     await jsonBody(c.req.raw, ctx.maxInputBytes);

@@ -53,6 +53,15 @@ describe("lifecycle through the real server", () => {
     expect(await stateOf(server.url, "simple")).toEqual(["READY"]);
   });
 
+  it("parks on request through the repository API (POST …/park)", async () => {
+    server = await startServer({ repository: tempRepository("simple") });
+    await infer(server.url, "simple");
+    const res = await fetch(`${server.url}/v2/repository/models/simple/park`, { method: "POST" });
+    expect(res.status).toBe(200);
+    expect(await stateOf(server.url, "simple")).toEqual(["PARKED"]);
+    expect((await infer(server.url, "simple")).status).toBe(200);
+  });
+
   it("parks the least recently used function when a third would not fit the host memory budget", async () => {
     // Each mlp copy is 12.6 MB: READY ≈ 25 MB (bytes + one session), PARKED ≈ 12.6 MB.
     const repo = tempRepository("mlp");
