@@ -16,7 +16,8 @@ export function transferables(tensors: Record<string, Tensor>): ArrayBuffer[] {
   const buffers = new Set<ArrayBuffer>();
   for (const { data } of Object.values(tensors)) {
     if (Array.isArray(data) || !(data.buffer instanceof ArrayBuffer)) continue;
-    if (data.byteOffset === 0 && data.byteLength === data.buffer.byteLength) buffers.add(data.buffer);
+    // A detached buffer (byteLength 0) cannot move again; an empty one gains nothing by moving.
+    if (data.byteLength > 0 && data.byteOffset === 0 && data.byteLength === data.buffer.byteLength) buffers.add(data.buffer);
   }
   return [...buffers];
 }

@@ -23,9 +23,13 @@ export function tempRepository(...names: string[]): string {
 }
 
 /** Runs a server command and resolves once it prints its URL (rejects on exit or after `timeoutMs`). */
-export function spawnServer(command: string, args: string[], options: { timeoutMs?: number; cwd?: string } = {}): Promise<SpawnedServer> {
+export function spawnServer(
+  command: string,
+  args: string[],
+  options: { timeoutMs?: number; cwd?: string; env?: Record<string, string> } = {},
+): Promise<SpawnedServer> {
   // Its own process group, so stop() reaches wrappers' children too (npm does not forward SIGTERM).
-  const child = spawn(command, args, { cwd: options.cwd, detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
+  const child = spawn(command, args, { cwd: options.cwd, detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1", ...options.env } });
   let output = "";
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
