@@ -4,6 +4,7 @@ import process from "node:process";
 import { Worker } from "node:worker_threads";
 import type { Platform } from "../../runtime/mod.ts";
 import { consoleLogger } from "../console-logger.ts";
+import { loadNative } from "../../native/index.ts";
 
 /** Platform over Node's fs and os modules (Bun implements the same modules natively). */
 export function createNodePlatform(name = `node ${process.versions.node}`): Platform {
@@ -20,6 +21,7 @@ export function createNodePlatform(name = `node ${process.versions.node}`): Plat
     env: (key) => process.env[key],
     cpuCount: () => availableParallelism(),
     log: consoleLogger(),
+    trimMemory: () => void loadNative()?.trimMemory(),
     startWorker: (module) => {
       const worker = new Worker(new URL("./worker-bootstrap.mjs", import.meta.url), { workerData: { module: module.href }, execArgv: [] });
       // A worker must not keep the process alive on its own: shutdown terminates them anyway.

@@ -48,4 +48,6 @@ export interface Platform {
    * backend off the main thread; backends then run in-process.
    */
   startWorker?(module: URL): WorkerHandle;
+  /** Returns freed heap memory to the OS (after a function parks or unloads). Optional. */
+  trimMemory?(): void;
 }

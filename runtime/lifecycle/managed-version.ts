@@ -44,9 +44,16 @@ export class ManagedVersion {
   #loader: VersionLoader;
   #idle: IdlePolicy;
 
-  constructor(name: string, version: number, options: { loader: VersionLoader; idle: IdlePolicy; clock: Clock; log: Logger }) {
+  readonly #onReleased?: () => void;
+
+  constructor(
+    name: string,
+    version: number,
+    options: { loader: VersionLoader; idle: IdlePolicy; clock: Clock; log: Logger; onReleased?: () => void },
+  ) {
     this.name = name;
     this.version = version;
+    this.#onReleased = options.onReleased;
     this.#loader = options.loader;
     this.#idle = options.idle;
     this.#clock = options.clock;
@@ -130,6 +137,7 @@ export class ManagedVersion {
       this.#armIdle();
       this.#log.info(`${this.name} v${this.version}: reloaded; draining the previous deployment`);
       await old.close();
+      this.#onReleased?.();
     } catch (error) {
       this.#reason = `reload failed, previous deployment still serving: ${(error as Error).message}`;
       this.#log.error(`${this.name} v${this.version}: ${this.#reason}`);
@@ -146,6 +154,7 @@ export class ManagedVersion {
     this.#deployment = undefined;
     await d.close();
     this.#set("PARKED", "parked: sessions released, model kept in host memory");
+    this.#onReleased?.();
   }
 
   /** Drains and releases everything (→ UNAVAILABLE). */
@@ -160,6 +169,7 @@ export class ManagedVersion {
       await d.close();
     }
     this.#set("UNAVAILABLE", reason);
+    if (d) this.#onReleased?.();
   }
 
   /** Called by the deployment when it goes busy (first request) or idle (last one done). */

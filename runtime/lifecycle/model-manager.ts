@@ -290,7 +290,8 @@ export class ModelManager {
         if (!kept.deployment) await kept.reload(loader, idle);
         fn.versions.set(version, kept);
       } else {
-        fn.versions.set(version, new ManagedVersion(entry.name, version, { loader, idle, clock: this.#options.clock, log: platform.log }));
+        const onReleased = () => platform.trimMemory?.();
+        fn.versions.set(version, new ManagedVersion(entry.name, version, { loader, idle, clock: this.#options.clock, log: platform.log, onReleased }));
       }
     }
     this.#functions.set(entry.name, fn);

@@ -10,6 +10,7 @@ export class FakeBackend implements Backend {
   readonly name = "fake";
   loads = 0;
   live = 0;
+  runs = 0;
   #held: (() => void)[] = [];
   #running: (() => void)[] = [];
   hold = false;
@@ -27,8 +28,10 @@ export class FakeBackend implements Backend {
       signature: { inputs: [{ name: "x", datatype: "FP32", shape: [-1, 1] }], outputs: [{ name: "y", datatype: "FP32", shape: [-1, 1] }] },
       provider: "cpu",
       run: async (feeds: Record<string, Tensor>) => {
+        this.runs++;
         if (this.gateRuns) await new Promise<void>((resolve) => this.#running.push(resolve));
         const x = feeds.x!;
+        if (!x) throw new Error("no input x");
         return { y: { datatype: "FP32", shape: [...x.shape], data: (x.data as Float32Array).map((v) => v + k) } };
       },
       release: async () => {

@@ -88,6 +88,31 @@ describe("ModelManager", () => {
     });
   });
 
+  describe("model_warmup", () => {
+    it("runs every sample `count` times on every instance before the version is READY", async () => {
+      const files = repo(["a", 1]);
+      files["repo/a/function.yaml"] = [
+        "max_batch_size: 4",
+        "instance_group: [{ count: 2, kind: KIND_CPU }]",
+        "model_warmup: [{ name: zeros, batch_size: 2, count: 3, inputs: { x: { data_type: TYPE_FP32, dims: [1], zero_data: true } } }]",
+        "",
+      ].join("\n");
+      const { manager, backend } = setup(files);
+      await manager.start();
+      await manager.acquire("a");
+      expect(backend.runs).toBe(6);
+    });
+
+    it("fails the load, naming the sample, when a warm-up input does not fit the model", async () => {
+      const files = repo(["a", 1]);
+      files["repo/a/function.yaml"] = "max_batch_size: 4\nmodel_warmup: [{ name: bad, inputs: { nope: { data_type: TYPE_FP32, dims: [1], zero_data: true } } }]\n";
+      const { manager } = setup(files);
+      await manager.start();
+      await expect(manager.acquire("a")).rejects.toMatchObject({ code: "UNAVAILABLE", message: expect.stringMatching(/model_warmup 'bad'/) });
+      expect(manager.index()[0]!.state).toBe("FAILED");
+    });
+  });
+
   describe("autoscaling", () => {
     it("adds instances while in-flight requests exceed the target, up to max_instances, and removes them when idle", async () => {
       const files = repo(["a", 1]);
