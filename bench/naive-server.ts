@@ -7,7 +7,8 @@
  *
  *   node --import tsx bench/naive-server.ts [--repo functions] [--models mlp,resnet] [--port 8000]
  *
- * Prints `naive server at http://127.0.0.1:<port>` once listening.
+ * Prints `naive server at http://127.0.0.1:<port>` once listening. Two extra routes, `_noop` and
+ * `_echo`, answer 256 fixed bytes without and with reading the body, to measure the framework alone.
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -61,6 +62,15 @@ app.get("/v2/models/:m", (c) => {
   return c.json({ name: c.req.param("m"), versions: ["1"], platform: "onnxruntime_onnx", inputs: describe(session.inputMetadata), outputs: describe(session.outputMetadata) });
 });
 
+// Two probes for bench/scenarios.ts that locate the cost of the HTTP layer: the same framework path
+// with and without reading the request body, no model either way.
+const probeAnswer = new Uint8Array(256);
+app.post("/v2/models/_noop/infer", () => new Response(probeAnswer, { headers: { "content-type": "application/octet-stream" } }));
+app.post("/v2/models/_echo/infer", async (c) => {
+  await c.req.arrayBuffer();
+  return new Response(probeAnswer, { headers: { "content-type": "application/octet-stream" } });
+});
+
 app.post("/v2/models/:m/infer", async (c) => {
   const session = sessions.get(c.req.param("m"));
   if (!session) return c.json({ error: "unknown model" }, 404);
@@ -103,3 +113,4 @@ app.post("/v2/models/:m/infer", async (c) => {
 serve({ fetch: app.fetch, hostname: "127.0.0.1", port: Number(values.port) }, (info) => {
   console.log(`naive server at http://127.0.0.1:${info.port}`);
 });
+process.once("SIGTERM", () => process.exit(0));

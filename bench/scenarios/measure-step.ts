@@ -25,6 +25,8 @@ export interface Measured {
   server: ServerStepStats | null;
   /** Cores busy over the window: `self` is the load generator, `other` the rest of the machine. */
   cores: CoresUsed;
+  /** Windows measured (more than 1 when other work disturbed the first; the least disturbed is kept). */
+  attempts?: number;
 }
 
 /** Where to send and how long to load it. */
@@ -35,6 +37,8 @@ export interface StepPlan {
   model: string;
   /** The server's process id, for its CPU time. */
   pid: number;
+  /** Whether the server has the statistics extension (the naive one has not: no point asking it). */
+  stats: boolean;
   concurrency: number;
   warmupMs: number;
   durationMs: number;
@@ -66,7 +70,7 @@ export async function measureStep(plan: StepPlan, request: EncodedRequest): Prom
       warmupMs: plan.warmupMs,
       durationMs: plan.durationMs,
       onMeasureStart: async () => {
-        before = await fetchModelStats(plan.url, model);
+        if (plan.stats) before = await fetchModelStats(plan.url, model);
         meter = startCpuMeter(plan.pid);
       },
       onMeasureEnd: async () => {

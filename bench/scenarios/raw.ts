@@ -3,7 +3,7 @@ import { Worker } from "node:worker_threads";
 import * as ort from "onnxruntime-node";
 import { summarizeLatencies } from "../percentiles.ts";
 import type { Percentiles } from "../percentiles.ts";
-import { startCpuMeter } from "./cpu-meter.ts";
+import { leastDisturbed, startCpuMeter } from "./cpu-meter.ts";
 
 /** One batch size of an in-process throughput sweep. */
 export interface RawPoint {
@@ -17,6 +17,8 @@ export interface RawPoint {
   /** Cores this process kept busy while measuring, and cores busy elsewhere on the machine. */
   selfCores: number;
   otherCores: number | null;
+  /** Measurements taken (more than 1 when other work disturbed the first; the least disturbed is kept). */
+  attempts?: number;
 }
 
 /** The throughput sweep of one model. */
@@ -61,9 +63,9 @@ export async function sweepBatches(
       const shape = [batch, ...spec.dims];
       const data = seeded(shape.reduce((a, b) => a * b, 1));
       const feeds = { [spec.input]: new ort.Tensor("float32", data, shape) };
-      const point = await timeRuns(session, feeds, spec.timing(batch), batch);
+      const point = await leastDisturbed(() => timeRuns(session, feeds, spec.timing(batch), batch), (p) => p.otherCores, 2);
       points.push(point);
-      spec.log(`raw ${spec.model} batch ${batch}: ${point.inferPerS.toFixed(1)} infer/s (${point.runs} runs, ${point.runP50Ms.toFixed(2)} ms/run, ${point.selfCores.toFixed(2)} cores; others ${point.otherCores?.toFixed(2) ?? "?"})`);
+      spec.log(`raw ${spec.model} batch ${batch}: ${point.inferPerS.toFixed(1)} infer/s (${point.runs} runs, ${point.runP50Ms.toFixed(2)} ms/run, ${point.selfCores.toFixed(2)} cores; others ${point.otherCores?.toFixed(2) ?? "?"}${point.attempts > 1 ? `; best of ${point.attempts} attempts` : ""})`);
     }
   } finally {
     await session.release();

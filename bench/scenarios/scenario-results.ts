@@ -1,6 +1,5 @@
-import type { Percentiles } from "../percentiles.ts";
 import type { Measured } from "./measure-step.ts";
-import type { RawSweep } from "./raw.ts";
+import type { RawResults } from "./raw-phase.ts";
 import { ADAPTIVE_TARGET_MS, MLP_DELAYS_US, mlpBatched } from "./served.ts";
 
 /** Everything one `npm run bench` measured; RESULTS.md and bench/out/scenarios.json are made from it. */
@@ -8,7 +7,7 @@ export interface ScenarioResults {
   startedAt: string;
   seconds: number;
   machine: { nproc: number; cpuModel: string; node: string; onnxruntimeNode: string; loadAverage: string };
-  raw: { mlp: RawSweep; resnet: RawSweep; simple: Percentiles; workerHop: Percentiles };
+  raw: RawResults;
   /** Every served step, against tensorfn and against the naive server. */
   served: Measured[];
 }
@@ -62,12 +61,13 @@ export function checkTargets(results: ScenarioResults): TargetCheck[] {
   const checks: TargetCheck[] = [];
   const resnet = bestResnetBatched(results, 64);
   const raw = results.raw.resnet.best;
+  const recheck = results.raw.recheck?.resnet;
   const resnetRatio = resnet && resnet.inferPerS / raw.inferPerS;
   checks.push({
     target: "resnet served / raw best batch, concurrency 64",
     goal: "≥ 0.90",
     measured: resnet && resnetRatio !== undefined
-      ? `${ratio(resnetRatio)} (${resnet.model} ${fixed(resnet.inferPerS, 1)} infer/s ÷ raw batch ${raw.batch} ${fixed(raw.inferPerS, 1)} infer/s)`
+      ? `${ratio(resnetRatio)} (${resnet.model} ${fixed(resnet.inferPerS, 1)} infer/s ÷ raw batch ${raw.batch} ${fixed(raw.inferPerS, 1)} infer/s${recheck ? `; against the raw recheck after the served steps, ${fixed(recheck.inferPerS, 1)} infer/s: ${ratio(resnet.inferPerS / recheck.inferPerS)}` : ""})`
       : "no answers",
     met: resnetRatio === undefined ? null : resnetRatio >= 0.9,
   });
@@ -107,6 +107,11 @@ export function checkTargets(results: ScenarioResults): TargetCheck[] {
     });
   }
   return checks;
+}
+
+/** CPU µs one request cost, from `cores` busy at the step's rate. */
+export function cpuPerRequest(s: Measured | undefined, cores: number | null | undefined): number | undefined {
+  return s && cores !== null && cores !== undefined && s.inferPerS > 0 ? (cores / s.inferPerS) * 1e6 : undefined;
 }
 
 /** `value` with `digits` decimals, or "n/a". */

@@ -1,6 +1,7 @@
 import type { EncodedRequest } from "../request-body.ts";
 import { batchingYaml, RESNET_TENSORS } from "./bench-repository.ts";
 import type { BenchFunction } from "./bench-repository.ts";
+import { leastDisturbed } from "./cpu-meter.ts";
 import { benchRequest, measureStep } from "./measure-step.ts";
 import type { Measured } from "./measure-step.ts";
 
@@ -10,6 +11,8 @@ export const LEVELS = [1, 8, 32, 64];
 export const MLP_DELAYS_US = [0, 250, 500, 1000, 2000, 5000];
 /** The adaptive mode's latency target; see the "Adaptive" section of RESULTS.md for the choice. */
 export const ADAPTIVE_TARGET_MS = 20;
+/** A second, loose target (concurrency 32 only), to show how the controller spends a bigger budget. */
+export const ADAPTIVE_LOOSE_TARGET_MS = 100;
 /** The resnet batcher's delay: about a fifth of one batch-1 run, so a batch forms without idling. */
 export const RESNET_DELAY_US = 2000;
 
@@ -26,6 +29,7 @@ export function benchFunctions(): BenchFunction[] {
     { name: "mlp_single", from: "mlp", yaml: batchingYaml(undefined) },
     ...MLP_DELAYS_US.map((delayUs) => ({ name: mlpBatched(delayUs), from: "mlp", yaml: batchingYaml({ delayUs }) })),
     { name: "mlp_adaptive", from: "mlp", yaml: batchingYaml({ delayUs: 0, targetLatencyMs: ADAPTIVE_TARGET_MS }) },
+    { name: "mlp_adaptive_loose", from: "mlp", yaml: batchingYaml({ delayUs: 0, targetLatencyMs: ADAPTIVE_LOOSE_TARGET_MS }) },
     { name: "resnet_single", from: "resnet", yaml: batchingYaml(undefined, RESNET_TENSORS) },
     { name: "resnet_batched", from: "resnet", yaml: batchingYaml({ delayUs: RESNET_DELAY_US }, RESNET_TENSORS) },
     { name: "resnet_batched_pref8", from: "resnet", yaml: batchingYaml({ delayUs: RESNET_DELAY_US, preferred: [8] }, RESNET_TENSORS) },
@@ -34,15 +38,19 @@ export function benchFunctions(): BenchFunction[] {
 
 /** A server under test: where it listens and its process id. */
 export interface Target {
-  name: "tensorfn" | "naive";
+  name: "tensorfn" | "naive" | "bare";
   url: string;
   pid: number;
+  /** Where to read model metadata when the server has none of its own (the bare HTTP server). */
+  metadataUrl?: string;
 }
 
 /** One planned step: which server, which function, how much load for how long. */
 interface Step {
   target: Target;
   model: string;
+  /** The model whose metadata shapes the request, when `model` has none (the naive server's probes). */
+  requestModel?: string;
   concurrency: number;
   warmupMs: number;
   durationMs: number;
@@ -51,27 +59,36 @@ interface Step {
 /**
  * Every served step, interleaved so that the variants compared with each other (naive, single,
  * batched) run back to back at each level: a change in background load then hits them alike.
+ * `scale` multiplies every warm-up and window (1 for the real run).
  */
-export function planSteps(tensorfn: Target, naive: Target): Step[] {
-  const short = { warmupMs: 1000, durationMs: 3000 };
+export function planSteps(targets: { tensorfn: Target; naive: Target; bare: Target }, scale = 1): Step[] {
+  const { tensorfn, naive, bare } = targets;
+  const times = (warmupMs: number, durationMs: number) => ({ warmupMs: warmupMs * scale, durationMs: durationMs * scale });
+  const short = times(1000, 3000);
   // resnet answers a few dozen requests a second: longer windows keep the counts meaningful.
-  const resnetTiming = (concurrency: number) => (concurrency >= 32 ? { warmupMs: 2000, durationMs: 5000 } : short);
+  const resnetTiming = (concurrency: number) => (concurrency >= 32 ? times(2000, 5000) : short);
   const steps: Step[] = [
     { target: tensorfn, model: "simple", concurrency: 1, ...short },
     { target: naive, model: "simple", concurrency: 1, ...short },
     { target: tensorfn, model: "simple_identity", concurrency: 1, ...short },
+    { target: bare, model: "simple", concurrency: 1, ...short },
+    { target: naive, model: "_noop", requestModel: "simple", concurrency: 1, ...short },
+    { target: naive, model: "_echo", requestModel: "simple", concurrency: 1, ...short },
   ];
   for (const concurrency of LEVELS) {
     for (const [target, model] of [[naive, "mlp"], [tensorfn, "mlp_single"], [tensorfn, mlpBatched(0)], [tensorfn, mlpBatched(500)]] as const) {
       steps.push({ target, model, concurrency, ...short });
     }
+    // The HTTP ceiling for mlp-sized requests, with the client on the same cores.
+    if (concurrency === 32) steps.push({ target: bare, model: "mlp_single", concurrency, ...short });
   }
   for (const concurrency of [32, 64]) {
     for (const delayUs of MLP_DELAYS_US.filter((d) => d !== 0 && d !== 500)) {
       steps.push({ target: tensorfn, model: mlpBatched(delayUs), concurrency, ...short });
     }
     // The adaptive delay starts at 0 and moves once per 128 answers: give it time to settle.
-    steps.push({ target: tensorfn, model: "mlp_adaptive", concurrency, warmupMs: 3000, durationMs: 4000 });
+    steps.push({ target: tensorfn, model: "mlp_adaptive", concurrency, ...times(3000, 4000) });
+    if (concurrency === 32) steps.push({ target: tensorfn, model: "mlp_adaptive_loose", concurrency, ...times(3000, 4000) });
   }
   for (const concurrency of LEVELS) {
     for (const [target, model] of [[naive, "resnet"], [tensorfn, "resnet_single"], [tensorfn, "resnet_batched"], [tensorfn, "resnet_batched_pref8"]] as const) {
@@ -96,16 +113,19 @@ export async function runServedSteps(steps: readonly Step[], log: (line: string)
   const started = performance.now();
   for (const [index, step] of steps.entries()) {
     const { target } = step;
-    const key = `${target.name} ${baseModel(step.model)}`;
-    if (!requests.has(key)) requests.set(key, await benchRequest(target.url, step.model, step.model === "simple_identity" ? { INPUT0: [16] } : undefined));
-    const plan = { target: target.name, url: target.url, pid: target.pid, model: step.model, concurrency: step.concurrency, warmupMs: step.warmupMs, durationMs: step.durationMs };
-    const measured = await measureStep(plan, requests.get(key)!);
+    const metadataUrl = target.metadataUrl ?? target.url;
+    const source = step.requestModel ?? step.model;
+    const key = `${metadataUrl} ${baseModel(source)}`;
+    if (!requests.has(key)) requests.set(key, await benchRequest(metadataUrl, source, source === "simple_identity" ? { INPUT0: [16] } : undefined));
+    const plan = { target: target.name, url: target.url, pid: target.pid, stats: target.name === "tensorfn", model: step.model, concurrency: step.concurrency, warmupMs: step.warmupMs, durationMs: step.durationMs };
+    const measured = await leastDisturbed(() => measureStep(plan, requests.get(key)!), (m) => m.cores.other, 1);
     results.push(measured);
     const p99 = measured.latencyMs ? `${measured.latencyMs.p99.toFixed(2)} ms` : "n/a";
     const batch = measured.server?.avgBatchSize ? `, srv batch ${measured.server.avgBatchSize.toFixed(1)}` : "";
     const errors = measured.errors > 0 ? `, ${measured.errors} errors (${measured.firstError})` : "";
+    const retried = measured.attempts > 1 ? `, ${measured.attempts} windows (other work: ${measured.cores.other?.toFixed(2)} cores in the kept one)` : "";
     const elapsed = ((performance.now() - started) / 1000).toFixed(0);
-    log(`[${index + 1}/${steps.length}, ${elapsed}s] ${target.name} ${step.model} c=${step.concurrency}: ${measured.inferPerS.toFixed(1)} infer/s, p99 ${p99}${batch}${errors}`);
+    log(`[${index + 1}/${steps.length}, ${elapsed}s] ${target.name} ${step.model} c=${step.concurrency}: ${measured.inferPerS.toFixed(1)} infer/s, p99 ${p99}${batch}${errors}${retried}`);
   }
   return results;
 }

@@ -1,0 +1,98 @@
+/**
+ * `npm run bench`: measures, in one run on this machine, the raw onnxruntime-node limit, tensorfn
+ * served with and without dynamic batching, a naive hand-written server, the per-request overhead
+ * and the adaptive queue delay, then writes bench/RESULTS.md (and the step data to
+ * bench/out/scenarios.json). Progress goes to stderr. Takes about five minutes.
+ *
+ *   npm run bench [-- --quick] [-- --server-root <dir>]
+ *
+ * `--quick` shortens every window fourfold and writes to bench/out/ instead (for trying changes);
+ * `--server-root` serves tensorfn from another checkout (e.g. a clean `git archive` of HEAD).
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { writeBenchRepository } from "./scenarios/bench-repository.ts";
+import { measureRaw, recheckRaw } from "./scenarios/raw-phase.ts";
+import { renderResults, replaceSection } from "./scenarios/results-md.ts";
+import type { Measured } from "./scenarios/measure-step.ts";
+import type { ScenarioResults } from "./scenarios/scenario-results.ts";
+import { benchFunctions, plannedSeconds, planSteps, runServedSteps } from "./scenarios/served.ts";
+import { startServerProcess } from "./scenarios/server-process.ts";
+import type { ServerProcess } from "./scenarios/server-process.ts";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const FUNCTIONS = join(ROOT, "functions");
+
+const { values } = parseArgs({ options: { quick: { type: "boolean", default: false }, "server-root": { type: "string" } } });
+const scale = values.quick ? 0.25 : 1;
+const serverRoot = resolve(values["server-root"] ?? ROOT);
+const log = (line: string) => void process.stderr.write(`${line}\n`);
+
+for (const name of ["simple", "mlp", "resnet"]) {
+  if (!existsSync(join(FUNCTIONS, name, "1", "model.onnx"))) {
+    log(`bench: functions/${name}/1/model.onnx is missing; build the models with: npx tsx models/build.ts`);
+    process.exit(1);
+  }
+}
+
+const started = performance.now();
+const startedAt = new Date().toISOString();
+const machine = {
+  nproc: os.availableParallelism(),
+  cpuModel: /^model name\s*:\s*(.+)$/m.exec(readText("/proc/cpuinfo"))?.[1] ?? os.cpus()[0]?.model ?? "unknown",
+  node: process.version,
+  onnxruntimeNode: JSON.parse(readText(join(ROOT, "node_modules", "onnxruntime-node", "package.json")) || "{}").version ?? "unknown",
+  loadAverage: os.loadavg().map((l) => l.toFixed(2)).join(" "),
+};
+log(`bench: ${machine.nproc} cores, ${machine.cpuModel}, Node ${machine.node}, onnxruntime-node ${machine.onnxruntimeNode}, load ${machine.loadAverage}`);
+
+log("bench: 1/4 raw onnxruntime-node limit (about 50 s)");
+const raw = await measureRaw(FUNCTIONS, { scale, log });
+
+const repo = writeBenchRepository(FUNCTIONS, benchFunctions());
+const servers: ServerProcess[] = [];
+let served: Measured[];
+try {
+  log(`bench: 2/4 starting tensorfn (${serverRoot}) on ${repo}, the naive server and the bare HTTP server`);
+  const start = async (args: string[]) => {
+    const server = await startServerProcess("node", args);
+    servers.push(server);
+    return server;
+  };
+  // Every function loaded up front and never parked (Triton's default mode), so no step pays a load.
+  const tensorfn = await start([join(serverRoot, "adapters", "node", "bin.mjs"), "serve", "--repo", repo, "--model-control-mode", "none", "--port", "0"]);
+  const naive = await start(["--import", "tsx", join(ROOT, "bench", "naive-server.ts"), "--repo", FUNCTIONS, "--models", "simple,mlp,resnet", "--port", "0"]);
+  const bare = await start(["--import", "tsx", join(ROOT, "bench", "scenarios", "bare-http-server.ts"), "--port", "0"]);
+  const targets = {
+    tensorfn: { name: "tensorfn", url: tensorfn.url, pid: tensorfn.pid },
+    naive: { name: "naive", url: naive.url, pid: naive.pid },
+    bare: { name: "bare", url: bare.url, pid: bare.pid, metadataUrl: tensorfn.url },
+  } as const;
+  const steps = planSteps(targets, scale);
+  log(`bench: 3/4 ${steps.length} served steps, about ${plannedSeconds(steps).toFixed(0)} s`);
+  served = await runServedSteps(steps, log);
+} finally {
+  await Promise.all(servers.map((s) => s.stop()));
+  rmSync(repo, { recursive: true, force: true });
+}
+log("bench: 4/4 raw recheck of the best batches (drift)");
+raw.recheck = await recheckRaw(FUNCTIONS, raw, { scale, log });
+const results: ScenarioResults = { startedAt, seconds: (performance.now() - started) / 1000, machine, raw, served };
+
+const outDir = join(ROOT, "bench", "out");
+mkdirSync(outDir, { recursive: true });
+writeFileSync(join(outDir, values.quick ? "scenarios.quick.json" : "scenarios.json"), JSON.stringify(results, null, 2) + "\n");
+const resultsPath = values.quick ? join(outDir, "RESULTS.quick.md") : join(ROOT, "bench", "RESULTS.md");
+writeFileSync(resultsPath, replaceSection(existsSync(resultsPath) ? readFileSync(resultsPath, "utf8") : undefined, renderResults(results)));
+log(`bench: wrote ${resultsPath} after ${results.seconds.toFixed(0)} s`);
+
+function readText(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return "";
+  }
+}
