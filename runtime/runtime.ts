@@ -1,34 +1,23 @@
 import type { Hono } from "hono";
 import { systemClock } from "./core/mod.ts";
-import type { Clock, Platform } from "./core/mod.ts";
-import type { Accelerator } from "./config/mod.ts";
+import type { Platform } from "./core/mod.ts";
 import { createIdentityBackend } from "./backends/mod.ts";
 import type { Backend } from "./backends/mod.ts";
 import { ModelManager } from "./lifecycle/mod.ts";
-import type { Budgets, ControlMode } from "./lifecycle/mod.ts";
+import type { ModelManagerOptions } from "./lifecycle/mod.ts";
 import { createApp } from "./http/mod.ts";
 
 export const VERSION = "0.1.0";
 
-/** Everything a server is built from; no globals, so a test can run several in one process. */
-export interface RuntimeOptions {
-  platform: Platform;
-  /** Repository root: one sub-folder per function. */
-  repository: string;
-  clock?: Clock;
-  /** Backends by config `backend` name; defaults to onnxruntime-node plus the identity backend. */
-  backends?: Record<string, Backend>;
-  /** Server-wide accelerator for functions that do not name one. */
-  accelerator?: Accelerator;
+/**
+ * Everything a server is built from; no globals, so a test can run several in one process. The
+ * lifecycle knobs (control mode, budgets, timeouts…) are the model manager's own options.
+ */
+export interface RuntimeOptions
+  extends Omit<ModelManagerOptions, "backends" | "clock">,
+    Partial<Pick<ModelManagerOptions, "backends" | "clock">> {
   /** Largest request body accepted, compressed or inflated (default 64 MiB, as Triton). */
   maxInputBytes?: number;
-  /** Model control mode (default lazy) and the lifecycle knobs that go with it. */
-  controlMode?: ControlMode;
-  loadModels?: readonly string[];
-  pollIntervalMs?: number;
-  loadTimeoutMs?: number;
-  budgets?: Budgets;
-  idleTimeoutMs?: number;
 }
 
 /** A built server: its model manager and its fetch handler. */
@@ -45,23 +34,12 @@ export const DEFAULT_MAX_INPUT_BYTES = 64 * 1024 * 1024;
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { platform } = options;
   const backends = options.backends ?? (await defaultBackends(platform));
-  const models = new ModelManager({
-    platform,
-    repository: options.repository,
-    backends,
-    clock: options.clock ?? systemClock,
-    accelerator: options.accelerator,
-    controlMode: options.controlMode,
-    loadModels: options.loadModels,
-    pollIntervalMs: options.pollIntervalMs,
-    loadTimeoutMs: options.loadTimeoutMs,
-    budgets: options.budgets,
-    idleTimeoutMs: options.idleTimeoutMs,
-  });
+  const { maxInputBytes, ...managerOptions } = options;
+  const models = new ModelManager({ ...managerOptions, backends, clock: options.clock ?? systemClock });
   await models.start();
   const app = createApp({
     models,
-    maxInputBytes: options.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES,
+    maxInputBytes: maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES,
     server: {
       name: "tensorfn",
       version: VERSION,
