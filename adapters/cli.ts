@@ -10,6 +10,7 @@ const USAGE = `usage:
   tensorfn serve --repo <dir> [--host 127.0.0.1] [--port 8000] [--model-control-mode lazy|none|poll|explicit]
                  [--load-model <name>]... [--repository-poll-secs 15] [--host-memory-budget 8G]
                  [--device-memory-budget 16G] [--idle-timeout-secs N] [--load-timeout-secs 120]
+                 [--metrics-port 8002] [--metrics-config histogram_latencies=true]
                  [--max-input-size 64M] [--accelerator auto]
   tensorfn dev [dir]   the local dev server: serve in lazy mode, reloading functions as their files change
   tensorfn check <dir>
@@ -56,6 +57,8 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
       "device-memory-budget": { type: "string" },
       "idle-timeout-secs": { type: "string" },
       "load-timeout-secs": { type: "string", default: "120" },
+      "metrics-port": { type: "string" },
+      "metrics-config": { type: "string", multiple: true },
     },
   });
   const port = Number(values.port);
@@ -92,9 +95,17 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
     loadTimeoutMs: seconds("load-timeout-secs"),
     idleTimeoutMs: seconds("idle-timeout-secs"),
     budgets: { host: size("host-memory-budget"), device: size("device-memory-budget") },
+    histogramLatencies: metricsConfig(host, values["metrics-config"] ?? []).histogram_latencies === "true",
   });
   const listener = await host.serve(runtime.app.fetch, { hostname: values.host!, port });
   console.log(`tensorfn serving ${repository} at ${listener.url}`);
+  let metricsListener: { url: string; close(): Promise<void> } | undefined;
+  if (values["metrics-port"] !== undefined) {
+    const metricsPort = Number(values["metrics-port"]);
+    if (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535) fail(host, `--metrics-port '${values["metrics-port"]}' is not a port number`);
+    metricsListener = await host.serve(runtime.metricsFetch, { hostname: values.host!, port: metricsPort });
+    console.log(`tensorfn metrics at ${metricsListener.url}/metrics`);
+  }
   const stopWatching = dev ? watchRepository(host, repository, () => runtime.models.poll()) : () => {};
   if (dev) {
     for (const line of devUrls(listener.url, runtime.models.index().map((r) => r.name))) console.log(line);
@@ -102,6 +113,7 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
   host.onShutdown(async () => {
     host.platform.log.info("shutting down: draining in-flight requests");
     stopWatching();
+    await metricsListener?.close();
     await listener.close();
     await runtime.stop();
     host.exit(0);
@@ -140,11 +152,24 @@ function watchRepository(host: Host, repository: string, reload: () => Promise<v
   };
 }
 
+/** Triton's `--metrics-config key=value` (repeatable): histogram_latencies=true is what we read. */
+function metricsConfig(host: Host, entries: string[]): Record<string, string> {
+  const known = ["histogram_latencies", "counter_latencies", "summary_latencies"];
+  const config: Record<string, string> = {};
+  for (const entry of entries) {
+    const [key, value] = entry.split("=", 2);
+    if (!key || value === undefined || !known.includes(key)) fail(host, `--metrics-config '${entry}': expected one of ${known.map((k) => `${k}=true|false`).join(", ")}`);
+    config[key] = value;
+  }
+  return config;
+}
+
 function devUrls(url: string, names: string[]): string[] {
   const unique = [...new Set(names)];
   return [
     `  health     ${url}/v2/health/ready`,
     `  index      curl -X POST ${url}/v2/repository/index`,
+    `  metrics    ${url}/metrics`,
     ...unique.map((name) => `  ${name.padEnd(10)} ${url}/v2/models/${name}  (infer: POST …/infer)`),
   ];
 }

@@ -5,7 +5,8 @@ import { createIdentityBackend } from "./backends/mod.ts";
 import type { Backend } from "./backends/mod.ts";
 import { ModelManager } from "./lifecycle/mod.ts";
 import type { ModelManagerOptions } from "./lifecycle/mod.ts";
-import { createApp } from "./http/mod.ts";
+import { createApp, metricsOnly } from "./http/mod.ts";
+import { createPrometheus } from "./metrics/mod.ts";
 
 export const VERSION = "0.1.0";
 
@@ -18,12 +19,16 @@ export interface RuntimeOptions
     Partial<Pick<ModelManagerOptions, "backends" | "clock">> {
   /** Largest request body accepted, compressed or inflated (default 64 MiB, as Triton). */
   maxInputBytes?: number;
+  /** Triton's `--metrics-config histogram_latencies=true`: expose latency histograms. */
+  histogramLatencies?: boolean;
 }
 
 /** A built server: its model manager and its fetch handler. */
 export interface Runtime {
   readonly models: ModelManager;
   readonly app: Hono;
+  /** Serves only /metrics, for a separate metrics port. */
+  readonly metricsFetch: (request: Request) => Promise<Response>;
   /** Drains in-flight requests and releases every session. */
   stop(): Promise<void>;
 }
@@ -34,10 +39,15 @@ export const DEFAULT_MAX_INPUT_BYTES = 64 * 1024 * 1024;
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { platform } = options;
   const backends = options.backends ?? (await defaultBackends(platform));
-  const { maxInputBytes, ...managerOptions } = options;
+  const { maxInputBytes, histogramLatencies, ...managerOptions } = options;
   const models = new ModelManager({ ...managerOptions, backends, clock: options.clock ?? systemClock });
   await models.start();
+  const prometheus = createPrometheus(
+    { entries: () => models.metricsEntries(), budgets: models.budgets },
+    { histogramLatencies },
+  );
   const app = createApp({
+    prometheus,
     models,
     maxInputBytes: maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES,
     server: {
@@ -50,6 +60,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   return {
     models,
     app,
+    metricsFetch: metricsOnly(prometheus),
     stop: async () => {
       await models.stop();
       await Promise.all(Object.values(backends).map((b) => b.close?.()));

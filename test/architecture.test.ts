@@ -40,13 +40,14 @@ const allowed: Record<string, string[]> = {
   // metrics implements the scheduler's observer interface and is wired in by lifecycle.
   metrics: ["core", "config", "scheduler", "metrics"],
   lifecycle: ["core", "config", "tensor", "repository", "backends", "scheduler", "metrics", "lifecycle"],
-  http: ["core", "config", "tensor", "lifecycle", "http"],
+  http: ["core", "config", "tensor", "lifecycle", "metrics", "http"],
 };
 
 // Third-party packages, each confined to its folder (STYLE.md).
 const packages: Record<string, string[]> = {
   hono: ["http", "root"],
   "onnxruntime-node": ["backends"],
+  "prom-client": ["metrics"],
   zod: ["config"],
   yaml: ["config"],
 };

@@ -3,9 +3,12 @@ import { compressResponses } from "./compression.ts";
 import { errorResponse, jsonError } from "./error-status.ts";
 import { registerKserveRoutes } from "./kserve-routes.ts";
 import { registerRepositoryRoutes } from "./repository-routes.ts";
+import { registerMetricsRoutes } from "./metrics-routes.ts";
+import type { Prometheus } from "../metrics/mod.ts";
 import type { KserveContext } from "./kserve-routes.ts";
 
 export interface AppContext extends KserveContext {
+  prometheus: Prometheus;
   log: { error(message: string): void };
 }
 
@@ -15,6 +18,7 @@ export function createApp(ctx: AppContext): Hono {
   app.use(compressResponses());
   registerKserveRoutes(app, ctx);
   registerRepositoryRoutes(app, ctx);
+  registerMetricsRoutes(app, ctx.prometheus);
   // Known paths with the wrong method answer 405, as Triton does; anything else 404.
   app.all("/v2/*", (c) => (knownPath(c.req.path) ? jsonError(405, "Method Not Allowed") : jsonError(404, "Not Found")));
   app.notFound(() => jsonError(404, "Not Found"));

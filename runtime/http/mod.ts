@@ -1,2 +1,3 @@
 export { createApp } from "./create-app.ts";
 export type { AppContext } from "./create-app.ts";
+export { metricsOnly } from "./metrics-routes.ts";

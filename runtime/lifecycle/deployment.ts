@@ -4,7 +4,7 @@ import type { Backend, Session } from "../backends/backend.ts";
 import { DynamicBatcher } from "../scheduler/mod.ts";
 import type { LevelPolicy } from "../scheduler/mod.ts";
 import type { DynamicBatching, FunctionConfig, QueuePolicy } from "../config/mod.ts";
-import type { ModelStats } from "../metrics/mod.ts";
+import type { FailureReason, ModelStats } from "../metrics/mod.ts";
 import { collectOutputs, prepareRequest } from "./prepare-request.ts";
 
 /** The deployment began closing between being chosen and being asked: choose again. */
@@ -79,6 +79,11 @@ export class Deployment {
     return this.#sessions.length;
   }
 
+  /** Requests queued and not yet executing (`nv_inference_pending_request_count`). */
+  get pending(): number {
+    return this.#scheduler.queued;
+  }
+
   /** Requests admitted and not yet answered (queued, running or being encoded). */
   get inflight(): number {
     return this.#active;
@@ -102,7 +107,7 @@ export class Deployment {
       this.stats.succeeded(clock.now() - started);
       return response;
     } catch (error) {
-      this.stats.failed(clock.now() - started);
+      this.stats.failed(clock.now() - started, failureReason(error));
       throw error;
     } finally {
       if (--this.#active === 0) this.#options.onActivity?.(false);
@@ -136,6 +141,15 @@ export class Deployment {
     await Promise.all(this.#sessions.map((s) => s.release()));
     this.#sessions.length = 0;
   }
+}
+
+/** Triton's failure reasons: refused by the queue, cancelled, the backend failed, anything else. */
+function failureReason(error: unknown): FailureReason {
+  if (!(error instanceof RuntimeError)) return "BACKEND";
+  if (error.code === "CANCELLED") return "CANCELED";
+  if (error.code === "UNAVAILABLE") return "REJECTED";
+  if (error.code === "INTERNAL") return "BACKEND";
+  return "OTHER";
 }
 
 /** Triton's queue policy per priority level, in the scheduler's terms (levels 1..N). */

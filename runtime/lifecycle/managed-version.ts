@@ -189,6 +189,7 @@ export class ManagedVersion {
       this.#deployment = deployment;
       this.#set("READY", "");
       const ms = Math.round(this.#clock.now() - started);
+      this.stats.loadSeconds = ms / 1000;
       this.#log.info(`${this.name} v${this.version}: READY on ${deployment.provider} in ${ms} ms${from === "PARKED" ? " (from PARKED)" : ""}`);
       this.#armIdle();
       return deployment;

@@ -5,7 +5,7 @@ import type { Accelerator, DeclaredConfig } from "../config/mod.ts";
 import type { Backend } from "../backends/backend.ts";
 import { fingerprint, scanRepository, selectVersions } from "../repository/mod.ts";
 import type { FunctionEntry } from "../repository/mod.ts";
-import type { ModelStats } from "../metrics/mod.ts";
+import type { MetricsEntry, ModelStats } from "../metrics/mod.ts";
 import { Autoscaler, DEFAULT_AUTOSCALER } from "./autoscaler.ts";
 import { DeploymentClosedError } from "./deployment.ts";
 import type { Deployment } from "./deployment.ts";
@@ -172,6 +172,26 @@ export class ModelManager {
         .sort((a, b) => a.version - b.version)
         .map((v) => ({ name: fn.name, version: String(v.version), state: v.state, instances: v.deployment?.instanceCount ?? 0, stats: v.stats })),
     );
+  }
+
+  /** Every served version with what the Prometheus families read at scrape time. */
+  metricsEntries(): MetricsEntry[] {
+    return [...this.#functions.values()].sort(byName).flatMap((fn) =>
+      [...fn.versions.values()].map((v) => ({
+        name: fn.name,
+        version: String(v.version),
+        state: v.state,
+        instances: v.deployment?.instanceCount ?? 0,
+        pending: v.deployment?.pending ?? 0,
+        stats: v.stats,
+        memory: v.footprint(),
+      })),
+    );
+  }
+
+  /** The memory budgets in force (empty when unlimited). */
+  get budgets(): Budgets {
+    return this.#options.budgets ?? {};
   }
 
   /** Every function and version with its state and reason, for the repository index. */

@@ -1,2 +1,4 @@
-export { ModelStats } from "./model-stats.ts";
-export type { Duration } from "./model-stats.ts";
+export { LATENCY_BUCKETS, ModelStats } from "./model-stats.ts";
+export type { Duration, FailureReason, Histogram } from "./model-stats.ts";
+export { createPrometheus } from "./prometheus.ts";
+export type { MetricsEntry, MetricsSource, Prometheus } from "./prometheus.ts";

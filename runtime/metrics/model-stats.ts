@@ -12,7 +12,29 @@ interface BatchDurations {
   compute_output: Duration;
 }
 
+/** Triton's failure reasons (`nv_inference_request_failure{reason}`). */
+export type FailureReason = "REJECTED" | "CANCELED" | "BACKEND" | "OTHER";
+
+/** Upper bounds, in seconds, of the latency histograms (request and queue). */
+export const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** A cumulative histogram: counts per bucket (not cumulative across buckets), sum in seconds. */
+export interface Histogram {
+  buckets: number[];
+  sum: number;
+  count: number;
+}
+
 const zero = (): Duration => ({ count: 0, ns: 0 });
+const emptyHistogram = (): Histogram => ({ buckets: LATENCY_BUCKETS.map(() => 0), sum: 0, count: 0 });
+
+function observe(h: Histogram, ms: number): void {
+  const seconds = ms / 1000;
+  const i = LATENCY_BUCKETS.findIndex((le) => seconds <= le);
+  if (i >= 0) h.buckets[i]!++;
+  h.sum += seconds;
+  h.count++;
+}
 const toNs = (ms: number) => Math.round(ms * 1e6);
 
 function add(d: Duration, ms: number, count = 1): void {
@@ -37,9 +59,15 @@ export class ModelStats implements SchedulerObserver {
   readonly #computeInfer = zero();
   readonly #computeOutput = zero();
   readonly #batches = new Map<number, BatchDurations>();
+  readonly #failures = new Map<FailureReason, number>();
+  readonly #requestHistogram = emptyHistogram();
+  readonly #queueHistogram = emptyHistogram();
+  /** Seconds the last load of this version took (`nv_model_load_duration_secs`). */
+  loadSeconds = 0;
 
   dequeued(queueMs: number): void {
     add(this.#queue, queueMs);
+    observe(this.#queueHistogram, queueMs);
   }
 
   executed(t: ExecutionTiming): void {
@@ -58,11 +86,23 @@ export class ModelStats implements SchedulerObserver {
   /** A request answered; `ms` is its whole time in the server after decoding. */
   succeeded(ms: number): void {
     add(this.#success, ms);
+    observe(this.#requestHistogram, ms);
     this.#lastInference = Date.now();
   }
 
-  failed(ms: number): void {
+  failed(ms: number, reason: FailureReason = "OTHER"): void {
     add(this.#fail, ms);
+    this.#failures.set(reason, (this.#failures.get(reason) ?? 0) + 1);
+  }
+
+  /** What Prometheus exposes beyond the Triton statistics: failures by reason and latency histograms. */
+  metrics() {
+    return {
+      failures: new Map(this.#failures),
+      requestHistogram: { ...this.#requestHistogram, buckets: [...this.#requestHistogram.buckets] },
+      queueHistogram: { ...this.#queueHistogram, buckets: [...this.#queueHistogram.buckets] },
+      loadSeconds: this.loadSeconds,
+    };
   }
 
   /** One entry of `model_stats`. */

@@ -41,6 +41,19 @@ describe("tensorfn serve", () => {
     await server.stop();
   });
 
+  it("serves /metrics on its own port with --metrics-port", async () => {
+    const server = await spawnServer("node", [BIN, "serve", "--repo", tempRepository("simple"), "--port", "0", "--metrics-port", "0"]);
+    try {
+      await server.waitFor(/tensorfn metrics at (http:\/\/127\.0\.0\.1:\d+)\/metrics/);
+      const url = /tensorfn metrics at (http:\/\/127\.0\.0\.1:\d+)\/metrics/.exec(server.output())![1]!;
+      expect(url).not.toBe(server.url);
+      expect(await (await fetch(`${url}/metrics`)).text()).toMatch(/^# TYPE nv_inference_count counter$/m);
+      expect((await fetch(`${url}/v2/health/live`)).status).toBe(404);
+    } finally {
+      await server.stop();
+    }
+  });
+
   it("refuses a repository that does not exist", () => {
     const run = spawnSync("node", [BIN, "serve", "--repo", "/nonexistent/repo"], { encoding: "utf8" });
     expect(run.status).toBe(2);

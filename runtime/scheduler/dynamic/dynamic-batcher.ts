@@ -129,6 +129,11 @@ export class DynamicBatcher implements Scheduler {
     return this.#queue.size + this.#running;
   }
 
+  /** Requests waiting in the queue (not yet dispatched). */
+  get queued(): number {
+    return this.#queue.size;
+  }
+
   /** Instances serving now (free or busy), after pending removals. */
   get instanceCount(): number {
     return this.#instances - this.#retiring.length;

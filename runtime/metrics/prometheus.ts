@@ -1,0 +1,119 @@
+import { Registry } from "prom-client";
+import type { ModelStats } from "./model-stats.ts";
+import { LATENCY_BUCKETS } from "./model-stats.ts";
+import type { Histogram } from "./model-stats.ts";
+
+/** One served version, as the metrics see it at scrape time. */
+export interface MetricsEntry {
+  name: string;
+  version: string;
+  state: string;
+  instances: number;
+  /** Requests queued, not yet executing. */
+  pending: number;
+  stats: ModelStats;
+  /** Bytes accounted against the budgets. */
+  memory: { host: number; device: number };
+}
+
+/** Where the metrics come from; called on every scrape. */
+export interface MetricsSource {
+  entries(): MetricsEntry[];
+  budgets: { host?: number; device?: number };
+}
+
+export interface Prometheus {
+  readonly contentType: string;
+  render(): Promise<string>;
+}
+
+type Labels = Record<string, string | number>;
+type Value = { labels: Labels; value: number; metricName?: string };
+
+const STATES = ["UNAVAILABLE", "LOADING", "READY", "PARKED", "UNLOADING", "FAILED"];
+
+/**
+ * Prometheus exposition with Triton's family names, types and labels, plus our `tensorfn_*`
+ * families. Every value is read at scrape time from the same per-version statistics that
+ * `/v2/models/stats` serves, so the two never disagree. Latency histograms are off unless
+ * `histogramLatencies` (Triton's `--metrics-config histogram_latencies=true`).
+ */
+export function createPrometheus(source: MetricsSource, options: { histogramLatencies?: boolean } = {}): Prometheus {
+  const registry = new Registry();
+  const family = (name: string, type: "counter" | "gauge" | "histogram", help: string, values: (e: MetricsEntry[]) => Value[]) => {
+    registry.registerMetric({
+      name,
+      help,
+      type,
+      get: () => ({ name, help, type, values: values(source.entries()), aggregator: "sum" }),
+      reset: () => {},
+    } as never);
+  };
+  const per = (pick: (e: MetricsEntry) => number) => (entries: MetricsEntry[]) =>
+    entries.map((e) => ({ labels: { model: e.name, version: e.version }, value: pick(e) }));
+  const stat = (e: MetricsEntry) => e.stats.toJSON(e.name, e.version);
+  const us = (ns: number) => Math.round(ns / 1000);
+
+  family("nv_inference_request_success", "counter", "Number of successful inference requests, all batch sizes", per((e) => stat(e).inference_stats.success.count));
+  family("nv_inference_request_failure", "counter", "Number of failed inference requests, all batch sizes", (entries) =>
+    entries.flatMap((e) =>
+      ["REJECTED", "CANCELED", "BACKEND", "OTHER"].map((reason) => ({
+        labels: { model: e.name, version: e.version, reason },
+        value: e.stats.metrics().failures.get(reason as never) ?? 0,
+      })),
+    ),
+  );
+  family("nv_inference_count", "counter", "Number of inferences performed (a batch of n counts n)", per((e) => stat(e).inference_count));
+  family("nv_inference_exec_count", "counter", "Number of model executions performed (a batch counts 1)", per((e) => stat(e).execution_count));
+  family("nv_inference_pending_request_count", "gauge", "Instantaneous number of requests queued, not yet executing", per((e) => e.pending));
+  family("nv_inference_request_duration_us", "counter", "Cumulative inference request duration in microseconds", per((e) => us(stat(e).inference_stats.success.ns)));
+  family("nv_inference_queue_duration_us", "counter", "Cumulative inference queuing duration in microseconds", per((e) => us(stat(e).inference_stats.queue.ns)));
+  family("nv_inference_compute_input_duration_us", "counter", "Cumulative compute input duration in microseconds", per((e) => us(stat(e).inference_stats.compute_input.ns)));
+  family("nv_inference_compute_infer_duration_us", "counter", "Cumulative compute inference duration in microseconds", per((e) => us(stat(e).inference_stats.compute_infer.ns)));
+  family("nv_inference_compute_output_duration_us", "counter", "Cumulative inference compute output duration in microseconds", per((e) => us(stat(e).inference_stats.compute_output.ns)));
+  family("nv_model_load_duration_secs", "gauge", "Model load time in seconds", per((e) => e.stats.metrics().loadSeconds));
+
+  if (options.histogramLatencies) {
+    family("tensorfn_request_duration_seconds", "histogram", "Successful request duration inside the server", (entries) =>
+      entries.flatMap((e) => histogram("tensorfn_request_duration_seconds", e, e.stats.metrics().requestHistogram)),
+    );
+    family("tensorfn_queue_duration_seconds", "histogram", "Time requests waited in the scheduler queue", (entries) =>
+      entries.flatMap((e) => histogram("tensorfn_queue_duration_seconds", e, e.stats.metrics().queueHistogram)),
+    );
+  }
+
+  family("tensorfn_deployment_state", "gauge", "1 for the state each function version is in", (entries) =>
+    entries.flatMap((e) => STATES.map((state) => ({ labels: { model: e.name, version: e.version, state }, value: e.state === state ? 1 : 0 }))),
+  );
+  family("tensorfn_instances", "gauge", "Model instances (sessions) serving each version now", per((e) => e.instances));
+  family("tensorfn_memory_bytes", "gauge", "Bytes accounted to each version against the memory budgets", (entries) =>
+    entries.flatMap((e) => [
+      { labels: { model: e.name, version: e.version, memory: "host" }, value: e.memory.host },
+      { labels: { model: e.name, version: e.version, memory: "device" }, value: e.memory.device },
+    ]),
+  );
+  family("tensorfn_memory_budget_bytes", "gauge", "Memory budgets (absent when unlimited)", () =>
+    (["host", "device"] as const).filter((m) => source.budgets[m] !== undefined).map((m) => ({ labels: { memory: m }, value: source.budgets[m]! })),
+  );
+  family("tensorfn_batch_executions_total", "counter", "Model executions by batch size", (entries) =>
+    entries.flatMap((e) =>
+      stat(e).batch_stats.map((b) => ({ labels: { model: e.name, version: e.version, batch_size: b.batch_size }, value: b.compute_infer.count })),
+    ),
+  );
+
+  return { contentType: registry.contentType, render: () => registry.metrics() };
+}
+
+/** The exposition of one pre-aggregated histogram: cumulative buckets, +Inf, sum, count. */
+function histogram(name: string, e: MetricsEntry, h: Histogram): Value[] {
+  const labels = { model: e.name, version: e.version };
+  let cumulative = 0;
+  const values: Value[] = LATENCY_BUCKETS.map((le, i) => {
+    cumulative += h.buckets[i]!;
+    return { labels: { ...labels, le }, value: cumulative, metricName: `${name}_bucket` };
+  });
+  values.push({ labels: { ...labels, le: "+Inf" }, value: h.count, metricName: `${name}_bucket` });
+  values.push({ labels, value: h.sum, metricName: `${name}_sum` });
+  values.push({ labels, value: h.count, metricName: `${name}_count` });
+  return values;
+}
