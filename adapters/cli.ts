@@ -11,6 +11,7 @@ const USAGE = `usage:
                  [--load-model <name>]... [--repository-poll-secs 15] [--host-memory-budget 8G]
                  [--device-memory-budget 16G] [--idle-timeout-secs N] [--load-timeout-secs 120]
                  [--metrics-port 8002] [--metrics-config histogram_latencies=true]
+                 [--trace-rate 0..1] [--trace-file trace.json]
                  [--max-input-size 64M] [--accelerator auto]
   tensorfn dev [dir]   the local dev server: serve in lazy mode, reloading functions as their files change
   tensorfn check <dir>
@@ -58,6 +59,8 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
       "idle-timeout-secs": { type: "string" },
       "load-timeout-secs": { type: "string", default: "120" },
       "metrics-port": { type: "string" },
+      "trace-rate": { type: "string" },
+      "trace-file": { type: "string" },
       "metrics-config": { type: "string", multiple: true },
     },
   });
@@ -96,6 +99,7 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
     idleTimeoutMs: seconds("idle-timeout-secs"),
     budgets: { host: size("host-memory-budget"), device: size("device-memory-budget") },
     histogramLatencies: metricsConfig(host, values["metrics-config"] ?? []).histogram_latencies === "true",
+    traceRate: traceRate(host, values["trace-rate"], dev),
   });
   const listener = await host.serve(runtime.app.fetch, { hostname: values.host!, port });
   console.log(`tensorfn serving ${repository} at ${listener.url}`);
@@ -115,6 +119,10 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
     stopWatching();
     await metricsListener?.close();
     await listener.close();
+    if (values["trace-file"]) {
+      await host.writeTextFile(values["trace-file"], JSON.stringify(runtime.trace(24 * 3600)));
+      host.platform.log.info(`trace written to ${values["trace-file"]} (open it in Perfetto or chrome://tracing)`);
+    }
     await runtime.stop();
     host.exit(0);
   });
@@ -152,6 +160,13 @@ function watchRepository(host: Host, repository: string, reload: () => Promise<v
   };
 }
 
+/** `--trace-rate`: the share of requests traced, 0..1 (default: 0 in serve, 1 in dev). */
+function traceRate(host: Host, text: string | undefined, dev: boolean): number {
+  if (text === undefined) return dev ? 1 : 0;
+  const rate = Number(text);
+  return rate >= 0 && rate <= 1 ? rate : fail(host, `--trace-rate '${text}' must be a number between 0 and 1`);
+}
+
 /** Triton's `--metrics-config key=value` (repeatable): histogram_latencies=true is what we read. */
 function metricsConfig(host: Host, entries: string[]): Record<string, string> {
   const known = ["histogram_latencies", "counter_latencies", "summary_latencies"];
@@ -170,6 +185,7 @@ function devUrls(url: string, names: string[]): string[] {
     `  health     ${url}/v2/health/ready`,
     `  index      curl -X POST ${url}/v2/repository/index`,
     `  metrics    ${url}/metrics`,
+    `  trace      ${url}/v2/trace?seconds=30  (open in https://ui.perfetto.dev or chrome://tracing)`,
     ...unique.map((name) => `  ${name.padEnd(10)} ${url}/v2/models/${name}  (infer: POST …/infer)`),
   ];
 }

@@ -13,6 +13,7 @@ export interface Host {
   serve(fetch: (request: Request) => Response | Promise<Response>, options: { hostname: string; port: number }): Promise<Listener>;
   /** Calls `onChange` when anything under `dir` changes; returns a function that stops watching. Optional. */
   watch?(dir: string, onChange: () => void): () => void;
+  writeTextFile(path: string, text: string): Promise<void>;
   /** Calls `handler` once on SIGINT or SIGTERM. */
   onShutdown(handler: () => void): void;
   exit(code: number): never;

@@ -6,7 +6,7 @@ import type { Backend } from "./backends/mod.ts";
 import { ModelManager } from "./lifecycle/mod.ts";
 import type { ModelManagerOptions } from "./lifecycle/mod.ts";
 import { createApp, metricsOnly } from "./http/mod.ts";
-import { createPrometheus } from "./metrics/mod.ts";
+import { createPrometheus, TraceRecorder } from "./metrics/mod.ts";
 
 export const VERSION = "0.1.0";
 
@@ -21,12 +21,16 @@ export interface RuntimeOptions
   maxInputBytes?: number;
   /** Triton's `--metrics-config histogram_latencies=true`: expose latency histograms. */
   histogramLatencies?: boolean;
+  /** Share of requests traced into the timeline (0 = tracing off, the default; the dev server uses 1). */
+  traceRate?: number;
 }
 
 /** A built server: its model manager and its fetch handler. */
 export interface Runtime {
   readonly models: ModelManager;
   readonly app: Hono;
+  /** The timeline of the last `seconds`, as Chrome trace JSON (`--trace-file` writes it at shutdown). */
+  trace(seconds: number): unknown;
   /** Serves only /metrics, for a separate metrics port. */
   readonly metricsFetch: (request: Request) => Promise<Response>;
   /** Drains in-flight requests and releases every session. */
@@ -39,15 +43,19 @@ export const DEFAULT_MAX_INPUT_BYTES = 64 * 1024 * 1024;
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { platform } = options;
   const backends = options.backends ?? (await defaultBackends(platform));
-  const { maxInputBytes, histogramLatencies, ...managerOptions } = options;
-  const models = new ModelManager({ ...managerOptions, backends, clock: options.clock ?? systemClock });
+  const { maxInputBytes, histogramLatencies, traceRate, ...managerOptions } = options;
+  const clock = options.clock ?? systemClock;
+  const trace = new TraceRecorder({ rate: traceRate ?? 0 });
+  const models = new ModelManager({ ...managerOptions, backends, clock, trace });
   await models.start();
   const prometheus = createPrometheus(
     { entries: () => models.metricsEntries(), budgets: models.budgets },
     { histogramLatencies },
   );
+  const traceJson = (seconds: number) => trace.export(clock.now(), seconds);
   const app = createApp({
     prometheus,
+    trace: traceJson,
     models,
     maxInputBytes: maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES,
     server: {
@@ -61,6 +69,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     models,
     app,
     metricsFetch: metricsOnly(prometheus),
+    trace: traceJson,
     stop: async () => {
       await models.stop();
       await Promise.all(Object.values(backends).map((b) => b.close?.()));

@@ -1,5 +1,6 @@
 // Bun entry: `bun adapters/bun/main.ts serve --repo functions`. Bun.serve for sockets; files go
 // through the Node platform, whose fs and os modules Bun implements natively.
+import { writeFile } from "node:fs/promises";
 import { runCli } from "../cli.ts";
 import type { Host } from "../host.ts";
 import { createNodePlatform } from "../node/platform.ts";
@@ -19,6 +20,7 @@ const host: Host = {
     const server = Bun.serve({ fetch, hostname, port });
     return { url: server.url.href.replace(/\/$/, ""), close: () => server.stop() };
   },
+  writeTextFile: (path, text) => writeFile(path, text),
   onShutdown: (handler) => {
     process.once("SIGINT", handler);
     process.once("SIGTERM", handler);

@@ -25,6 +25,7 @@ const host: Host = {
     })();
     return () => watcher.close();
   },
+  writeTextFile: (path, text) => Deno.writeTextFile(path, text),
   onShutdown: (handler) => {
     Deno.addSignalListener("SIGINT", handler);
     Deno.addSignalListener("SIGTERM", handler);

@@ -1,4 +1,5 @@
 import { watch as fsWatch } from "node:fs";
+import { writeFile } from "node:fs/promises";
 import process from "node:process";
 import { serve } from "@hono/node-server";
 import { runCli } from "../cli.ts";
@@ -30,6 +31,7 @@ export function nodeHost(args: string[]): Host {
         return () => {};
       }
     },
+    writeTextFile: (path, text) => writeFile(path, text),
     onShutdown: (handler) => {
       process.once("SIGINT", handler);
       process.once("SIGTERM", handler);

@@ -9,6 +9,8 @@ import type { KserveContext } from "./kserve-routes.ts";
 
 export interface AppContext extends KserveContext {
   prometheus: Prometheus;
+  /** The timeline of the last `seconds` (Chrome trace JSON). */
+  trace: (seconds: number) => unknown;
   log: { error(message: string): void };
 }
 
@@ -19,6 +21,12 @@ export function createApp(ctx: AppContext): Hono {
   registerKserveRoutes(app, ctx);
   registerRepositoryRoutes(app, ctx);
   registerMetricsRoutes(app, ctx.prometheus);
+  // The trace timeline: Chrome Trace Event JSON for Perfetto or chrome://tracing.
+  app.get("/v2/trace", (c) => {
+    const seconds = Number(c.req.query("seconds") ?? 10);
+    if (!Number.isFinite(seconds) || seconds <= 0) return jsonError(400, `query parameter 'seconds' must be a positive number, got '${c.req.query("seconds")}'`);
+    return c.json(ctx.trace(seconds));
+  });
   // Known paths with the wrong method answer 405, as Triton does; anything else 404.
   app.all("/v2/*", (c) => (knownPath(c.req.path) ? jsonError(405, "Method Not Allowed") : jsonError(404, "Not Found")));
   app.notFound(() => jsonError(404, "Not Found"));
@@ -28,6 +36,7 @@ export function createApp(ctx: AppContext): Hono {
 
 const known = [
   /^\/v2$/,
+  /^\/v2\/trace$/,
   /^\/v2\/health\/(live|ready)$/,
   /^\/v2\/repository\/(index|models\/[^/]+\/(load|unload|park))$/,
   /^\/v2\/models\/[^/]+(\/versions\/[0-9]+)?(\/(ready|config|infer|stats))?$/,

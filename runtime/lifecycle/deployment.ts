@@ -2,8 +2,9 @@ import type { Clock, InferRequest, InferResponse } from "../core/mod.ts";
 import { RuntimeError } from "../core/mod.ts";
 import type { Backend, Session } from "../backends/backend.ts";
 import { DynamicBatcher } from "../scheduler/mod.ts";
-import type { LevelPolicy } from "../scheduler/mod.ts";
+import type { LevelPolicy, SchedulerObserver } from "../scheduler/mod.ts";
 import type { DynamicBatching, FunctionConfig, QueuePolicy } from "../config/mod.ts";
+import { observeAll } from "../metrics/mod.ts";
 import type { FailureReason, ModelStats } from "../metrics/mod.ts";
 import { collectOutputs, prepareRequest } from "./prepare-request.ts";
 
@@ -24,6 +25,8 @@ export interface DeploymentOptions {
   stats: ModelStats;
   /** Creates one more instance like the first (autoscaling up). */
   createInstance?: () => Promise<Session>;
+  /** Also told what the scheduler measures (the trace timeline). */
+  observer?: SchedulerObserver;
   /** Called when the first request starts after a quiet period, and when the last one ends. */
   onActivity?: (busy: boolean) => void;
 }
@@ -69,7 +72,7 @@ export class Deployment {
       targetLatencyMs: batching?.target_latency_ms,
       preserveOrdering: batching?.preserve_ordering,
       ...(batching ? queueLevels(batching) : {}),
-      observer: this.stats,
+      observer: options.observer ? observeAll(this.stats, options.observer) : this.stats,
       clock: options.clock,
     });
   }

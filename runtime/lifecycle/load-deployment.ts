@@ -4,7 +4,7 @@ import { completeConfig, completeIdentityConfig, identitySignature } from "../co
 import type { DeclaredConfig, FunctionConfig, WarmupSample } from "../config/mod.ts";
 import type { Backend, LoadOptions, Session } from "../backends/backend.ts";
 import { allocate, fromConfigType } from "../tensor/mod.ts";
-import type { ModelStats } from "../metrics/mod.ts";
+import type { ModelStats, TraceRecorder } from "../metrics/mod.ts";
 import { Deployment } from "./deployment.ts";
 import { instancePlacements } from "./instance-placement.ts";
 import { prepareRequest } from "./prepare-request.ts";
@@ -20,6 +20,8 @@ export interface LoadDeploymentOptions {
   cpuCount: number;
   log: Logger;
   stats: ModelStats;
+  /** The trace timeline, when tracing is on. */
+  trace?: TraceRecorder;
   onActivity?: (busy: boolean) => void;
 }
 
@@ -65,6 +67,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
       clock: options.clock,
       stats: options.stats,
       createInstance,
+      observer: options.trace?.observer(`${declared.name} v${version}`),
       onActivity: options.onActivity,
     });
   } catch (error) {

@@ -5,7 +5,7 @@ import type { Accelerator, DeclaredConfig } from "../config/mod.ts";
 import type { Backend } from "../backends/backend.ts";
 import { fingerprint, scanRepository, selectVersions } from "../repository/mod.ts";
 import type { FunctionEntry } from "../repository/mod.ts";
-import type { MetricsEntry, ModelStats } from "../metrics/mod.ts";
+import type { MetricsEntry, ModelStats, TraceRecorder } from "../metrics/mod.ts";
 import { Autoscaler, DEFAULT_AUTOSCALER } from "./autoscaler.ts";
 import { DeploymentClosedError } from "./deployment.ts";
 import type { Deployment } from "./deployment.ts";
@@ -44,6 +44,8 @@ export interface ModelManagerOptions {
   idleTimeoutMs?: number;
   /** Autoscaler tick (Knative: 2 s). */
   autoscaleIntervalMs?: number;
+  /** Timeline recorder every deployment reports to (its rate decides whether it records). */
+  trace?: TraceRecorder;
 }
 
 /** One row of the repository index. */
@@ -361,6 +363,7 @@ export class ModelManager {
             cpuCount: platform.cpuCount(),
             log: platform.log,
             stats: managed.stats,
+            trace: this.#options.trace,
             onActivity: (busy) => managed.activity(busy),
           });
         if (!this.#pool) return await load();

@@ -9,6 +9,10 @@ export interface ExecutionTiming {
   inferMs: number;
   /** Slicing the outputs back per request. */
   outputMs: number;
+  /** Clock time the execution started (inputs gathering), for timelines. */
+  startMs: number;
+  /** Which instance ran it: 1, 2, … in the order the instances first ran. */
+  instance: number;
 }
 
 /**
@@ -16,6 +20,7 @@ export interface ExecutionTiming {
  * path: once per request leaving the queue and once per execution; implementations only add.
  */
 export interface SchedulerObserver {
-  dequeued(queueMs: number): void;
+  /** A request left the queue at `atMs` (clock time) after waiting `queueMs`. */
+  dequeued(queueMs: number, atMs: number): void;
   executed(timing: ExecutionTiming): void;
 }

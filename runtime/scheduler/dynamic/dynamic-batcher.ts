@@ -225,7 +225,7 @@ export class DynamicBatcher implements Scheduler {
     for (const entry of batch) {
       this.#queue.remove(entry);
       entry.item.detach();
-      observer?.dequeued(now - entry.enqueuedAt);
+      observer?.dequeued(now - entry.enqueuedAt, now);
     }
     const instance = this.#free.pop()!;
     this.#running++;
@@ -288,8 +288,17 @@ export class DynamicBatcher implements Scheduler {
     }
     const t3 = clock.now();
     const rows = sizes.reduce((a, b) => a + b, 0);
-    observer?.executed({ rows, requests: requests.length, inputMs: t1 - t0, inferMs: t2 - t1, outputMs: t3 - t2 });
+    observer?.executed({ rows, requests: requests.length, inputMs: t1 - t0, inferMs: t2 - t1, outputMs: t3 - t2, startMs: t0, instance: this.#instanceId(instance) });
     return results;
+  }
+
+  #ids = new WeakMap<ModelInstance, number>();
+  #nextId = 1;
+
+  #instanceId(instance: ModelInstance): number {
+    let id = this.#ids.get(instance);
+    if (id === undefined) this.#ids.set(instance, (id = this.#nextId++));
+    return id;
   }
 
   /** Returns an instance to the free list, or to a pending removeInstance(). */
