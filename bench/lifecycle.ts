@@ -8,7 +8,7 @@
  * - RSS per parked model vs its file size (target ≤ 1.2×);
  * - start-up time and RSS with 200 registered functions in lazy mode (targets < 1 s, < 200 MB).
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,6 +16,7 @@ import { request } from "undici";
 import { rawColdStart } from "./lifecycle/raw-cold-start.ts";
 import { rssOf, servedColdStart } from "./lifecycle/served-cold-start.ts";
 import { spawnServer } from "../test/support/spawn-server.ts";
+import { writeResultsSection } from "./results-section.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const FUNCTIONS = join(ROOT, "functions");
@@ -111,7 +112,7 @@ const startup = startups.sort((a, b) => a.ms - b.ms)[1]!;
 const results = { date: new Date().toISOString(), reps: REPS, raw, served, rss, startup };
 mkdirSync(join(ROOT, "bench", "out"), { recursive: true });
 writeFileSync(join(ROOT, "bench", "out", "lifecycle.json"), JSON.stringify(results, null, 2));
-writeSection(render(results));
+writeResultsSection("lifecycle", render(results));
 log("lifecycle: wrote bench/RESULTS.md (lifecycle section) and bench/out/lifecycle.json");
 process.exit(0);
 
@@ -150,16 +151,4 @@ function render(r: typeof results): string {
     `- Start-up with 200 registered functions in lazy mode: ${ms(r.startup.ms)} ms to the URL line (median of 3; includes Node and tsx start-up; target < 1000 ms: ${verdict(r.startup.ms < 1000)}), RSS ${mib(r.startup.rss)} MiB (target < 200 MiB: ${verdict(r.startup.rss < 200 * 1024 * 1024)}).`,
     "",
   ].join("\n");
-}
-
-/** Replaces the lifecycle section of RESULTS.md (between markers), appending it if absent. */
-function writeSection(section: string): void {
-  const path = join(ROOT, "bench", "RESULTS.md");
-  const begin = "<!-- lifecycle:begin -->";
-  const end = "<!-- lifecycle:end -->";
-  const text = existsSync(path) ? readFileSync(path, "utf8") : "# Benchmark results\n";
-  const block = `${begin}\n${section}${end}\n`;
-  const i = text.indexOf(begin);
-  const j = text.indexOf(end);
-  writeFileSync(path, i >= 0 && j > i ? text.slice(0, i) + block + text.slice(j + end.length + 1) : `${text.trimEnd()}\n\n${block}`);
 }

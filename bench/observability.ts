@@ -5,11 +5,12 @@
  * Prometheus-like scrape of /metrics every second. Target: B ≥ 0.97 × A. Writes its section of
  * bench/RESULTS.md (between the observability markers) and bench/out/observability.json.
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runBench } from "./bench-command.ts";
+import { writeResultsSection } from "./results-section.ts";
 import { spawnServer } from "../test/support/spawn-server.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -61,13 +62,6 @@ const section = [
   `On ÷ off over both rounds: **${ratio.toFixed(3)}** (target ≥ 0.97: ${ratio >= 0.97 ? "met" : "**missed**"}). The statistics behind /metrics are always kept (they are the stats endpoint's); "on" adds the histograms, one trace event per execution and per request, and the scrapes.`,
   "",
 ].join("\n");
-const path = join(ROOT, "bench", "RESULTS.md");
-const begin = "<!-- observability:begin -->";
-const end = "<!-- observability:end -->";
-const text = existsSync(path) ? readFileSync(path, "utf8") : "# Benchmark results\n";
-const block = `${begin}\n${section}${end}\n`;
-const i = text.indexOf(begin);
-const j = text.indexOf(end);
-writeFileSync(path, i >= 0 && j > i ? text.slice(0, i) + block + text.slice(j + end.length + 1) : `${text.trimEnd()}\n\n${block}`);
+writeResultsSection("observability", section);
 log(`observability: on/off = ${ratio.toFixed(3)}; wrote bench/RESULTS.md`);
 process.exit(0);

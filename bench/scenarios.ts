@@ -16,7 +16,8 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { writeBenchRepository } from "./scenarios/bench-repository.ts";
 import { measureRaw, recheckRaw } from "./scenarios/raw-phase.ts";
-import { renderResults, replaceSection } from "./scenarios/results-md.ts";
+import { renderResults } from "./scenarios/results-md.ts";
+import { replaceSection } from "./results-section.ts";
 import type { Measured } from "./scenarios/measure-step.ts";
 import type { ScenarioResults } from "./scenarios/scenario-results.ts";
 import { benchFunctions, plannedSeconds, planSteps, runServedSteps } from "./scenarios/served.ts";
@@ -86,7 +87,7 @@ const outDir = join(ROOT, "bench", "out");
 mkdirSync(outDir, { recursive: true });
 writeFileSync(join(outDir, values.quick ? "scenarios.quick.json" : "scenarios.json"), JSON.stringify(results, null, 2) + "\n");
 const resultsPath = values.quick ? join(outDir, "RESULTS.quick.md") : join(ROOT, "bench", "RESULTS.md");
-writeFileSync(resultsPath, replaceSection(existsSync(resultsPath) ? readFileSync(resultsPath, "utf8") : undefined, renderResults(results)));
+writeFileSync(resultsPath, replaceSection(existsSync(resultsPath) ? readFileSync(resultsPath, "utf8") : undefined, "scenarios", renderResults(results)));
 log(`bench: wrote ${resultsPath} after ${results.seconds.toFixed(0)} s`);
 
 function readText(path: string): string {

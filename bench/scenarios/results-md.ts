@@ -5,24 +5,6 @@ import { adaptiveComparison, checkTargets, cpuPerRequest, fixed, step } from "./
 import type { ScenarioResults } from "./scenario-results.ts";
 import { observations } from "./observations.ts";
 
-const BEGIN = "<!-- scenarios:begin -->";
-const END = "<!-- scenarios:end -->";
-
-/**
- * Puts `section` into the RESULTS.md text `existing` between this script's markers, leaving other
- * benchmarks' sections alone; a new section goes right under the title, before the others.
- */
-export function replaceSection(existing: string | undefined, section: string): string {
-  const block = `${BEGIN}\n${section.trimEnd()}\n${END}\n`;
-  const text = existing ?? "# Benchmark results\n";
-  const i = text.indexOf(BEGIN);
-  const j = text.indexOf(END);
-  if (i >= 0 && j > i) return text.slice(0, i) + block + text.slice(j + END.length).replace(/^\n/, "");
-  const title = /^# .*\n/.exec(text);
-  const at = title ? title[0].length : 0;
-  return `${text.slice(0, at)}\n${block}\n${text.slice(at).replace(/^\n+/, "")}`;
-}
-
 /** This script's section of RESULTS.md, rendered from one run's numbers only. */
 export function renderResults(results: ScenarioResults): string {
   const { machine } = results;
