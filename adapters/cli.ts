@@ -100,6 +100,7 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
     budgets: { host: size("host-memory-budget"), device: size("device-memory-budget") },
     histogramLatencies: metricsConfig(host, values["metrics-config"] ?? []).histogram_latencies === "true",
     traceRate: traceRate(host, values["trace-rate"], dev),
+    dashboard: dev,
   });
   const listener = await host.serve(runtime.app.fetch, { hostname: values.host!, port });
   console.log(`tensorfn serving ${repository} at ${listener.url}`);
@@ -182,6 +183,7 @@ function metricsConfig(host: Host, entries: string[]): Record<string, string> {
 function devUrls(url: string, names: string[]): string[] {
   const unique = [...new Set(names)];
   return [
+    `  dashboard  ${url}/`,
     `  health     ${url}/v2/health/ready`,
     `  index      curl -X POST ${url}/v2/repository/index`,
     `  metrics    ${url}/metrics`,

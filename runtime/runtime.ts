@@ -23,6 +23,8 @@ export interface RuntimeOptions
   histogramLatencies?: boolean;
   /** Share of requests traced into the timeline (0 = tracing off, the default; the dev server uses 1). */
   traceRate?: number;
+  /** Serve the dev dashboard at GET / (the dev server does). */
+  dashboard?: boolean;
 }
 
 /** A built server: its model manager and its fetch handler. */
@@ -43,7 +45,7 @@ export const DEFAULT_MAX_INPUT_BYTES = 64 * 1024 * 1024;
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { platform } = options;
   const backends = options.backends ?? (await defaultBackends(platform));
-  const { maxInputBytes, histogramLatencies, traceRate, ...managerOptions } = options;
+  const { maxInputBytes, histogramLatencies, traceRate, dashboard, ...managerOptions } = options;
   const clock = options.clock ?? systemClock;
   const trace = new TraceRecorder({ rate: traceRate ?? 0 });
   const models = new ModelManager({ ...managerOptions, backends, clock, trace });
@@ -56,6 +58,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const app = createApp({
     prometheus,
     trace: traceJson,
+    dashboard: dashboard ? { entries: () => models.metricsEntries(), trace: traceJson, now: () => clock.now() } : undefined,
     models,
     maxInputBytes: maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES,
     server: {

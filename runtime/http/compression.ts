@@ -11,6 +11,8 @@ export function compressResponses(): MiddlewareHandler {
     const encoding = pickEncoding(c.req.header("accept-encoding"));
     const res = c.res;
     if (!encoding || !res.body || res.headers.has("content-encoding")) return;
+    // A compressor buffers: an event stream would reach the client late, or never.
+    if (res.headers.get("content-type")?.startsWith("text/event-stream")) return;
     const headers = new Headers(res.headers);
     headers.set("content-encoding", encoding);
     headers.delete("content-length");

@@ -4,13 +4,17 @@ import { errorResponse, jsonError } from "./error-status.ts";
 import { registerKserveRoutes } from "./kserve-routes.ts";
 import { registerRepositoryRoutes } from "./repository-routes.ts";
 import { registerMetricsRoutes } from "./metrics-routes.ts";
-import type { Prometheus } from "../metrics/mod.ts";
+import type { Prometheus, TraceEvent } from "../metrics/mod.ts";
+import { registerDashboardRoutes } from "./dashboard/dashboard-routes.ts";
+import type { DashboardContext } from "./dashboard/dashboard-routes.ts";
 import type { KserveContext } from "./kserve-routes.ts";
 
 export interface AppContext extends KserveContext {
   prometheus: Prometheus;
   /** The timeline of the last `seconds` (Chrome trace JSON). */
-  trace: (seconds: number) => unknown;
+  trace: (seconds: number) => { traceEvents: TraceEvent[] };
+  /** The dev dashboard (GET /, live over SSE); absent in `serve`. */
+  dashboard?: DashboardContext;
   log: { error(message: string): void };
 }
 
@@ -21,6 +25,7 @@ export function createApp(ctx: AppContext): Hono {
   registerKserveRoutes(app, ctx);
   registerRepositoryRoutes(app, ctx);
   registerMetricsRoutes(app, ctx.prometheus);
+  if (ctx.dashboard) registerDashboardRoutes(app, ctx.dashboard);
   // The trace timeline: Chrome Trace Event JSON for Perfetto or chrome://tracing.
   app.get("/v2/trace", (c) => {
     const seconds = Number(c.req.query("seconds") ?? 10);

@@ -1,0 +1,118 @@
+import { LATENCY_BUCKETS } from "../../metrics/mod.ts";
+import type { Histogram, MetricsEntry, TraceEvent } from "../../metrics/mod.ts";
+
+/** One function version on the dashboard; rates and latencies cover the time since the last snapshot. */
+export interface FunctionRow {
+  name: string;
+  version: string;
+  state: string;
+  instances: number;
+  pending: number;
+  inferPerS: number;
+  reqPerS: number;
+  p50Ms?: number;
+  p99Ms?: number;
+  avgBatch?: number;
+  /** Average time a request waited in the queue vs the model's compute per request. */
+  queueMsPerRequest?: number;
+  computeMsPerRequest?: number;
+}
+
+/** One execution on an instance's track, in milliseconds before the snapshot. */
+export interface TimelineBar {
+  fn: string;
+  instance: number;
+  agoMs: number;
+  durMs: number;
+  rows: number;
+}
+
+export interface Snapshot {
+  functions: FunctionRow[];
+  timeline: TimelineBar[];
+  timelineSeconds: number;
+}
+
+type Sample = { at: number; success: number; inference: number; execution: number; queueNs: number; inferNs: number; histogram: Histogram };
+
+/**
+ * Turns cumulative statistics into what a person watches: throughput, p50/p99 (from the request
+ * histogram, interpolated within buckets as Prometheus's histogram_quantile does), average batch
+ * size and the queue-vs-compute split since the previous snapshot, plus the last seconds of the
+ * trace timeline. One builder per watcher, since rates are differences between its own samples.
+ */
+export class SnapshotBuilder {
+  readonly #entries: () => MetricsEntry[];
+  readonly #trace: (seconds: number) => { traceEvents: TraceEvent[] };
+  #previous = new Map<string, Sample>();
+
+  constructor(entries: () => MetricsEntry[], trace: (seconds: number) => { traceEvents: TraceEvent[] }) {
+    this.#entries = entries;
+    this.#trace = trace;
+  }
+
+  next(nowMs: number, timelineSeconds = 10): Snapshot {
+    const functions = this.#entries().map((e) => this.#row(e, nowMs));
+    return { functions, timeline: timeline(this.#trace(timelineSeconds).traceEvents, nowMs), timelineSeconds };
+  }
+
+  #row(e: MetricsEntry, now: number): FunctionRow {
+    const s = e.stats.toJSON(e.name, e.version);
+    const sample: Sample = {
+      at: now,
+      success: s.inference_stats.success.count,
+      inference: s.inference_count,
+      execution: s.execution_count,
+      queueNs: s.inference_stats.queue.ns,
+      inferNs: s.inference_stats.compute_infer.ns,
+      histogram: e.stats.metrics().requestHistogram,
+    };
+    const key = `${e.name}/${e.version}`;
+    const before = this.#previous.get(key);
+    this.#previous.set(key, sample);
+    const row: FunctionRow = { name: e.name, version: e.version, state: e.state, instances: e.instances, pending: e.pending, inferPerS: 0, reqPerS: 0 };
+    if (!before || sample.at <= before.at) return row;
+    const seconds = (sample.at - before.at) / 1000;
+    const requests = sample.success - before.success;
+    const executions = sample.execution - before.execution;
+    row.inferPerS = (sample.inference - before.inference) / seconds;
+    row.reqPerS = requests / seconds;
+    if (executions > 0) row.avgBatch = (sample.inference - before.inference) / executions;
+    if (requests > 0) {
+      const buckets = sample.histogram.buckets.map((n, i) => n - before.histogram.buckets[i]!);
+      row.p50Ms = quantile(0.5, buckets) * 1000;
+      row.p99Ms = quantile(0.99, buckets) * 1000;
+      row.queueMsPerRequest = (sample.queueNs - before.queueNs) / 1e6 / requests;
+      row.computeMsPerRequest = (sample.inferNs - before.inferNs) / 1e6 / requests;
+    }
+    return row;
+  }
+}
+
+/** histogram_quantile over per-bucket counts (seconds). */
+function quantile(q: number, buckets: number[]): number {
+  const total = buckets.reduce((a, b) => a + b, 0);
+  let seen = 0;
+  for (let i = 0; i < buckets.length; i++) {
+    const n = buckets[i]!;
+    if (seen + n >= q * total && n > 0) {
+      const lower = i === 0 ? 0 : LATENCY_BUCKETS[i - 1]!;
+      return lower + (LATENCY_BUCKETS[i]! - lower) * ((q * total - seen) / n);
+    }
+    seen += n;
+  }
+  return LATENCY_BUCKETS.at(-1)!;
+}
+
+function timeline(events: TraceEvent[], nowMs: number): TimelineBar[] {
+  const labels = new Map(events.filter((e) => e.name === "process_name").map((e) => [e.pid, String(e.args?.name ?? e.pid)]));
+  return events
+    .filter((e) => e.cat === "execution")
+    .map((e) => ({
+      fn: labels.get(e.pid) ?? String(e.pid),
+      instance: e.tid,
+      agoMs: nowMs - e.ts / 1000,
+      durMs: (e.dur ?? 0) / 1000,
+      rows: Number(e.args?.rows ?? 0),
+    }));
+}
