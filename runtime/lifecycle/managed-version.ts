@@ -146,10 +146,11 @@ export class ManagedVersion {
   }
 
   /** Releases the sessions but keeps the model bytes (READY → PARKED); with `park: none`, unloads. */
-  async park(): Promise<void> {
-    if (this.#idle.park === "none") return this.unload();
+  async park(why: "idle" | "budget" | "api" = "api"): Promise<void> {
+    if (this.#idle.park === "none") return this.unload("unloaded", why);
     const d = this.#deployment;
     if (!d || this.#state !== "READY") return;
+    this.stats.transition("park", why);
     this.#set("UNLOADING", "parking");
     this.#deployment = undefined;
     await d.close();
@@ -157,13 +158,14 @@ export class ManagedVersion {
     this.#onReleased?.();
   }
 
-  /** Drains and releases everything (→ UNAVAILABLE). */
-  async unload(reason = "unloaded"): Promise<void> {
+  /** Drains and releases everything (→ UNAVAILABLE); `why` labels the lifecycle metric. */
+  async unload(reason = "unloaded", why = "api"): Promise<void> {
     this.#clearIdle();
     await this.#loading?.catch(() => undefined);
     const d = this.#deployment;
     this.#deployment = undefined;
     this.#bytes = undefined;
+    if (d || this.#state === "PARKED") this.stats.transition("unload", why);
     if (d) {
       this.#set("UNLOADING", reason);
       await d.close();
@@ -189,7 +191,7 @@ export class ManagedVersion {
       this.#deployment = deployment;
       this.#set("READY", "");
       const ms = Math.round(this.#clock.now() - started);
-      this.stats.loadSeconds = ms / 1000;
+      this.stats.loaded(this.#clock.now() - started, from === "PARKED" ? "parked" : "disk");
       this.#log.info(`${this.name} v${this.version}: READY on ${deployment.provider} in ${ms} ms${from === "PARKED" ? " (from PARKED)" : ""}`);
       this.#armIdle();
       return deployment;
@@ -208,7 +210,7 @@ export class ManagedVersion {
       this.#idleTimer = undefined;
       if (this.inflight > 0 || this.#state !== "READY") return;
       this.#log.info(`${this.name} v${this.version}: idle for ${this.#idle.timeoutMs} ms, ${this.#idle.park === "host" ? "parking" : "unloading"}`);
-      void this.park();
+      void this.park("idle");
     }, this.#idle.timeoutMs);
   }
 

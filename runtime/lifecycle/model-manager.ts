@@ -256,7 +256,7 @@ export class ModelManager {
       if (seen.has(name) || fn.files) continue;
       platform.log.info(`${name}: removed from the repository; draining`);
       this.#functions.delete(name);
-      await Promise.all([...fn.versions.values()].map((v) => v.unload("removed from the repository")));
+      await Promise.all([...fn.versions.values()].map((v) => v.unload("removed from the repository", "removed")));
     }
     for (const entry of entries) {
       const fn = this.#functions.get(entry.name);
@@ -277,7 +277,7 @@ export class ModelManager {
   async stop(): Promise<void> {
     this.#stopped = true;
     for (const t of this.#timers) this.#options.clock.clearTimeout(t);
-    await Promise.all([...this.#functions.values()].flatMap((fn) => [...fn.versions.values()].map((v) => v.unload("server stopping"))));
+    await Promise.all([...this.#functions.values()].flatMap((fn) => [...fn.versions.values()].map((v) => v.unload("server stopping", "shutdown"))));
   }
 
   /**
@@ -336,7 +336,7 @@ export class ModelManager {
       const newest = [...fn.versions.values()].sort((a, b) => b.version - a.version)[0];
       await newest?.ensureReady().catch(() => undefined);
     }
-    await Promise.all(retired.map((v) => v.unload("no longer served by version_policy")));
+    await Promise.all(retired.map((v) => v.unload("no longer served by version_policy", "policy")));
   }
 
   #loader(fn: FunctionRecord, version: number): VersionLoader {

@@ -59,11 +59,11 @@ export class PoolManager {
     }
     const byKey = new Map(others.map((v) => [key(v), v]));
     for (const k of plan.park) {
-      await byKey.get(k)!.park();
+      await byKey.get(k)!.park("budget");
       this.#log.info(`${k}: parked to make room for ${key(loading)}`);
     }
     for (const k of plan.evict) {
-      await byKey.get(k)!.unload(`evicted to make room for '${loading.name}'`);
+      await byKey.get(k)!.unload(`evicted to make room for '${loading.name}'`, "budget");
       this.#log.info(`${k}: evicted to make room for ${key(loading)}`);
     }
   }

@@ -15,6 +15,12 @@ interface BatchDurations {
 /** Triton's failure reasons (`nv_inference_request_failure{reason}`). */
 export type FailureReason = "REJECTED" | "CANCELED" | "BACKEND" | "OTHER";
 
+/** Lifecycle transitions counted per version, with why (`tensorfn_lifecycle_events_total`). */
+export type LifecycleEvent = "load" | "park" | "unload";
+
+/** Upper bounds, in seconds, of the cold-start histogram (a load until READY). */
+export const COLD_START_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
 /** Upper bounds, in seconds, of the latency histograms (request and queue). */
 export const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -28,9 +34,9 @@ export interface Histogram {
 const zero = (): Duration => ({ count: 0, ns: 0 });
 const emptyHistogram = (): Histogram => ({ buckets: LATENCY_BUCKETS.map(() => 0), sum: 0, count: 0 });
 
-function observe(h: Histogram, ms: number): void {
+function observe(h: Histogram, ms: number, bounds = LATENCY_BUCKETS): void {
   const seconds = ms / 1000;
-  const i = LATENCY_BUCKETS.findIndex((le) => seconds <= le);
+  const i = bounds.findIndex((le) => seconds <= le);
   if (i >= 0) h.buckets[i]!++;
   h.sum += seconds;
   h.count++;
@@ -64,6 +70,21 @@ export class ModelStats implements SchedulerObserver {
   readonly #queueHistogram = emptyHistogram();
   /** Seconds the last load of this version took (`nv_model_load_duration_secs`). */
   loadSeconds = 0;
+  readonly #events = new Map<string, number>();
+  readonly #coldStarts: Histogram = { buckets: COLD_START_BUCKETS.map(() => 0), sum: 0, count: 0 };
+
+  /** A load finished after `ms` (from disk or from PARKED): a cold start. */
+  loaded(ms: number, from: "disk" | "parked"): void {
+    this.loadSeconds = ms / 1000;
+    observe(this.#coldStarts, ms, COLD_START_BUCKETS);
+    this.transition("load", from);
+  }
+
+  /** Counts a park or unload and why (idle, budget, api, reload, policy, removed, shutdown). */
+  transition(event: LifecycleEvent, reason: string): void {
+    const key = `${event}/${reason}`;
+    this.#events.set(key, (this.#events.get(key) ?? 0) + 1);
+  }
 
   dequeued(queueMs: number): void {
     add(this.#queue, queueMs);
@@ -102,6 +123,8 @@ export class ModelStats implements SchedulerObserver {
       requestHistogram: { ...this.#requestHistogram, buckets: [...this.#requestHistogram.buckets] },
       queueHistogram: { ...this.#queueHistogram, buckets: [...this.#queueHistogram.buckets] },
       loadSeconds: this.loadSeconds,
+      events: [...this.#events].map(([key, count]) => ({ event: key.split("/")[0]!, reason: key.split("/")[1]!, count })),
+      coldStarts: { ...this.#coldStarts, buckets: [...this.#coldStarts.buckets] },
     };
   }
 

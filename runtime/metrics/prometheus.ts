@@ -1,6 +1,6 @@
 import { Registry } from "prom-client";
 import type { ModelStats } from "./model-stats.ts";
-import { LATENCY_BUCKETS } from "./model-stats.ts";
+import { COLD_START_BUCKETS, LATENCY_BUCKETS } from "./model-stats.ts";
 import type { Histogram } from "./model-stats.ts";
 
 /** One served version, as the metrics see it at scrape time. */
@@ -95,6 +95,14 @@ export function createPrometheus(source: MetricsSource, options: { histogramLate
   family("tensorfn_memory_budget_bytes", "gauge", "Memory budgets (absent when unlimited)", () =>
     (["host", "device"] as const).filter((m) => source.budgets[m] !== undefined).map((m) => ({ labels: { memory: m }, value: source.budgets[m]! })),
   );
+  family("tensorfn_lifecycle_events_total", "counter", "Loads (from disk or parked), parks and unloads, with why", (entries) =>
+    entries.flatMap((e) =>
+      e.stats.metrics().events.map((x) => ({ labels: { model: e.name, version: e.version, event: x.event, reason: x.reason }, value: x.count })),
+    ),
+  );
+  family("tensorfn_cold_start_seconds", "histogram", "Time from the start of a load to READY (from disk or parked)", (entries) =>
+    entries.flatMap((e) => histogram("tensorfn_cold_start_seconds", e, e.stats.metrics().coldStarts, COLD_START_BUCKETS)),
+  );
   family("tensorfn_batch_executions_total", "counter", "Model executions by batch size", (entries) =>
     entries.flatMap((e) =>
       stat(e).batch_stats.map((b) => ({ labels: { model: e.name, version: e.version, batch_size: b.batch_size }, value: b.compute_infer.count })),
@@ -105,10 +113,10 @@ export function createPrometheus(source: MetricsSource, options: { histogramLate
 }
 
 /** The exposition of one pre-aggregated histogram: cumulative buckets, +Inf, sum, count. */
-function histogram(name: string, e: MetricsEntry, h: Histogram): Value[] {
+function histogram(name: string, e: MetricsEntry, h: Histogram, bounds: readonly number[] = LATENCY_BUCKETS): Value[] {
   const labels = { model: e.name, version: e.version };
   let cumulative = 0;
-  const values: Value[] = LATENCY_BUCKETS.map((le, i) => {
+  const values: Value[] = bounds.map((le, i) => {
     cumulative += h.buckets[i]!;
     return { labels: { ...labels, le }, value: cumulative, metricName: `${name}_bucket` };
   });

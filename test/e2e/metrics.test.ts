@@ -52,6 +52,21 @@ describe("Prometheus metrics", () => {
     expect(value(await metrics(), "nv_inference_request_failure", { model: "mlp", version: "1", reason: "OTHER" })).toBe(1);
   });
 
+  it("counts loads, parks and unloads with why, and cold starts in a histogram", async () => {
+    const simple = JSON.stringify({ inputs: ["INPUT0", "INPUT1"].map((name) => ({ name, datatype: "INT32", shape: [1, 16], data: new Array(16).fill(1) })) });
+    const call = (path: string, payload?: string) => fetch(`${server.url}${path}`, { method: "POST", body: payload });
+    await call("/v2/models/simple/infer", simple); // cold: from disk
+    await call("/v2/repository/models/simple/park");
+    await call("/v2/models/simple/infer", simple); // from PARKED
+    const text = await metrics();
+    const labels = { model: "simple", version: "1" };
+    expect(value(text, "tensorfn_lifecycle_events_total", { ...labels, event: "load", reason: "disk" })).toBe(1);
+    expect(value(text, "tensorfn_lifecycle_events_total", { ...labels, event: "park", reason: "api" })).toBe(1);
+    expect(value(text, "tensorfn_lifecycle_events_total", { ...labels, event: "load", reason: "parked" })).toBe(1);
+    expect(value(text, "tensorfn_cold_start_seconds_count", labels)).toBe(2);
+    expect(value(text, "nv_model_load_duration_secs", labels)).toBeGreaterThan(0);
+  });
+
   // promtool lints naming conventions that Triton's own family names break (no `_total` suffix,
   // `_us` units, `nv_inference_count` ending in `_count`). Everything else must pass: the text
   // parses, and our own tensorfn_* families follow the conventions.
