@@ -81,6 +81,8 @@ export class ModelManager {
   readonly #mode: ControlMode;
   readonly #functions = new Map<string, FunctionRecord>();
   readonly #autoscalers = new Map<ManagedVersion, Autoscaler>();
+  /** The autoscaler's last wish per version, for `tensorfn_instances_target`. */
+  readonly #desired = new Map<ManagedVersion, number>();
   /** Present when budgets are set: keeps loads within them. */
   readonly #pool?: PoolManager;
   #timers: unknown[] = [];
@@ -184,6 +186,7 @@ export class ModelManager {
         version: String(v.version),
         state: v.state,
         instances: v.deployment?.instanceCount ?? 0,
+        targetInstances: this.#desired.get(v) ?? v.deployment?.instanceCount ?? 0,
         pending: v.deployment?.pending ?? 0,
         stats: v.stats,
         memory: v.footprint(),
@@ -395,6 +398,7 @@ export class ModelManager {
           this.#autoscalers.set(v, autoscaler);
         }
         const desired = autoscaler.tick(now, d.inflight, d.instanceCount);
+        this.#desired.set(v, desired);
         if (desired === d.instanceCount) continue;
         this.#options.platform.log.info(`${fn.name} v${v.version}: scaling ${d.instanceCount} → ${desired} instances (in flight: ${d.inflight}${autoscaler.panicking ? ", panic" : ""})`);
         await d.scaleTo(desired).catch((e: Error) => this.#options.platform.log.error(`${fn.name} v${v.version}: scaling failed: ${e.message}`));

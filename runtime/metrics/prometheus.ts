@@ -9,6 +9,8 @@ export interface MetricsEntry {
   version: string;
   state: string;
   instances: number;
+  /** What the autoscaler last wanted (equal to `instances` when it has not acted). */
+  targetInstances: number;
   /** Requests queued, not yet executing. */
   pending: number;
   stats: ModelStats;
@@ -30,6 +32,7 @@ export interface Prometheus {
 type Labels = Record<string, string | number>;
 type Value = { labels: Labels; value: number; metricName?: string };
 
+const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
 const STATES = ["UNAVAILABLE", "LOADING", "READY", "PARKED", "UNLOADING", "FAILED"];
 
 /**
@@ -86,6 +89,8 @@ export function createPrometheus(source: MetricsSource, options: { histogramLate
     entries.flatMap((e) => STATES.map((state) => ({ labels: { model: e.name, version: e.version, state }, value: e.state === state ? 1 : 0 }))),
   );
   family("tensorfn_instances", "gauge", "Model instances (sessions) serving each version now", per((e) => e.instances));
+  family("tensorfn_instances_target", "gauge", "Instances the autoscaler wants for each version", per((e) => e.targetInstances));
+  family("tensorfn_parked_bytes", "gauge", "Model bytes kept in host memory for parked versions", per((e) => (e.state === "PARKED" ? e.memory.host : 0)));
   family("tensorfn_memory_bytes", "gauge", "Bytes accounted to each version against the memory budgets", (entries) =>
     entries.flatMap((e) => [
       { labels: { model: e.name, version: e.version, memory: "host" }, value: e.memory.host },
@@ -102,6 +107,19 @@ export function createPrometheus(source: MetricsSource, options: { histogramLate
   );
   family("tensorfn_cold_start_seconds", "histogram", "Time from the start of a load to READY (from disk or parked)", (entries) =>
     entries.flatMap((e) => histogram("tensorfn_cold_start_seconds", e, e.stats.metrics().coldStarts, COLD_START_BUCKETS)),
+  );
+  family("tensorfn_batch_size", "histogram", "Rows per model execution", (entries) =>
+    entries.flatMap((e) => {
+      const counts = new Map(stat(e).batch_stats.map((b) => [b.batch_size, b.compute_infer.count]));
+      const h: Histogram = { buckets: BATCH_BUCKETS.map(() => 0), sum: 0, count: 0 };
+      for (const [size, n] of counts) {
+        const i = BATCH_BUCKETS.findIndex((le) => size <= le);
+        if (i >= 0) h.buckets[i]! += n;
+        h.sum += size * n;
+        h.count += n;
+      }
+      return histogram("tensorfn_batch_size", e, h, BATCH_BUCKETS);
+    }),
   );
   family("tensorfn_batch_executions_total", "counter", "Model executions by batch size", (entries) =>
     entries.flatMap((e) =>

@@ -43,6 +43,9 @@ describe("Prometheus metrics", () => {
     expect(value(text, "tensorfn_request_duration_seconds_count", labels)).toBe(40);
     expect(value(text, "tensorfn_deployment_state", { ...labels, state: "READY" })).toBe(1);
     expect(value(text, "tensorfn_instances", labels)).toBe(1);
+    expect(value(text, "tensorfn_instances_target", labels)).toBe(1);
+    expect(value(text, "tensorfn_batch_size_count", labels)).toBe(s.execution_count);
+    expect(value(text, "tensorfn_batch_size_sum", labels)).toBe(s.inference_count);
     expect(value(text, "nv_inference_pending_request_count", labels)).toBe(0);
   });
 
@@ -64,6 +67,8 @@ describe("Prometheus metrics", () => {
     expect(value(text, "tensorfn_lifecycle_events_total", { ...labels, event: "park", reason: "api" })).toBe(1);
     expect(value(text, "tensorfn_lifecycle_events_total", { ...labels, event: "load", reason: "parked" })).toBe(1);
     expect(value(text, "tensorfn_cold_start_seconds_count", labels)).toBe(2);
+    await call("/v2/repository/models/simple/park");
+    expect(value(await metrics(), "tensorfn_parked_bytes", labels)).toBeGreaterThan(0);
     expect(value(text, "nv_model_load_duration_secs", labels)).toBeGreaterThan(0);
   });
 
