@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import { systemClock } from "./core/mod.ts";
 import type { Platform } from "./core/mod.ts";
-import { createIdentityBackend } from "./backends/mod.ts";
+import { createIdentityBackend, createOnnxRuntimeBackend, createOnnxRuntimeWebBackend } from "./backends/mod.ts";
 import type { Backend } from "./backends/mod.ts";
 import { ModelManager } from "./lifecycle/mod.ts";
 import type { ModelManagerOptions } from "./lifecycle/mod.ts";
@@ -81,7 +81,15 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 }
 
 async function defaultBackends(platform: Platform): Promise<Record<string, Backend>> {
-  // Imported lazily so embedders that bring their own backends never load the native addon.
-  const { createOnnxRuntimeNodeBackend } = await import("./backends/onnxruntime-node-backend.ts");
-  return { onnxruntime: createOnnxRuntimeNodeBackend({ startWorker: platform.startWorker }), identity: createIdentityBackend() };
+  // Imported lazily so embedders that bring their own backends never load the native addon; a
+  // runtime that cannot load it still serves, on onnxruntime-web's WebAssembly build.
+  const web = createOnnxRuntimeWebBackend();
+  let node: Backend | undefined;
+  try {
+    const { createOnnxRuntimeNodeBackend } = await import("./backends/onnxruntime-node-backend.ts");
+    node = createOnnxRuntimeNodeBackend({ startWorker: platform.startWorker });
+  } catch (error) {
+    platform.log.warn(`onnxruntime-node is not available (${(error as Error).message}); onnxruntime functions run on onnxruntime-web (wasm)`);
+  }
+  return { onnxruntime: createOnnxRuntimeBackend({ node, web }), identity: createIdentityBackend() };
 }

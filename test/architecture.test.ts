@@ -47,6 +47,8 @@ const allowed: Record<string, string[]> = {
 const packages: Record<string, string[]> = {
   hono: ["http", "root"],
   "onnxruntime-node": ["backends"],
+  "onnxruntime-web": ["backends"],
+  "onnxruntime-common": ["backends"],
   "prom-client": ["metrics"],
   zod: ["config"],
   yaml: ["config"],

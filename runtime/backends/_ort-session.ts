@@ -1,11 +1,16 @@
-import * as ort from "onnxruntime-node";
+import type * as ort from "onnxruntime-common";
 import { invalidArg } from "../core/mod.ts";
 import type { DataType, ModelSignature, Tensor, TensorData, TensorSignature } from "../core/mod.ts";
 import { fromOrtType, toOrtType } from "../tensor/mod.ts";
 
-// ORT reports every failure we care about as an exception, which we log with the function's name;
-// its own stderr lines (e.g. a missing CUDA library during the `auto` probe) only duplicate them.
-ort.env.logLevel = "fatal";
+/**
+ * What this file needs of an onnxruntime package: onnxruntime-node and onnxruntime-web export the
+ * same API (from onnxruntime-common), so one session wrapper serves both.
+ */
+export interface OrtModule {
+  InferenceSession: { create(model: Uint8Array, options: ort.InferenceSession.SessionOptions): Promise<ort.InferenceSession> };
+  Tensor: typeof ort.Tensor;
+}
 
 /** Session settings that cross into a worker as plain data. */
 export interface OrtSessionSettings {
@@ -28,14 +33,16 @@ export class OrtSession {
   readonly signature: ModelSignature;
   readonly #session: ort.InferenceSession;
   readonly #outputTypes: Map<string, DataType>;
+  readonly #ort: OrtModule;
 
-  private constructor(session: ort.InferenceSession) {
+  private constructor(session: ort.InferenceSession, module: OrtModule) {
     this.#session = session;
+    this.#ort = module;
     this.signature = { inputs: session.inputMetadata.map(toSignature), outputs: session.outputMetadata.map(toSignature) };
     this.#outputTypes = new Map(this.signature.outputs.map((o) => [o.name, o.datatype]));
   }
 
-  static async create(model: Uint8Array, settings: OrtSessionSettings): Promise<OrtSession> {
+  static async create(module: OrtModule, model: Uint8Array, settings: OrtSessionSettings): Promise<OrtSession> {
     const device = settings.provider !== "cpu" && settings.deviceId !== undefined ? { deviceId: settings.deviceId } : {};
     const options: ort.InferenceSession.SessionOptions = {
       executionProviders: [{ name: settings.provider, ...device } as ort.InferenceSession.ExecutionProviderConfig],
@@ -47,13 +54,13 @@ export class OrtSession {
     // ORT rejects keys that are present but undefined.
     if (settings.intraOpThreads !== undefined) options.intraOpNumThreads = settings.intraOpThreads;
     if (settings.interOpThreads !== undefined) options.interOpNumThreads = settings.interOpThreads;
-    return new OrtSession(await ort.InferenceSession.create(model, options));
+    return new OrtSession(await module.InferenceSession.create(model, options), module);
   }
 
   /** Runs the feeds; ORT's refusal of the content comes back as INVALID_ARG. */
   async run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>> {
     const ortFeeds: Record<string, ort.Tensor> = {};
-    for (const [name, tensor] of Object.entries(feeds)) ortFeeds[name] = toOrtTensor(tensor);
+    for (const [name, tensor] of Object.entries(feeds)) ortFeeds[name] = toOrtTensor(this.#ort.Tensor, tensor);
     let results: ort.InferenceSession.ReturnType;
     try {
       results = await this.#session.run(ortFeeds);
@@ -96,12 +103,12 @@ export function checkOrtInput(name: string, tensor: Tensor): void {
   }
 }
 
-function toOrtTensor(tensor: Tensor): ort.Tensor {
+function toOrtTensor(OrtTensor: typeof ort.Tensor, tensor: Tensor): ort.Tensor {
   const type = toOrtType(tensor.datatype);
   if (!type) throw invalidArg(`datatype ${tensor.datatype} is not supported by onnxruntime`);
   const dims = tensor.shape as number[];
-  if (tensor.datatype === "BYTES") return new ort.Tensor("string", (tensor.data as Uint8Array[]).map((b) => strictUtf8.decode(b)), dims);
-  return new ort.Tensor(type as "float32", tensor.data as Float32Array, dims);
+  if (tensor.datatype === "BYTES") return new OrtTensor("string", (tensor.data as Uint8Array[]).map((b) => strictUtf8.decode(b)), dims);
+  return new OrtTensor(type as "float32", tensor.data as Float32Array, dims);
 }
 
 function fromOrtTensor(value: ort.Tensor, declared: DataType | undefined): Tensor {

@@ -2,6 +2,7 @@ import { RuntimeError } from "../core/mod.ts";
 import type { ModelSignature, Tensor, WorkerHandle } from "../core/mod.ts";
 import type { Backend, LoadOptions, Session } from "./backend.ts";
 import { checkOrtInput, errorMessage, OrtSession } from "./_ort-session.ts";
+import { ortNode } from "./_ort-node.ts";
 import type { OrtSessionSettings } from "./_ort-session.ts";
 import { WorkerPool } from "./_worker-pool.ts";
 
@@ -38,7 +39,7 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
   async function load(model: Uint8Array, options: LoadOptions): Promise<Session> {
     const connection = pool?.take();
     const open = async (settings: OrtSessionSettings): Promise<Engine> => {
-      if (!connection) return await OrtSession.create(model, settings);
+      if (!connection) return await OrtSession.create(ortNode, model, settings);
       const signature = await connection.load(model, settings);
       return { signature, run: (feeds) => connection.run(feeds), release: () => pool!.give(connection) };
     };

@@ -2,6 +2,7 @@
 // loop and N instances really execute in parallel. Speaks the messages of `_worker-protocol.ts`.
 import { RuntimeError } from "../core/mod.ts";
 import { errorMessage, OrtSession } from "./_ort-session.ts";
+import { ortNode } from "./_ort-node.ts";
 import { transferables } from "./_worker-protocol.ts";
 import type { WorkerReply, WorkerRequest } from "./_worker-protocol.ts";
 
@@ -20,7 +21,7 @@ async function handle(request: WorkerRequest): Promise<void> {
     switch (request.op) {
       case "load":
         await session?.release();
-        session = await OrtSession.create(request.model, request.settings);
+        session = await OrtSession.create(ortNode, request.model, request.settings);
         return scope.postMessage({ id: request.id, ok: true, signature: session.signature });
       case "run": {
         if (!session) throw new Error("run before load");

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { renameSync, writeFileSync } from "node:fs";
+import { cpSync, renameSync, writeFileSync } from "node:fs";
+import { mlpReference } from "../../models/mlp.ts";
 import { join } from "node:path";
 import { startServer } from "../support/start-server.ts";
 import type { TestServer } from "../support/start-server.ts";
@@ -15,6 +16,9 @@ beforeAll(async () => {
   renameSync(join(contradicts, "simple"), join(repo, "contradicts"));
   // mlp asks for CUDA, which this CPU-only install lacks; the rest of its config comes from the model.
   writeFileSync(join(repo, "mlp", "function.yaml"), "accelerator: cuda\n");
+  // mlp_wasm: the same model on onnxruntime-web's WebAssembly build.
+  cpSync(join(repo, "mlp"), join(repo, "mlp_wasm"), { recursive: true });
+  writeFileSync(join(repo, "mlp_wasm", "function.yaml"), "accelerator: wasm\n");
   // Triton's "none" mode: everything loads at start, so a bad function is FAILED before any request.
   server = await startServer({ repository: repo, controlMode: "none" });
 });
@@ -35,6 +39,18 @@ describe("loading", () => {
     const { parameters } = await (await fetch(`${server.url}/v2/models/mlp/config`)).json();
     expect(parameters.execution_provider.string_value).toBe("cpu");
     expect(parameters.execution_provider_fallback.string_value).toMatch(/cuda/);
+  });
+
+  it("serves `accelerator: wasm` on onnxruntime-web, agreeing with the reference", async () => {
+    const { parameters } = await (await fetch(`${server.url}/v2/models/mlp_wasm/config`)).json();
+    expect(parameters.execution_provider.string_value).toBe("wasm");
+    const x = Array.from({ length: 512 }, (_, i) => Math.sin(i));
+    const res = await fetch(`${server.url}/v2/models/mlp_wasm/infer`, {
+      method: "POST",
+      body: JSON.stringify({ inputs: [{ name: "input", datatype: "FP32", shape: [1, 512], data: x }] }),
+    });
+    const expected = mlpReference(Float32Array.from(x), 1);
+    (await res.json()).outputs[0].data.forEach((v: number, i: number) => expect(v).toBeCloseTo(expected[i]!, 5));
   });
 
   it("refuses a config that contradicts its model, naming both sides, while the others serve", async () => {

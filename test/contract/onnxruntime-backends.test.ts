@@ -1,0 +1,80 @@
+import { describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { createOnnxRuntimeNodeBackend } from "../../runtime/backends/onnxruntime-node-backend.ts";
+import { createOnnxRuntimeWebBackend } from "../../runtime/backends/onnxruntime-web-backend.ts";
+import type { Backend } from "../../runtime/backends/mod.ts";
+import { mlpReference } from "../../models/mlp.ts";
+import { mulberry32 } from "../../models/prng.ts";
+import { createNodePlatform } from "../../adapters/node/platform.ts";
+import { FUNCTIONS } from "../support/start-server.ts";
+
+const platform = createNodePlatform();
+const simple = new Uint8Array(readFileSync(`${FUNCTIONS}/simple/1/model.onnx`));
+const simpleString = new Uint8Array(readFileSync(`${FUNCTIONS}/simple_string/1/model.onnx`));
+const int32 = (values: number[]) => ({ datatype: "INT32" as const, shape: [1, 16], data: Int32Array.from(values) });
+const strings = (values: string[]) => ({ datatype: "BYTES" as const, shape: [1, 16], data: values.map((v) => new TextEncoder().encode(v)) });
+
+const mlp = new Uint8Array(readFileSync(`${FUNCTIONS}/mlp/1/model.onnx`));
+
+// One backend contract for every onnxruntime backend: onnxruntime-node with sessions in this
+// thread and in worker threads, and onnxruntime-web's WebAssembly build. `provider` is what each
+// serves on; asking for `unavailable` (an accelerator this machine lacks) must fall back to it.
+const backends: [string, Backend, { provider: string; unavailable: "cuda" | "webgpu" }][] = [
+  ["node, in-process", createOnnxRuntimeNodeBackend(), { provider: "cpu", unavailable: "cuda" }],
+  ["node, worker threads", createOnnxRuntimeNodeBackend({ startWorker: platform.startWorker }), { provider: "cpu", unavailable: "cuda" }],
+  ["web, wasm", createOnnxRuntimeWebBackend(), { provider: "wasm", unavailable: "webgpu" }],
+];
+
+describe.each(backends)("onnxruntime backend contract (%s)", (_mode, backend, expected) => {
+  const accelerator = expected.provider === "wasm" ? "wasm" : "cpu";
+
+  it("`load()` reports the model's signature and the provider in use", async () => {
+    const session = await backend.load(simple, { accelerator });
+    expect(session.provider).toBe(expected.provider);
+    expect(session.signature.inputs).toEqual([
+      { name: "INPUT0", datatype: "INT32", shape: [-1, 16] },
+      { name: "INPUT1", datatype: "INT32", shape: [-1, 16] },
+    ]);
+    await session.release();
+  });
+
+  it("`run()` computes the outputs", async () => {
+    const session = await backend.load(simple, { accelerator });
+    const range = Array.from({ length: 16 }, (_, i) => i);
+    const out = await session.run({ INPUT0: int32(range), INPUT1: int32(range.map(() => 2)) });
+    expect([...(out.OUTPUT0!.data as Int32Array)]).toEqual(range.map((i) => i + 2));
+    expect(out.OUTPUT1!.shape).toEqual([1, 16]);
+    await session.release();
+  });
+
+  it("`run()` answers INVALID_ARG when the model refuses the content, and keeps working", async () => {
+    const session = await backend.load(simpleString, { accelerator });
+    const bad = strings(Array.from({ length: 16 }, () => "abc"));
+    await expect(session.run({ INPUT0: bad, INPUT1: bad })).rejects.toMatchObject({ code: "INVALID_ARG" });
+    const ok = strings(Array.from({ length: 16 }, () => "4"));
+    const out = await session.run({ INPUT0: ok, INPUT1: ok });
+    expect(new TextDecoder().decode((out.OUTPUT0!.data as Uint8Array[])[0])).toBe("8");
+    await session.release();
+  });
+
+  it("`load()` falls back when the asked accelerator is missing, and says why", async () => {
+    const session = await backend.load(simple, { accelerator: expected.unavailable });
+    expect(session.provider).toBe(expected.provider);
+    expect(session.fallbackReason).toMatch(new RegExp(expected.unavailable));
+    await session.release();
+  });
+
+  it("`run()` agrees with the TypeScript reference on mlp within 1e-5", async () => {
+    const session = await backend.load(mlp, { accelerator });
+    const random = mulberry32(11);
+    const x = Float32Array.from({ length: 4 * 512 }, () => random() * 2 - 1);
+    const expectedOut = mlpReference(x, 4); // before run(): a worker backend takes the buffer
+    const out = await session.run({ input: { datatype: "FP32", shape: [4, 512], data: x } });
+    [...(out.probabilities!.data as Float32Array)].forEach((v, i) => expect(Math.abs(v - expectedOut[i]!)).toBeLessThan(1e-5));
+    await session.release();
+  });
+
+  it("`load()` refuses bytes that are not a model with INVALID_ARG", async () => {
+    await expect(backend.load(new Uint8Array([1, 2, 3]), { accelerator })).rejects.toMatchObject({ code: "INVALID_ARG" });
+  });
+});
