@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startServer } from "../support/start-server.ts";
+import { inProcess, startServer } from "../support/start-server.ts";
 import type { TestServer } from "../support/start-server.ts";
 import { tempRepository } from "../support/spawn-server.ts";
 import { FakeClock } from "../support/fake-clock.ts";
@@ -39,7 +39,7 @@ describe("lifecycle through the real server", () => {
     expect(await stateOf(server.url, "mlp")).toEqual(["UNAVAILABLE"]);
   });
 
-  it("parks a function after its idle timeout and brings it back on the next request", async () => {
+  it.runIf(inProcess)("parks a function after its idle timeout and brings it back on the next request", async () => {
     const clock = new FakeClock();
     server = await startServer({ repository: tempRepository("simple"), clock, idleTimeoutMs: 60_000 });
     expect((await infer(server.url, "simple")).status).toBe(200);

@@ -9,12 +9,23 @@ export const FUNCTIONS = fileURLToPath(new URL("../../functions", import.meta.ur
 
 export interface TestServer {
   url: string;
-  runtime: Runtime;
+  /** The in-process runtime; undefined when the server runs under Bun or Deno. */
+  runtime?: Runtime;
   close(): Promise<void>;
 }
 
+/**
+ * The JavaScript runtime the end-to-end suite targets: `TENSORFN_RUNTIME=bun|deno` runs every
+ * server through that runtime's entry point (.ci/run does both), otherwise in this Node process.
+ */
+export const TARGET_RUNTIME = (process.env.TENSORFN_RUNTIME ?? "node") as "node" | "bun" | "deno";
+
+/** True for tests that need the server in this process (a fake clock, say). */
+export const inProcess = TARGET_RUNTIME === "node";
+
 /** Starts the real runtime and HTTP server on 127.0.0.1 with an ephemeral port. */
 export async function startServer(options: Partial<RuntimeOptions> = {}): Promise<TestServer> {
+  if (TARGET_RUNTIME !== "node") return await startServerUnder(TARGET_RUNTIME, options);
   const platform = createNodePlatform();
   const quiet = { info() {}, warn() {}, error() {} };
   const runtime = await createRuntime({ platform: { ...platform, log: quiet }, repository: FUNCTIONS, ...options });
@@ -29,4 +40,26 @@ export async function startServer(options: Partial<RuntimeOptions> = {}): Promis
       await runtime.stop();
     },
   };
+}
+
+/** The same server as a Bun or Deno process, configured through the CLI flags. */
+async function startServerUnder(runtime: "bun" | "deno", options: Partial<RuntimeOptions>): Promise<TestServer> {
+  if (options.clock || options.backends) throw new Error(`a fake clock or custom backends need the server in-process, not under ${runtime}`);
+  const args = [options.dashboard ? "dev" : "serve", "--repo", options.repository ?? FUNCTIONS, "--port", "0"];
+  if (options.controlMode && !options.dashboard) args.push("--model-control-mode", options.controlMode);
+  for (const name of options.loadModels ?? []) args.push("--load-model", name);
+  if (options.budgets?.host !== undefined) args.push("--host-memory-budget", String(options.budgets.host));
+  if (options.budgets?.device !== undefined) args.push("--device-memory-budget", String(options.budgets.device));
+  if (options.idleTimeoutMs !== undefined) args.push("--idle-timeout-secs", String(options.idleTimeoutMs / 1000));
+  if (options.maxInputBytes !== undefined) args.push("--max-input-size", String(options.maxInputBytes));
+  if (options.histogramLatencies) args.push("--metrics-config", "histogram_latencies=true");
+  if (options.traceRate !== undefined) args.push("--trace-rate", String(options.traceRate));
+  if (options.accelerator) args.push("--accelerator", options.accelerator);
+  const entry =
+    runtime === "bun"
+      ? ["node_modules/.bin/bun", ["adapters/bun/main.ts", ...args]]
+      : ["node_modules/.bin/deno", ["run", "-A", "--unstable-no-legacy-abort", "adapters/deno/main.ts", ...args]];
+  const { spawnServer } = await import("./spawn-server.ts");
+  const server = await spawnServer(entry[0] as string, entry[1] as string[], { timeoutMs: 90_000 });
+  return { url: server.url, close: async () => void (await server.stop()) };
 }
