@@ -1,0 +1,103 @@
+/**
+ * `npm run bench:runtimes`: the same served benchmark under Node, Bun and Deno (mlp and resnet at
+ * concurrency 1 and 32, binary tensors), as ratios to Node measured in one run; and the raw model
+ * on onnxruntime-web (WASM, and WebGPU on whatever adapter Deno finds — llvmpipe here) against
+ * onnxruntime-node's CPU provider. Writes its section of bench/RESULTS.md.
+ */
+import { execFileSync } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { runBench } from "./bench-command.ts";
+import { writeResultsSection } from "./results-section.ts";
+import { spawnServer } from "../test/support/spawn-server.ts";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const log = (line: string) => void process.stderr.write(`${line}\n`);
+const repo = mkdtempSync(join(tmpdir(), "tensorfn-runtimes-"));
+for (const m of ["mlp", "resnet"]) cpSync(join(ROOT, "functions", m), join(repo, m), { recursive: true });
+const serveArgs = ["serve", "--repo", repo, "--port", "0", "--model-control-mode", "none"];
+const RUNTIMES: Record<string, [string, string[]]> = {
+  node: ["node", [join(ROOT, "adapters/node/bin.mjs"), ...serveArgs]],
+  bun: [join(ROOT, "node_modules/.bin/bun"), [join(ROOT, "adapters/bun/main.ts"), ...serveArgs]],
+  deno: [join(ROOT, "node_modules/.bin/deno"), ["run", "-A", "--unstable-no-legacy-abort", join(ROOT, "adapters/deno/main.ts"), ...serveArgs]],
+};
+const STEPS: [string, number, string][] = [
+  ["mlp", 1, "3s"],
+  ["mlp", 32, "3s"],
+  ["resnet", 1, "3s"],
+  ["resnet", 32, "5s"],
+];
+
+const served: Record<string, Record<string, { inferPerS: number; p50Ms: number }>> = {};
+for (const [name, [command, args]] of Object.entries(RUNTIMES)) {
+  log(`runtimes: served under ${name}`);
+  const server = await spawnServer(command, args, { timeoutMs: 90_000, cwd: ROOT });
+  served[name] = {};
+  try {
+    for (const [model, concurrency, duration] of STEPS) {
+      let out = "";
+      await runBench([server.url, "--model", model, "--concurrency", String(concurrency), "--binary", "--warmup", "1s", "--duration", duration, "--json"], {
+        stdout: async (t) => void (out += t),
+        stderr: () => {},
+      });
+      const step = JSON.parse(out).steps[0];
+      served[name][`${model}@${concurrency}`] = { inferPerS: step.inferPerS, p50Ms: step.latencyMs?.p50 ?? NaN };
+    }
+  } finally {
+    await server.stop();
+  }
+}
+
+log("runtimes: raw providers");
+const raw = (runtime: string[], pkg: string, provider: string, model: string, dims: string, batch: number) =>
+  JSON.parse(
+    execFileSync(runtime[0]!, [...runtime.slice(1), join(ROOT, "bench/runtimes/raw-providers.ts"), pkg, provider, join(ROOT, "functions", model, "1/model.onnx"), dims, String(batch), "3000"], {
+      cwd: ROOT,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trim().split("\n").at(-1)!,
+  ) as { inferPerS: number; msPerRun: number };
+const nodeTsx = [join(ROOT, "node_modules/.bin/tsx")];
+const deno = [join(ROOT, "node_modules/.bin/deno"), "run", "-A"];
+const providers: Record<string, Record<string, { inferPerS: number; msPerRun: number }>> = {};
+for (const [model, dims] of [["mlp", "512"], ["resnet", "3,224,224"]] as const) {
+  providers[model] = {
+    "onnxruntime-node cpu": raw(nodeTsx, "node", "cpu", model, dims, 1),
+    "onnxruntime-web wasm (1 thread)": raw(nodeTsx, "web", "wasm", model, dims, 1),
+    "onnxruntime-web webgpu (Deno, llvmpipe)": raw(deno, "web", "webgpu", model, dims, 1),
+  };
+}
+
+const results = { date: new Date().toISOString(), served, providers };
+mkdirSync(join(ROOT, "bench", "out"), { recursive: true });
+writeFileSync(join(ROOT, "bench", "out", "runtimes.json"), JSON.stringify(results, null, 2));
+const f = (v: number, d = 1) => v.toFixed(d);
+const lines = [
+  "## Runtimes and providers",
+  "",
+  `Reproduce: \`npm run bench:runtimes\` (${results.date}). One tensorfn server per runtime (\`--model-control-mode none\`), each measured in turn by the same load generator (binary tensors, 1 s warm-up + 3 s, resnet at 32: 5 s).`,
+  "",
+  "| model @ concurrency | Node infer/s | Bun infer/s (÷ Node) | Deno infer/s (÷ Node) |",
+  "|---|---|---|---|",
+  ...STEPS.map(([m, c]) => {
+    const key = `${m}@${c}`;
+    const n = served.node![key]!.inferPerS;
+    return `| ${key} | ${f(n)} | ${f(served.bun![key]!.inferPerS)} (${f(served.bun![key]!.inferPerS / n, 2)}) | ${f(served.deno![key]!.inferPerS)} (${f(served.deno![key]!.inferPerS / n, 2)}) |`;
+  }),
+  "",
+  "Raw model, batch 1, one session, 3 s (ratios to onnxruntime-node's CPU provider):",
+  "",
+  "| model | provider | infer/s | ms/run | ÷ onnxruntime-node cpu |",
+  "|---|---|---|---|---|",
+  ...Object.entries(providers).flatMap(([model, byProvider]) =>
+    Object.entries(byProvider).map(([p, r]) => `| ${model} | ${p} | ${f(r.inferPerS)} | ${f(r.msPerRun, 2)} | ${f(r.inferPerS / byProvider["onnxruntime-node cpu"]!.inferPerS, 2)} |`),
+  ),
+  "",
+  "Target: Bun and Deno within 10 % of Node. WebGPU here runs on Mesa's software rasteriser (llvmpipe), so its numbers say that the path works, not how fast a GPU is.",
+  "",
+];
+writeResultsSection("runtimes", lines.join("\n"));
+log("runtimes: wrote bench/RESULTS.md");
+process.exit(0);
