@@ -83,7 +83,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 async function defaultBackends(platform: Platform): Promise<Record<string, Backend>> {
   // Imported lazily so embedders that bring their own backends never load the native addon; a
   // runtime that cannot load it still serves, on onnxruntime-web's WebAssembly build.
-  const web = createOnnxRuntimeWebBackend();
+  const web = createOnnxRuntimeWebBackend({ startWorker: platform.startWorker });
   let node: Backend | undefined;
   try {
     const { createOnnxRuntimeNodeBackend } = await import("./backends/onnxruntime-node-backend.ts");

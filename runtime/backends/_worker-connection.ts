@@ -33,8 +33,8 @@ export class WorkerConnection {
     });
   }
 
-  load(model: Uint8Array, settings: OrtSessionSettings): Promise<ModelSignature> {
-    return this.#call({ op: "load", model, settings }).then((r) => r.signature!);
+  load(model: Uint8Array, settings: OrtSessionSettings, pkg: "node" | "web" = "node"): Promise<ModelSignature> {
+    return this.#call({ op: "load", model, settings, package: pkg }).then((r) => r.signature!);
   }
 
   /** Runs a batch. Feeds that own their buffer move to the worker: the caller must not reuse them. */

@@ -12,10 +12,10 @@ export class WorkerPool {
   readonly #maxIdle: number;
   #idle: WorkerConnection[] = [];
 
-  constructor(startWorker: (module: URL) => WorkerHandle, options: { maxIdle: number; module: URL }) {
+  constructor(startWorker: (module: URL) => WorkerHandle, options: { maxIdle: number; module: URL; prestart?: boolean }) {
     this.#start = () => new WorkerConnection(startWorker(options.module));
     this.#maxIdle = options.maxIdle;
-    if (options.maxIdle > 0) this.#idle.push(this.#start());
+    if (options.maxIdle > 0 && options.prestart !== false) this.#idle.push(this.#start());
   }
 
   /** An idle thread if there is one (starting a replacement in the background), else a new one. */

@@ -1,9 +1,9 @@
 import { RuntimeError } from "../core/mod.ts";
 import type { Backend, LoadOptions, Session } from "./backend.ts";
+import type { WorkerHandle } from "../core/mod.ts";
 import { checkOrtInput, errorMessage, OrtSession } from "./_ort-session.ts";
-import type { OrtModule } from "./_ort-session.ts";
-
-type OrtWeb = OrtModule & { env: { logLevel?: string; wasm: { numThreads?: number } } };
+import { loadOrtWeb } from "./_ort-web.ts";
+import { WorkerPool } from "./_worker-pool.ts";
 
 interface GpuNavigator {
   gpu?: { requestAdapter(): Promise<{ info?: { isFallbackAdapter?: boolean }; isFallbackAdapter?: boolean } | null> };
@@ -11,29 +11,33 @@ interface GpuNavigator {
 
 /**
  * The onnxruntime-web backend: WebAssembly everywhere, WebGPU where `navigator.gpu` yields an
- * adapter (Deno ships WebGPU). Sessions run in this thread. Loaded lazily: its WebAssembly binary
- * is only fetched by functions that use it.
+ * adapter (Deno ships WebGPU). WASM sessions run in worker threads when the platform has them;
+ * WebGPU ones in this thread. Loaded lazily: its WebAssembly binary is only fetched by functions that use it.
  */
-export function createOnnxRuntimeWebBackend(): Backend & { hardwareWebGpu(): Promise<boolean> } {
-  const modules = new Map<string, Promise<OrtWeb>>();
-  // The package's default build has no WebGPU provider in every runtime (Deno resolves its Node
-  // build); the `webgpu` build has both WebGPU and WASM.
-  const ort = (provider: string) => {
-    const specifier = provider === "webgpu" ? "onnxruntime-web/webgpu" : "onnxruntime-web";
-    let module = modules.get(specifier);
-    if (!module) {
-      module = (provider === "webgpu" ? import("onnxruntime-web/webgpu") : import("onnxruntime-web")).then((m) => {
-        const web = m as unknown as OrtWeb;
-        web.env.logLevel = "fatal";
-        // One thread: the WASM build's own threads would need cross-origin isolation in browsers
-        // and compete with the server's; the CPU path proper is onnxruntime-node.
-        web.env.wasm.numThreads = 1;
-        return web;
-      });
-      modules.set(specifier, module);
+export function createOnnxRuntimeWebBackend(options: { startWorker?: (module: URL) => WorkerHandle } = {}): Backend & {
+  hardwareWebGpu(): Promise<boolean>;
+} {
+  // With workers, each session runs in its own thread as onnxruntime-node's do; none is started
+  // ahead, since most deployments never use this backend.
+  const pool = options.startWorker && new WorkerPool(options.startWorker, { maxIdle: 1, module: new URL("./onnxruntime-worker.ts", import.meta.url), prestart: false });
+
+  /** Opens a session on `provider`, in a pooled worker when there are workers. */
+  async function open(model: Uint8Array, provider: string, graphLevel?: number): Promise<Omit<Session, "provider" | "fallbackReason">> {
+    // WebGPU stays in this thread: onnxruntime-web's WebGPU build cannot load inside a Deno worker
+    // (it builds URLs on `location.origin`, which is "null" there for file: modules).
+    if (!pool || provider === "webgpu") {
+      const session = await OrtSession.create(await loadOrtWeb(provider), model, { provider, graphLevel });
+      return { signature: session.signature, run: (feeds) => session.run(feeds), release: () => session.release() };
     }
-    return module;
-  };
+    const worker = pool.take();
+    try {
+      const signature = await worker.load(model, { provider, graphLevel }, "web");
+      return { signature, run: (feeds) => worker.run(feeds), release: () => pool.give(worker) };
+    } catch (error) {
+      await pool.give(worker);
+      throw error;
+    }
+  }
 
   /** Why WebGPU cannot be used here, or undefined when an adapter exists. */
   async function webgpuUnavailable(): Promise<string | undefined> {
@@ -52,6 +56,7 @@ export function createOnnxRuntimeWebBackend(): Backend & { hardwareWebGpu(): Pro
       const adapter = gpu && (await gpu.requestAdapter().catch(() => null));
       return Boolean(adapter && !(adapter.info?.isFallbackAdapter ?? adapter.isFallbackAdapter));
     },
+    close: async () => await pool?.drain(),
     async load(model: Uint8Array, options: LoadOptions): Promise<Session> {
       const reasons: string[] = [];
       let provider = "wasm";
@@ -60,24 +65,18 @@ export function createOnnxRuntimeWebBackend(): Backend & { hardwareWebGpu(): Pro
         if (why) reasons.push(`webgpu unavailable (${why})`);
         else provider = "webgpu";
       }
-      let session: OrtSession;
+      let session: Omit<Session, "provider" | "fallbackReason">;
       try {
-        session = await OrtSession.create(await ort(provider), model, { provider, graphLevel: options.graphLevel });
+        session = await open(model, provider, options.graphLevel);
       } catch (error) {
         if (provider === "wasm") throw new RuntimeError("INVALID_ARG", `failed to load model: ${errorMessage(error)}`, { cause: error });
         reasons.push(`webgpu failed (${errorMessage(error)})`);
         provider = "wasm";
-        session = await OrtSession.create(await ort(provider), model, { provider, graphLevel: options.graphLevel });
+        session = await open(model, provider, options.graphLevel);
       }
       const fallbackReason = reasons.length ? reasons.join("; ") : undefined;
       if (fallbackReason) options.log?.warn(`accelerator '${options.accelerator}' fell back to ${provider}: ${fallbackReason}`);
-      return {
-        signature: session.signature,
-        provider,
-        fallbackReason,
-        run: (feeds) => session.run(feeds),
-        release: () => session.release(),
-      };
+      return { ...session, provider, fallbackReason };
     },
   };
 }

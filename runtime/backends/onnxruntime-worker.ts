@@ -1,8 +1,9 @@
-// Worker entry: owns one ORT session off the main thread, so a long run never blocks the event
-// loop and N instances really execute in parallel. Speaks the messages of `_worker-protocol.ts`.
+// Worker entry: owns one ORT session (onnxruntime-node or onnxruntime-web) off the main thread, so
+// a long run never blocks the event loop and N instances really execute in parallel. Speaks the
+// messages of `_worker-protocol.ts`.
 import { RuntimeError } from "../core/mod.ts";
 import { errorMessage, OrtSession } from "./_ort-session.ts";
-import { ortNode } from "./_ort-node.ts";
+import { loadOrtWeb } from "./_ort-web.ts";
 import { transferables } from "./_worker-protocol.ts";
 import type { WorkerReply, WorkerRequest } from "./_worker-protocol.ts";
 
@@ -21,7 +22,9 @@ async function handle(request: WorkerRequest): Promise<void> {
     switch (request.op) {
       case "load":
         await session?.release();
-        session = await OrtSession.create(ortNode, request.model, request.settings);
+        // Imported on demand: a worker serving onnxruntime-web never loads the native addon.
+        const module = request.package === "web" ? await loadOrtWeb(request.settings.provider) : (await import("./_ort-node.ts")).ortNode;
+        session = await OrtSession.create(module, request.model, request.settings);
         return scope.postMessage({ id: request.id, ok: true, signature: session.signature });
       case "run": {
         if (!session) throw new Error("run before load");

@@ -16,13 +16,14 @@ const strings = (values: string[]) => ({ datatype: "BYTES" as const, shape: [1, 
 
 const mlp = new Uint8Array(readFileSync(`${FUNCTIONS}/mlp/1/model.onnx`));
 
-// One backend contract for every onnxruntime backend: onnxruntime-node with sessions in this
-// thread and in worker threads, and onnxruntime-web's WebAssembly build. `provider` is what each
+// One backend contract for every onnxruntime backend: onnxruntime-node and onnxruntime-web's
+// WebAssembly build, each with sessions in this thread and in worker threads. `provider` is what each
 // serves on; asking for `unavailable` (an accelerator this machine lacks) must fall back to it.
 const backends: [string, Backend, { provider: string; unavailable: "cuda" | "webgpu" }][] = [
   ["node, in-process", createOnnxRuntimeNodeBackend(), { provider: "cpu", unavailable: "cuda" }],
   ["node, worker threads", createOnnxRuntimeNodeBackend({ startWorker: platform.startWorker }), { provider: "cpu", unavailable: "cuda" }],
-  ["web, wasm", createOnnxRuntimeWebBackend(), { provider: "wasm", unavailable: "webgpu" }],
+  ["web, wasm, in-process", createOnnxRuntimeWebBackend(), { provider: "wasm", unavailable: "webgpu" }],
+  ["web, wasm, worker threads", createOnnxRuntimeWebBackend({ startWorker: platform.startWorker }), { provider: "wasm", unavailable: "webgpu" }],
 ];
 
 describe.each(backends)("onnxruntime backend contract (%s)", (_mode, backend, expected) => {
