@@ -40,11 +40,13 @@ export function createOnnxRuntimeWebBackend(options: { startWorker?: (module: UR
   }
 
   /** Why WebGPU cannot be used here, or undefined when an adapter exists. */
+  // The adapter does not change while the process lives: ask once, not on every load.
+  let adapter: ReturnType<NonNullable<GpuNavigator["gpu"]>["requestAdapter"]> | undefined;
+  const findAdapter = () => (adapter ??= (globalThis.navigator as GpuNavigator | undefined)?.gpu?.requestAdapter().catch(() => null) ?? Promise.resolve(null));
+
   async function webgpuUnavailable(): Promise<string | undefined> {
-    const gpu = (globalThis.navigator as GpuNavigator | undefined)?.gpu;
-    if (!gpu) return "this runtime has no WebGPU (navigator.gpu)";
-    const adapter = await gpu.requestAdapter().catch(() => null);
-    return adapter ? undefined : "navigator.gpu found no adapter";
+    if (!(globalThis.navigator as GpuNavigator | undefined)?.gpu) return "this runtime has no WebGPU (navigator.gpu)";
+    return (await findAdapter()) ? undefined : "navigator.gpu found no adapter";
   }
 
   return {
@@ -52,9 +54,8 @@ export function createOnnxRuntimeWebBackend(options: { startWorker?: (module: UR
     checkInput: checkOrtInput,
     /** True when a WebGPU adapter exists and is a real GPU, not a software fallback. */
     async hardwareWebGpu(): Promise<boolean> {
-      const gpu = (globalThis.navigator as GpuNavigator | undefined)?.gpu;
-      const adapter = gpu && (await gpu.requestAdapter().catch(() => null));
-      return Boolean(adapter && !(adapter.info?.isFallbackAdapter ?? adapter.isFallbackAdapter));
+      const found = await findAdapter();
+      return Boolean(found && !(found.info?.isFallbackAdapter ?? found.isFallbackAdapter));
     },
     close: async () => await pool?.drain(),
     async load(model: Uint8Array, options: LoadOptions): Promise<Session> {
