@@ -82,9 +82,9 @@ function describe(issue: z.core.$ZodIssue, value: unknown): string {
     case "too_small":
       if (issue.origin === "array") return "must not be empty";
       if (issue.origin === "string") return "must not be empty";
-      return `must be ≥ ${String(issue.minimum)}, got ${quote(value)}`;
+      return `must be ${issue.inclusive === false ? ">" : "≥"} ${String(issue.minimum)}, got ${quote(value)}`;
     case "too_big":
-      return `must be ≤ ${String(issue.maximum)}, got ${quote(value)}`;
+      return `must be ${issue.inclusive === false ? "<" : "≤"} ${String(issue.maximum)}, got ${quote(value)}`;
     default:
       return issue.message;
   }

@@ -27,6 +27,11 @@ export function toDeclared(raw: RawConfig, name: string): DeclaredConfig {
   };
   if (raw.max_batch_size !== undefined) declared.max_batch_size = raw.max_batch_size;
   if (raw.dynamic_batching) declared.dynamic_batching = structuredClone(raw.dynamic_batching);
+  if (raw.rate_limit) {
+    const { requests_per_second, burst, key_header } = raw.rate_limit;
+    declared.rate_limit = { requests_per_second, burst: burst ?? Math.max(1, Math.ceil(requests_per_second)) };
+    if (key_header) declared.rate_limit.key_header = key_header;
+  }
   return declared;
 }
 

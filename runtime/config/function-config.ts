@@ -26,6 +26,20 @@ export interface FunctionConfig {
   model_warmup: WarmupSample[];
   /** Ours: serverless behaviour (idle parking, scale to zero, autoscaling). */
   scale: ScaleConfig;
+  /** Ours: requests admitted per second before the queue (absent = unlimited). */
+  rate_limit?: RateLimitConfig;
+}
+
+/**
+ * A token bucket in front of a function: `burst` requests at once, `requests_per_second` on
+ * average; beyond that a request is refused with 429 before it loads anything or joins the queue.
+ * With `key_header`, each value of that request header (an API key, a tenant) has its own bucket.
+ */
+export interface RateLimitConfig {
+  requests_per_second: number;
+  /** Default: requests_per_second rounded up, at least 1. */
+  burst: number;
+  key_header?: string;
 }
 
 /** Triton's ModelWarmup: `count` runs of a batch of `batch_size` built from each input's source. */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Accelerator, DynamicBatching, InstanceGroup, ScaleConfig, TritonDataType, WarmupSample } from "./function-config.ts";
+import type { Accelerator, DynamicBatching, InstanceGroup, RateLimitConfig, ScaleConfig, TritonDataType, WarmupSample } from "./function-config.ts";
 import { identityProblems } from "./_identity-rules.ts";
 import { formatDims, knownElementCount } from "./_dims.ts";
 
@@ -57,6 +57,7 @@ export interface RawConfig {
   accelerator?: Accelerator;
   model_warmup: WarmupSample[];
   scale?: ScaleConfig;
+  rate_limit?: Omit<RateLimitConfig, "burst"> & { burst?: number };
 }
 
 export interface RawTensor {
@@ -217,6 +218,19 @@ function scaleSchema() {
   });
 }
 
+function rateLimitSchema() {
+  return z.strictObject({
+    requests_per_second: z.number().positive(),
+    burst: z.int().min(1).optional(),
+    // Lower case, as Hono and fetch's Headers present header names.
+    key_header: z
+      .string()
+      .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, { error: "must be an HTTP header name, such as x-api-key" })
+      .transform((h) => h.toLowerCase())
+      .optional(),
+  });
+}
+
 function optimizationSchema(dialect: Dialect) {
   const extras: z.ZodRawShape =
     dialect === "json"
@@ -248,7 +262,9 @@ function parametersSchema(dialect: Dialect) {
 function schemaFor(dialect: Dialect): z.ZodType<RawConfig> {
   const platforms = dialect === "json" ? ([...ONNX_PLATFORMS, ""] as const) : ONNX_PLATFORMS;
   const ownKeys: z.ZodRawShape =
-    dialect === "yaml" ? { accelerator: z.enum(ACCELERATORS).optional(), scale: scaleSchema().optional() } : {};
+    dialect === "yaml"
+      ? { accelerator: z.enum(ACCELERATORS).optional(), scale: scaleSchema().optional(), rate_limit: rateLimitSchema().optional() }
+      : {};
   return z
     .strictObject({
       name: z.string().optional(),

@@ -7,6 +7,7 @@ export type ErrorCode =
   | "NOT_FOUND" // unknown function or version → 404
   | "UNAVAILABLE" // known but not ready, queue full, timed out → 503
   | "RESOURCE_EXHAUSTED" // over a size limit (body) → 413
+  | "RATE_LIMITED" // over the function's rate_limit → 429 (ours: Triton has no request rate limit)
   | "UNSUPPORTED" // valid but not implemented here → 501
   | "ALREADY_EXISTS" // → 400
   | "CANCELLED" // the client went away → 400
@@ -15,10 +16,13 @@ export type ErrorCode =
 /** An error that is the caller's to see: its message names the field and the value at fault. */
 export class RuntimeError extends Error {
   readonly code: ErrorCode;
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+  /** When trying again could succeed (sent as Retry-After). */
+  readonly retryAfterMs?: number;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; retryAfterMs?: number }) {
     super(message, options);
     this.name = "RuntimeError";
     this.code = code;
+    if (options?.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
   }
 }
 

@@ -7,6 +7,7 @@ const statusByCode: Record<ErrorCode, number> = {
   CANCELLED: 400,
   NOT_FOUND: 404,
   RESOURCE_EXHAUSTED: 413,
+  RATE_LIMITED: 429,
   UNSUPPORTED: 501,
   UNAVAILABLE: 503,
   INTERNAL: 500,
@@ -18,6 +19,8 @@ export function errorResponse(error: unknown, log?: (message: string) => void): 
     const response = jsonError(statusByCode[error.code], error.message);
     // A body refused unread leaves the connection in an unknown state: ask the client not to reuse it.
     if (error.code === "RESOURCE_EXHAUSTED") response.headers.set("connection", "close");
+    // Retry-After counts whole seconds (RFC 9110); the message gives the exact wait.
+    if (error.retryAfterMs !== undefined) response.headers.set("retry-after", String(Math.max(1, Math.ceil(error.retryAfterMs / 1000))));
     return response;
   }
   // Anything else is our bug, not the client's: say so, and keep the details in the log.

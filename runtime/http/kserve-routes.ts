@@ -45,6 +45,7 @@ export function registerKserveRoutes(app: Hono, ctx: KserveContext): void {
       const name = c.req.param("name")!;
       const version = c.req.param("version");
       const signal = c.req.raw.signal;
+      ctx.models.admit(name, version, (header) => c.req.header(header));
       const d = await deployment(c, ctx);
       const body = await readBody(c.req.raw, ctx.maxInputBytes);
       const request = decode(body, c.req.header("inference-header-content-length"), d.config);

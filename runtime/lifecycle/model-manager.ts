@@ -15,6 +15,7 @@ import { ManagedVersion } from "./managed-version.ts";
 import type { IdlePolicy, VersionLoader } from "./managed-version.ts";
 import type { Budgets } from "./memory-budget.ts";
 import { estimateFootprint, PoolManager } from "./pool-manager.ts";
+import { RateLimiter } from "./rate-limiter.ts";
 
 /**
  * Triton's model control modes plus ours: `lazy` registers every function at start and loads
@@ -69,6 +70,8 @@ interface FunctionRecord {
   wanted: boolean;
   /** Model files given through the load API, by version; replace the repository's. */
   files?: Map<number, Uint8Array>;
+  /** Present when function.yaml sets `rate_limit`; kept across reloads that leave it unchanged. */
+  limiter?: RateLimiter;
 }
 
 /**
@@ -130,6 +133,28 @@ export class ModelManager {
     if (v.state === "FAILED") throw new RuntimeError("UNAVAILABLE", v.reason);
     if (!fn.wanted) throw new RuntimeError("UNAVAILABLE", `model '${name}' is not loaded (control mode ${this.#mode}); load it first`);
     return await bounded(v.ensureReady(), this.#options.loadTimeoutMs ?? 120_000, options.signal, `'${name}' version ${v.version}`);
+  }
+
+  /**
+   * Admission by the function's `rate_limit`, once per request and before anything else costs:
+   * a refused request loads nothing and never queues. `header` reads the request's headers (for
+   * `key_header`). Throws 404 as inference would, and RATE_LIMITED with the wait when refused.
+   */
+  admit(name: string, version: string | undefined, header: (name: string) => string | undefined = () => undefined): void {
+    const fn = this.#function(name);
+    const v = this.#pick(fn, version);
+    const limit = fn.declared?.rate_limit;
+    if (!fn.limiter || !limit) return;
+    const key = limit.key_header ? (header(limit.key_header) ?? "") : "";
+    const admission = fn.limiter.take(key);
+    if (admission.ok) return;
+    v.stats.rateLimited();
+    const who = limit.key_header ? ` per ${limit.key_header}` : "";
+    throw new RuntimeError(
+      "RATE_LIMITED",
+      `rate limit exceeded for model '${name}': rate_limit allows ${limit.requests_per_second} requests per second${who} (burst ${limit.burst}); retry in ${Math.ceil(admission.retryAfterMs)} ms`,
+      { retryAfterMs: admission.retryAfterMs },
+    );
   }
 
   /** Runs one request on the right deployment; if that one starts closing first, on its successor. */
@@ -302,6 +327,7 @@ export class ModelManager {
       else fn.error = parsed.errors.map(formatIssue).join("; ");
     }
     fn.fingerprint = await fingerprint(platform, entry, fn.declared?.default_model_filename ?? "model.onnx");
+    fn.limiter = this.#limiter(fn.declared, old);
     if (fn.error) platform.log.error(`${entry.name}: invalid configuration: ${fn.error}`);
     const served = fn.declared ? selectVersions(fn.declared.version_policy, entry.versions) : [];
     if (fn.declared && served.length === 0) fn.error = `no version folder to serve (found: ${entry.versions.join(", ") || "none"})`;
@@ -374,6 +400,14 @@ export class ModelManager {
         return await this.#pool.withRoom(managed, estimateFootprint(resolved, bytes.byteLength), versions, load);
       },
     };
+  }
+
+  /** The function's rate limiter: the old one (with its buckets) when `rate_limit` did not change. */
+  #limiter(declared: DeclaredConfig | undefined, old: FunctionRecord | undefined): RateLimiter | undefined {
+    const limit = declared?.rate_limit;
+    if (!limit) return undefined;
+    if (old?.limiter && JSON.stringify(old.declared?.rate_limit) === JSON.stringify(limit)) return old.limiter;
+    return new RateLimiter({ requestsPerSecond: limit.requests_per_second, burst: limit.burst, clock: this.#options.clock });
   }
 
   #idlePolicy(declared: DeclaredConfig): IdlePolicy {

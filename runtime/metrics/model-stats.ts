@@ -66,6 +66,7 @@ export class ModelStats implements SchedulerObserver {
   readonly #computeOutput = zero();
   readonly #batches = new Map<number, BatchDurations>();
   readonly #failures = new Map<FailureReason, number>();
+  #rateLimited = 0;
   readonly #requestHistogram = emptyHistogram();
   readonly #queueHistogram = emptyHistogram();
   /** Seconds the last load of this version took (`nv_model_load_duration_secs`). */
@@ -116,10 +117,17 @@ export class ModelStats implements SchedulerObserver {
     this.#failures.set(reason, (this.#failures.get(reason) ?? 0) + 1);
   }
 
+  /** A request refused by the function's rate_limit on arrival: a REJECTED failure that took no time. */
+  rateLimited(): void {
+    this.failed(0, "REJECTED");
+    this.#rateLimited++;
+  }
+
   /** What Prometheus exposes beyond the Triton statistics: failures by reason and latency histograms. */
   metrics() {
     return {
       failures: new Map(this.#failures),
+      rateLimited: this.#rateLimited,
       requestHistogram: { ...this.#requestHistogram, buckets: [...this.#requestHistogram.buckets] },
       queueHistogram: { ...this.#queueHistogram, buckets: [...this.#queueHistogram.buckets] },
       loadSeconds: this.loadSeconds,

@@ -108,6 +108,7 @@ export function createPrometheus(source: MetricsSource, options: { histogramLate
   family("tensorfn_cold_start_seconds", "histogram", "Time from the start of a load to READY (from disk or parked)", (entries) =>
     entries.flatMap((e) => histogram("tensorfn_cold_start_seconds", e, e.stats.metrics().coldStarts, COLD_START_BUCKETS)),
   );
+  family("tensorfn_rate_limit_rejections_total", "counter", "Requests refused with 429 by the function's rate_limit (also counted as REJECTED failures)", per((e) => e.stats.metrics().rateLimited));
   family("tensorfn_batch_size", "histogram", "Rows per model execution", (entries) =>
     entries.flatMap((e) => {
       const counts = new Map(stat(e).batch_stats.map((b) => [b.batch_size, b.compute_infer.count]));

@@ -29,7 +29,7 @@ export const DASHBOARD_HTML = `<!doctype html>
 <h1>tensorfn dev server</h1>
 <div class="sub" id="status">connecting…</div>
 <table>
-  <thead><tr><th>function</th><th class="state">state</th><th>instances</th><th>queued</th><th>infer/s</th>
+  <thead><tr><th>function</th><th class="state">state</th><th>instances</th><th>queued</th><th>infer/s</th><th>failed/s</th>
   <th>p50 ms</th><th>p99 ms</th><th>avg batch</th><th>queue vs compute</th><th></th></tr></thead>
   <tbody id="rows"></tbody>
 </table>
@@ -58,6 +58,7 @@ function render(snapshot) {
       "<td>" + f.name + " <small>v" + f.version + "</small></td>" +
       '<td class="state"><span class="' + f.state + '">' + f.state + "</span></td>" +
       "<td>" + f.instances + "</td><td>" + f.pending + "</td><td class=\\"throughput\\">" + fmt(f.inferPerS) + "</td>" +
+      '<td class="failed" title="of which refused by rate_limit: ' + fmt(f.rateLimitedPerS) + '/s">' + fmt(f.failPerS) + "</td>" +
       "<td>" + fmt(f.p50Ms, 2) + "</td><td>" + fmt(f.p99Ms, 2) + "</td><td>" + fmt(f.avgBatch) + "</td>" +
       '<td title="queue ' + fmt(f.queueMsPerRequest, 2) + " ms, compute " + fmt(f.computeMsPerRequest, 2) + ' ms per request"><span class="split"><i style="width:' + queueShare + '%"></i></span> ' + queueShare + "% queue</td>" +
       "<td></td>";

@@ -10,6 +10,9 @@ export interface FunctionRow {
   pending: number;
   inferPerS: number;
   reqPerS: number;
+  /** Failed requests per second, and how many of those the rate limit refused. */
+  failPerS: number;
+  rateLimitedPerS: number;
   p50Ms?: number;
   p99Ms?: number;
   avgBatch?: number;
@@ -33,7 +36,7 @@ export interface Snapshot {
   timelineSeconds: number;
 }
 
-type Sample = { at: number; success: number; inference: number; execution: number; queueNs: number; inferNs: number; histogram: Histogram };
+type Sample = { at: number; success: number; fail: number; rateLimited: number; inference: number; execution: number; queueNs: number; inferNs: number; histogram: Histogram };
 
 /**
  * Turns cumulative statistics into what a person watches: throughput, p50/p99 (from the request
@@ -61,6 +64,8 @@ export class SnapshotBuilder {
     const sample: Sample = {
       at: now,
       success: s.inference_stats.success.count,
+      fail: s.inference_stats.fail.count,
+      rateLimited: e.stats.metrics().rateLimited,
       inference: s.inference_count,
       execution: s.execution_count,
       queueNs: s.inference_stats.queue.ns,
@@ -70,13 +75,15 @@ export class SnapshotBuilder {
     const key = `${e.name}/${e.version}`;
     const before = this.#previous.get(key);
     this.#previous.set(key, sample);
-    const row: FunctionRow = { name: e.name, version: e.version, state: e.state, instances: e.instances, pending: e.pending, inferPerS: 0, reqPerS: 0 };
+    const row: FunctionRow = { name: e.name, version: e.version, state: e.state, instances: e.instances, pending: e.pending, inferPerS: 0, reqPerS: 0, failPerS: 0, rateLimitedPerS: 0 };
     if (!before || sample.at <= before.at) return row;
     const seconds = (sample.at - before.at) / 1000;
     const requests = sample.success - before.success;
     const executions = sample.execution - before.execution;
     row.inferPerS = (sample.inference - before.inference) / seconds;
     row.reqPerS = requests / seconds;
+    row.failPerS = (sample.fail - before.fail) / seconds;
+    row.rateLimitedPerS = (sample.rateLimited - before.rateLimited) / seconds;
     if (executions > 0) row.avgBatch = (sample.inference - before.inference) / executions;
     if (requests > 0) {
       const buckets = sample.histogram.buckets.map((n, i) => n - before.histogram.buckets[i]!);

@@ -165,6 +165,17 @@ describe("parseFunctionConfig() accepts", () => {
     expect(config.platform).toBe("");
   });
 
+  it("rate_limit, with the burst defaulting to one second's worth and the key header in lower case", () => {
+    expect(declared("rate_limit: { requests_per_second: 2.5 }").rate_limit).toEqual({ requests_per_second: 2.5, burst: 3 });
+    expect(declared("rate_limit: { requests_per_second: 0.1 }").rate_limit).toEqual({ requests_per_second: 0.1, burst: 1 });
+    expect(declared("rate_limit: { requests_per_second: 50, burst: 5, key_header: X-Api-Key }").rate_limit).toEqual({
+      requests_per_second: 50,
+      burst: 5,
+      key_header: "x-api-key",
+    });
+    expect(declared("").rate_limit).toBeUndefined();
+  });
+
   it("a name equal to the folder name", () => {
     expect(declared("name: simple").name).toBe("simple");
   });
@@ -181,6 +192,15 @@ describe("parseFunctionConfig() reports", () => {
     expect(issuesOf("input:\n  - name: a\n    data_type: TYPE_FP32\n    dims: [1]\n    dtype: x\n")).toEqual([
       `${FILE}:5: input[0].dtype: unknown field (valid: 'name', 'data_type', 'dims', 'reshape', 'optional')`,
     ]);
+  });
+
+  it("a rate_limit that admits nothing or names no header", () => {
+    expect(issuesOf("rate_limit: { requests_per_second: 0 }")).toEqual([`${FILE}:1: rate_limit.requests_per_second: must be > 0, got 0`]);
+    expect(issuesOf("rate_limit: { requests_per_second: 5, burst: 0 }")).toEqual([`${FILE}:1: rate_limit.burst: must be ≥ 1, got 0`]);
+    expect(issuesOf("rate_limit: { requests_per_second: 5, key_header: 'x api' }")).toEqual([
+      `${FILE}:1: rate_limit.key_header: must be an HTTP header name, such as x-api-key`,
+    ]);
+    expect(issuesOf("rate_limit: { burst: 5 }")).toEqual([`${FILE}:1: rate_limit.requests_per_second: missing required field`]);
   });
 
   it("keys of later features as not supported yet", () => {
