@@ -229,6 +229,23 @@ describe("ModelManager", () => {
       expect(backend.live).toBe(1);
     });
 
+    it("keeps a rate limiter's buckets across a reload that leaves rate_limit alone, and starts afresh when it changes", async () => {
+      const files = repo(["a", 1]);
+      files["repo/a/function.yaml"] = `${YAML}rate_limit: { requests_per_second: 0.001, burst: 1 }\n`;
+      const { manager, platform } = setup(files, { controlMode: "poll" });
+      await manager.start();
+      manager.admit("a", undefined);
+      expect(() => manager.admit("a", undefined)).toThrow(expect.objectContaining({ code: "RATE_LIMITED" }));
+      platform.write("repo/a/1/model.onnx", fakeModel(5)); // a new model, the same limit
+      await manager.poll();
+      expect(() => manager.admit("a", undefined)).toThrow(expect.objectContaining({ code: "RATE_LIMITED" }));
+      platform.write("repo/a/function.yaml", `${YAML}rate_limit: { requests_per_second: 0.001, burst: 2 }\n`);
+      await manager.poll();
+      manager.admit("a", undefined);
+      manager.admit("a", undefined);
+      expect(() => manager.admit("a", undefined)).toThrow(expect.objectContaining({ code: "RATE_LIMITED" }));
+    });
+
     it("unloads a function whose folder was removed", async () => {
       const { manager, platform } = setup(repo(["a", 1], ["b", 2]), { controlMode: "poll" });
       await manager.start();
