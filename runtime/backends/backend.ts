@@ -42,6 +42,25 @@ export interface Session {
   readonly provider: string;
   /** Why the provider differs from the one requested, when it does. */
   readonly fallbackReason?: string;
+  /**
+   * False once the thread that holds the session has died (not after `release`). Undefined for
+   * sessions that cannot die on their own (in this thread). The lifecycle replaces a dead one.
+   */
+  readonly alive?: boolean;
   run(feeds: Record<string, Tensor>, options?: { signal?: AbortSignal }): Promise<Record<string, Tensor>>;
   release(): Promise<void>;
+}
+
+/** `session` with its provider and fallback reason, `alive` still read live (a spread would freeze it). */
+export function describedSession(session: Omit<Session, "provider" | "fallbackReason">, provider: string, fallbackReason?: string): Session {
+  return {
+    signature: session.signature,
+    provider,
+    fallbackReason,
+    get alive() {
+      return session.alive;
+    },
+    run: (feeds, options) => session.run(feeds, options),
+    release: () => session.release(),
+  };
 }

@@ -1,3 +1,4 @@
+import { describedSession } from "./backend.ts";
 import type { Backend, LoadOptions, Session } from "./backend.ts";
 import type { createOnnxRuntimeWebBackend } from "./onnxruntime-web-backend.ts";
 
@@ -21,13 +22,13 @@ export function createOnnxRuntimeBackend(backends: { node?: Backend; web: Return
       if (accelerator === "wasm" || accelerator === "webgpu") return await web.load(model, options);
       if (!node) {
         const session = await web.load(model, { ...options, accelerator: "wasm" });
-        return { ...session, fallbackReason: `onnxruntime-node is not available in this runtime; serving on wasm`, run: session.run, release: session.release };
+        return describedSession(session, session.provider, `onnxruntime-node is not available in this runtime; serving on wasm`);
       }
       const session = await node.load(model, options);
       if (accelerator !== "auto" || session.provider !== "cpu" || !(await web.hardwareWebGpu())) return session;
       await session.release();
       const gpu = await web.load(model, { ...options, accelerator: "webgpu" });
-      return { ...gpu, fallbackReason: session.fallbackReason, run: gpu.run, release: gpu.release };
+      return describedSession(gpu, gpu.provider, session.fallbackReason);
     },
   };
 }

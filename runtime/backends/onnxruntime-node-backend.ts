@@ -68,6 +68,9 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
             signature: engine.signature,
             provider,
             fallbackReason,
+            get alive() {
+              return connection?.alive;
+            },
             run: (feeds) => engine.run(feeds),
             release: () => engine.release(),
           };

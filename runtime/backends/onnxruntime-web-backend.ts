@@ -1,4 +1,5 @@
 import { RuntimeError } from "../core/mod.ts";
+import { describedSession } from "./backend.ts";
 import type { Backend, LoadOptions, Session } from "./backend.ts";
 import type { WorkerHandle } from "../core/mod.ts";
 import { checkOrtInput, errorMessage, OrtSession } from "./_ort-session.ts";
@@ -32,7 +33,14 @@ export function createOnnxRuntimeWebBackend(options: { startWorker?: (module: UR
     const worker = pool.take();
     try {
       const signature = await worker.load(model, { provider, graphLevel }, "web");
-      return { signature, run: (feeds) => worker.run(feeds), release: () => pool.give(worker) };
+      return {
+        signature,
+        get alive() {
+          return worker.alive;
+        },
+        run: (feeds) => worker.run(feeds),
+        release: () => pool.give(worker),
+      };
     } catch (error) {
       await pool.give(worker);
       throw error;
@@ -77,7 +85,7 @@ export function createOnnxRuntimeWebBackend(options: { startWorker?: (module: UR
       }
       const fallbackReason = reasons.length ? reasons.join("; ") : undefined;
       if (fallbackReason) options.log?.warn(`accelerator '${options.accelerator}' fell back to ${provider}: ${fallbackReason}`);
-      return { ...session, provider, fallbackReason };
+      return describedSession(session, provider, fallbackReason);
     },
   };
 }

@@ -7,6 +7,7 @@ import type { DynamicBatching, FunctionConfig, QueuePolicy } from "../config/mod
 import { observeAll } from "../metrics/mod.ts";
 import type { FailureReason, ModelStats } from "../metrics/mod.ts";
 import { collectOutputs, prepareRequest } from "./prepare-request.ts";
+import { SelfHealingSession } from "./self-healing-session.ts";
 
 /** The deployment began closing between being chosen and being asked: choose again. */
 export class DeploymentClosedError extends RuntimeError {
@@ -23,8 +24,10 @@ export interface DeploymentOptions {
   clock: Clock;
   /** Outlives the deployment: a parked and restored version keeps its statistics. */
   stats: ModelStats;
-  /** Creates one more instance like the first (autoscaling up). */
+  /** Creates one more instance like the first (autoscaling up, and replacing an instance whose thread died). */
   createInstance?: () => Promise<Session>;
+  /** Where a lost instance is reported. */
+  log?: { warn(message: string): void; error(message: string): void };
   /** Also told what the scheduler measures (the trace timeline). */
   observer?: SchedulerObserver;
   /** Called when the first request starts after a quiet period, and when the last one ends. */
@@ -61,10 +64,10 @@ export class Deployment {
     this.fallbackReason = sessions.find((s) => s.fallbackReason)?.fallbackReason;
     this.stats = options.stats;
     this.#options = options;
-    this.#sessions = [...sessions];
+    this.#sessions = sessions.map((session) => this.#heal(session));
     const batching = config.dynamic_batching;
     this.#scheduler = new DynamicBatcher({
-      instances: sessions,
+      instances: this.#sessions,
       // Without dynamic_batching every request runs alone: the same batcher with a batch of 1.
       maxBatchSize: batching ? config.max_batch_size : 1,
       preferredBatchSizes: batching?.preferred_batch_size,
@@ -122,7 +125,7 @@ export class Deployment {
     const target = Math.max(1, count);
     this.#scaling = this.#scaling.then(async () => {
       while (!this.#closing && this.#sessions.length < target && this.#options.createInstance) {
-        const session = await this.#options.createInstance();
+        const session = this.#heal(await this.#options.createInstance());
         if (this.#closing) return void (await session.release());
         this.#sessions.push(session);
         this.#scheduler.addInstance(session);
@@ -134,6 +137,17 @@ export class Deployment {
       }
     });
     return this.#scaling;
+  }
+
+  /** With a way to create instances, one whose thread dies is replaced instead of failing every batch after. */
+  #heal(session: Session): Session {
+    const { createInstance, log } = this.#options;
+    if (!createInstance) return session;
+    return new SelfHealingSession(session, {
+      create: createInstance,
+      onLost: () => this.stats.transition("restart", "crashed"),
+      log: log ?? { warn() {}, error() {} },
+    });
   }
 
   /** Stops taking requests, lets in-flight ones finish, then releases every session. */

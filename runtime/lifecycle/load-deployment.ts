@@ -67,6 +67,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
       clock: options.clock,
       stats: options.stats,
       createInstance,
+      log: { warn: (m) => log.warn(`${prefix}: ${m}`), error: (m) => log.error(`${prefix}: ${m}`) },
       observer: options.trace?.observer(`${declared.name} v${version}`),
       onActivity: options.onActivity,
     });

@@ -15,8 +15,8 @@ interface BatchDurations {
 /** Triton's failure reasons (`nv_inference_request_failure{reason}`). */
 export type FailureReason = "REJECTED" | "CANCELED" | "BACKEND" | "OTHER";
 
-/** Lifecycle transitions counted per version, with why (`tensorfn_lifecycle_events_total`). */
-export type LifecycleEvent = "load" | "park" | "unload";
+/** Lifecycle transitions counted per version, with why (`tensorfn_lifecycle_events_total`); `restart` is an instance replaced after its thread died. */
+export type LifecycleEvent = "load" | "park" | "unload" | "restart";
 
 /** Upper bounds, in seconds, of the cold-start histogram (a load until READY). */
 export const COLD_START_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];

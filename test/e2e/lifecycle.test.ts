@@ -5,6 +5,8 @@ import { inProcess, startServer } from "../support/start-server.ts";
 import type { TestServer } from "../support/start-server.ts";
 import { tempRepository } from "../support/spawn-server.ts";
 import { FakeClock } from "../support/fake-clock.ts";
+import { createNodePlatform } from "../../adapters/node/platform.ts";
+import type { WorkerHandle } from "../../runtime/core/mod.ts";
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -28,6 +30,29 @@ async function index(url: string): Promise<{ name: string; version?: string; sta
 const stateOf = async (url: string, name: string) => (await index(url)).filter((r) => r.name === name).map((r) => r.state);
 
 describe("lifecycle through the real server", () => {
+  it.runIf(inProcess)("replaces an onnxruntime worker thread that dies, and keeps serving", async () => {
+    // Node's threads, with a way to end one as a crash would: the thread stops and its exit is reported.
+    const base = createNodePlatform();
+    const crashes: (() => Promise<void>)[] = [];
+    const startWorker = (module: URL): WorkerHandle => {
+      const handle = base.startWorker!(module);
+      let reportExit: (reason: string) => void = () => {};
+      crashes.push(async () => {
+        await handle.terminate();
+        reportExit("exited with code 1");
+      });
+      return { ...handle, onExit: (handler) => void ((reportExit = handler), handle.onExit(handler)) };
+    };
+    server = await startServer({ repository: tempRepository("simple"), platform: { ...base, log: { info() {}, warn() {}, error() {} }, startWorker } });
+    expect((await infer(server.url, "simple")).status).toBe(200);
+    await Promise.all(crashes.map((crash) => crash())); // every ORT thread, the pool's idle one too
+    const answers = await Promise.all([1, 2, 3].map(() => infer(server!.url, "simple")));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+    expect(answers[0]!.body.outputs[0].data).toEqual(Array.from({ length: 16 }, (_, i) => 2 * i));
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toMatch(/tensorfn_lifecycle_events_total\{model="simple",version="1",event="restart",reason="crashed"\} 1/);
+  });
+
   it("answers the first request to a cold function (lazy mode) and shows its state in the index", async () => {
     server = await startServer({ repository: tempRepository("simple", "mlp") });
     expect(await stateOf(server.url, "simple")).toEqual(["UNAVAILABLE"]);

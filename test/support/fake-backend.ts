@@ -16,6 +16,9 @@ export class FakeBackend implements Backend {
   hold = false;
   /** When true, runs wait for `finishRuns()`. */
   gateRuns = false;
+  /** When true, the next run kills its session's "thread": it fails and the session reports itself dead. */
+  killNextRun = false;
+  readonly #kills: (() => void)[] = [];
 
   async load(model: Uint8Array, _options: LoadOptions): Promise<Session> {
     this.loads++;
@@ -24,11 +27,22 @@ export class FakeBackend implements Backend {
     const k = model[0] ?? 0;
     this.live++;
     let released = false;
+    let dead = false;
+    this.#kills.push(() => (dead = true));
     return {
+      get alive() {
+        return !dead;
+      },
       signature: { inputs: [{ name: "x", datatype: "FP32", shape: [-1, 1] }], outputs: [{ name: "y", datatype: "FP32", shape: [-1, 1] }] },
       provider: "cpu",
       run: async (feeds: Record<string, Tensor>) => {
         this.runs++;
+        if (dead) throw new Error("worker stopped: killed");
+        if (this.killNextRun) {
+          this.killNextRun = false;
+          dead = true;
+          throw new Error("worker stopped: killed");
+        }
         if (this.gateRuns) await new Promise<void>((resolve) => this.#running.push(resolve));
         const x = feeds.x!;
         if (!x) throw new Error("no input x");
@@ -39,6 +53,11 @@ export class FakeBackend implements Backend {
         released = true;
       },
     };
+  }
+
+  /** Kills every session's "thread" between runs, as a worker that exits on its own. */
+  killAll(): void {
+    for (const kill of this.#kills.splice(0)) kill();
   }
 
   /** Lets gated runs finish. */

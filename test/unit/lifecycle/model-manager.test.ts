@@ -246,6 +246,27 @@ describe("ModelManager", () => {
       expect(() => manager.admit("a", undefined)).toThrow(expect.objectContaining({ code: "RATE_LIMITED" }));
     });
 
+    it("replaces an instance whose thread died: the request on it fails, the next ones are served", async () => {
+      const { manager, backend } = setup(repo(["a", 1]));
+      await manager.start();
+      expect(await answer(manager, "a")).toBe(2);
+      backend.killNextRun = true;
+      await expect(answer(manager, "a")).rejects.toMatchObject({ code: "INTERNAL" });
+      expect(await Promise.all([answer(manager, "a"), answer(manager, "a")])).toEqual([2, 2]);
+      expect(backend.loads).toBe(2);
+      expect(backend.live).toBe(1); // the dead session was released
+      expect(manager.metricsEntries()[0]!.stats.metrics().events).toContainEqual({ event: "restart", reason: "crashed", count: 1 });
+    });
+
+    it("replaces an instance whose thread died between requests before running on it: no request fails", async () => {
+      const { manager, backend } = setup(repo(["a", 1]));
+      await manager.start();
+      expect(await answer(manager, "a")).toBe(2);
+      backend.killAll();
+      expect(await Promise.all([answer(manager, "a"), answer(manager, "a")])).toEqual([2, 2]);
+      expect(backend.loads).toBe(2);
+    });
+
     it("unloads a function whose folder was removed", async () => {
       const { manager, platform } = setup(repo(["a", 1], ["b", 2]), { controlMode: "poll" });
       await manager.start();
