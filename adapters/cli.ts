@@ -13,6 +13,7 @@ const USAGE = `usage:
                  [--metrics-port 8002] [--metrics-config histogram_latencies=true]
                  [--trace-rate 0..1] [--trace-file trace.json]
                  [--max-input-size 64M] [--accelerator auto]
+                 [--rate-limit off|execution_count] [--rate-limit-resource <name>:<count>[:<device>]]...
   tensorfn dev [dir]   the local dev server: serve in lazy mode, reloading functions as their files change
   tensorfn check <dir>
   tensorfn bench <url> --model <m> [--concurrency 1:64:x2 | --request-rate 100:400:x2] [--binary] [--json] (bench --help for all)`;
@@ -62,6 +63,8 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
       "trace-rate": { type: "string" },
       "trace-file": { type: "string" },
       "metrics-config": { type: "string", multiple: true },
+      "rate-limit": { type: "string", default: "off" },
+      "rate-limit-resource": { type: "string", multiple: true },
     },
   });
   const port = Number(values.port);
@@ -101,6 +104,7 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
     histogramLatencies: metricsConfig(host, values["metrics-config"] ?? []).histogram_latencies === "true",
     traceRate: traceRate(host, values["trace-rate"], dev),
     dashboard: dev,
+    ...rateLimiting(host, values["rate-limit"]!, values["rate-limit-resource"] ?? []),
   });
   const listener = await host.serve(runtime.app.fetch, { hostname: values.host!, port });
   console.log(`tensorfn serving ${repository} at ${listener.url}`);
@@ -166,6 +170,21 @@ function traceRate(host: Host, text: string | undefined, dev: boolean): number {
   if (text === undefined) return dev ? 1 : 0;
   const rate = Number(text);
   return rate >= 0 && rate <= 1 ? rate : fail(host, `--trace-rate '${text}' must be a number between 0 and 1`);
+}
+
+/** Triton's `--rate-limit off|execution_count` and `--rate-limit-resource name:count[:device]` (device: a GPU index, or cpu). */
+function rateLimiting(host: Host, mode: string, resources: string[]) {
+  if (mode !== "off" && mode !== "execution_count") fail(host, `--rate-limit '${mode}' is not one of off, execution_count`);
+  const rateLimitResources = resources.map((text) => {
+    const [name, count, device, extra] = text.split(":");
+    const n = Number(count);
+    if (!name || !Number.isInteger(n) || n < 0 || extra !== undefined || (device !== undefined && !/^([0-9]+|cpu)$/.test(device))) {
+      fail(host, `--rate-limit-resource '${text}' is not <name>:<count>[:<device>] (device: a GPU index, or cpu)`);
+    }
+    return device === undefined ? { name, count: n } : { name, count: n, device: device === "cpu" ? "cpu" : `gpu${device}` };
+  });
+  if (mode === "off" && rateLimitResources.length > 0) fail(host, "--rate-limit-resource needs --rate-limit execution_count");
+  return { rateLimit: mode as "off" | "execution_count", rateLimitResources };
 }
 
 /** Triton's `--metrics-config key=value` (repeatable): histogram_latencies=true is what we read. */

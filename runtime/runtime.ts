@@ -7,6 +7,8 @@ import { ModelManager } from "./lifecycle/mod.ts";
 import type { ModelManagerOptions } from "./lifecycle/mod.ts";
 import { createApp, metricsOnly } from "./http/mod.ts";
 import { createPrometheus, TraceRecorder } from "./metrics/mod.ts";
+import { ResourceLimiter } from "./scheduler/mod.ts";
+import type { ResourceOverride } from "./scheduler/mod.ts";
 
 export const VERSION = "0.1.0";
 
@@ -15,8 +17,12 @@ export const VERSION = "0.1.0";
  * lifecycle knobs (control mode, budgets, timeouts…) are the model manager's own options.
  */
 export interface RuntimeOptions
-  extends Omit<ModelManagerOptions, "backends" | "clock">,
+  extends Omit<ModelManagerOptions, "backends" | "clock" | "resourceLimiter">,
     Partial<Pick<ModelManagerOptions, "backends" | "clock">> {
+  /** Triton's `--rate-limit`: "execution_count" enforces instance groups' rate_limiter; off by default. */
+  rateLimit?: "off" | "execution_count";
+  /** Triton's `--rate-limit-resource`: pool sizes instead of the largest count any instance asks for. */
+  rateLimitResources?: ResourceOverride[];
   /** Largest request body accepted, compressed or inflated (default 64 MiB, as Triton). */
   maxInputBytes?: number;
   /** Triton's `--metrics-config histogram_latencies=true`: expose latency histograms. */
@@ -45,10 +51,11 @@ export const DEFAULT_MAX_INPUT_BYTES = 64 * 1024 * 1024;
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { platform } = options;
   const backends = options.backends ?? (await defaultBackends(platform));
-  const { maxInputBytes, histogramLatencies, traceRate, dashboard, ...managerOptions } = options;
+  const { maxInputBytes, histogramLatencies, traceRate, dashboard, rateLimit, rateLimitResources, ...managerOptions } = options;
+  const resourceLimiter = rateLimit === "execution_count" ? new ResourceLimiter(rateLimitResources) : undefined;
   const clock = options.clock ?? systemClock;
   const trace = new TraceRecorder({ rate: traceRate ?? 0 });
-  const models = new ModelManager({ ...managerOptions, backends, clock, trace });
+  const models = new ModelManager({ ...managerOptions, backends, clock, trace, resourceLimiter });
   await models.start();
   const prometheus = createPrometheus(
     { entries: () => models.metricsEntries(), budgets: models.budgets },

@@ -102,6 +102,17 @@ export interface InstanceGroup {
   count: number;
   kind: "KIND_AUTO" | "KIND_CPU" | "KIND_GPU" | "KIND_MODEL";
   gpus: number[];
+  /** Triton's: what each instance needs free before it executes (only with `--rate-limit execution_count`). */
+  rate_limiter?: InstanceRateLimiter;
+}
+
+/**
+ * Resources an instance holds while it executes, per device unless `global`, and its weight among
+ * all waiting instances: priority 2 gets half the turns of priority 1 (0 counts as 1).
+ */
+export interface InstanceRateLimiter {
+  resources: { name: string; global: boolean; count: number }[];
+  priority: number;
 }
 
 export interface DynamicBatching {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Accelerator, DynamicBatching, InstanceGroup, RateLimitConfig, ScaleConfig, TritonDataType, WarmupSample } from "./function-config.ts";
+import type { Accelerator, DynamicBatching, InstanceGroup, InstanceRateLimiter, RateLimitConfig, ScaleConfig, TritonDataType, WarmupSample } from "./function-config.ts";
 import { identityProblems } from "./_identity-rules.ts";
 import { formatDims, knownElementCount } from "./_dims.ts";
 
@@ -49,7 +49,7 @@ export interface RawConfig {
   version_policy?:
     | { latest?: { num_versions: number }; all?: Record<string, never>; specific?: { versions: number[] } }
     | undefined;
-  instance_group: { name: string; count: number; kind: InstanceGroup["kind"]; gpus: number[] }[];
+  instance_group: { name: string; count: number; kind: InstanceGroup["kind"]; gpus: number[]; rate_limiter?: InstanceRateLimiter }[];
   dynamic_batching?: Omit<DynamicBatching, "target_latency_ms"> & { target_latency_ms?: number };
   optimization: { graph: { level: number } };
   parameters: Record<string, { string_value: string }>;
@@ -163,6 +163,10 @@ function instanceGroupSchema(dialect: Dialect) {
     count: z.int().min(1).default(1),
     kind: z.enum(INSTANCE_KINDS).default("KIND_AUTO"),
     gpus: z.int().min(0).array().default([]),
+    rate_limiter: message({
+      resources: z.strictObject({ name: z.string().min(1), global: z.boolean().default(false), count: z.int().min(0) }).array().default([]),
+      priority: z.int().min(0).default(0),
+    }).optional(),
     ...extras,
   });
 }

@@ -8,6 +8,7 @@ export type {
   DynamicBatching,
   FunctionConfig,
   InstanceGroup,
+  InstanceRateLimiter,
   Optimization,
   QueuePolicy,
   ScaleConfig,

@@ -38,6 +38,7 @@ export function toTritonJson(config: FunctionConfig): Record<string, unknown> {
     kind: g.kind,
     count: g.count,
     gpus: [...g.gpus],
+    ...(g.rate_limiter ? { rate_limiter: structuredClone(g.rate_limiter) } : {}),
     secondary_devices: [],
     profile: [],
     passive: false,

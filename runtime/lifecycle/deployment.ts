@@ -2,7 +2,7 @@ import type { Clock, InferRequest, InferResponse } from "../core/mod.ts";
 import { RuntimeError } from "../core/mod.ts";
 import type { Backend, Session } from "../backends/backend.ts";
 import { DynamicBatcher } from "../scheduler/mod.ts";
-import type { LevelPolicy, SchedulerObserver } from "../scheduler/mod.ts";
+import type { LevelPolicy, ModelInstance, ResourceClaim, ResourceLimiter, ResourceNeeds, SchedulerObserver } from "../scheduler/mod.ts";
 import type { DynamicBatching, FunctionConfig, QueuePolicy } from "../config/mod.ts";
 import { observeAll } from "../metrics/mod.ts";
 import type { FailureReason, ModelStats } from "../metrics/mod.ts";
@@ -26,6 +26,8 @@ export interface DeploymentOptions {
   stats: ModelStats;
   /** Creates one more instance like the first (autoscaling up, and replacing an instance whose thread died). */
   createInstance?: () => Promise<Session>;
+  /** Triton's rate limiter and what each session needs from it (undefined: nothing, it runs freely). */
+  resources?: { limiter: ResourceLimiter; needsOf: (session: Session) => ResourceNeeds | undefined };
   /** Where a lost instance is reported. */
   log?: { warn(message: string): void; error(message: string): void };
   /** Also told what the scheduler measures (the trace timeline). */
@@ -52,6 +54,8 @@ export class Deployment {
   readonly #scheduler: DynamicBatcher;
   #active = 0;
   #closing = false;
+  /** Rate-limiter registrations by instance. */
+  readonly #claims = new Map<ModelInstance, ResourceClaim>();
   /** Serialises scaling so two decisions never race. */
   #scaling: Promise<void> = Promise.resolve();
 
@@ -77,6 +81,7 @@ export class Deployment {
       ...(batching ? queueLevels(batching) : {}),
       observer: options.observer ? observeAll(this.stats, options.observer) : this.stats,
       clock: options.clock,
+      acquire: options.resources ? (instance) => this.#claims.get(instance)?.acquire() ?? Promise.resolve(() => {}) : undefined,
     });
   }
 
@@ -133,21 +138,30 @@ export class Deployment {
       while (!this.#closing && this.#sessions.length > target) {
         const removed = (await this.#scheduler.removeInstance()) as Session;
         this.#sessions.splice(this.#sessions.indexOf(removed), 1);
+        this.#claims.get(removed)?.unregister();
+        this.#claims.delete(removed);
         await removed.release();
       }
     });
     return this.#scaling;
   }
 
-  /** With a way to create instances, one whose thread dies is replaced instead of failing every batch after. */
+  /**
+   * The instance the scheduler sees: with a way to create instances, one whose thread dies is
+   * replaced instead of failing every batch after; with the rate limiter, it is registered there.
+   */
   #heal(session: Session): Session {
-    const { createInstance, log } = this.#options;
-    if (!createInstance) return session;
-    return new SelfHealingSession(session, {
-      create: createInstance,
-      onLost: () => this.stats.transition("restart", "crashed"),
-      log: log ?? { warn() {}, error() {} },
-    });
+    const { createInstance, log, resources } = this.#options;
+    const instance = createInstance
+      ? new SelfHealingSession(session, {
+          create: createInstance,
+          onLost: () => this.stats.transition("restart", "crashed"),
+          log: log ?? { warn() {}, error() {} },
+        })
+      : session;
+    const needs = resources?.needsOf(session);
+    if (needs) this.#claims.set(instance, resources!.limiter.register(needs));
+    return instance;
   }
 
   /** Stops taking requests, lets in-flight ones finish, then releases every session. */
@@ -157,6 +171,8 @@ export class Deployment {
     await this.#scheduler.stop();
     await Promise.all(this.#sessions.map((s) => s.release()));
     this.#sessions.length = 0;
+    for (const claim of this.#claims.values()) claim.unregister();
+    this.#claims.clear();
   }
 }
 

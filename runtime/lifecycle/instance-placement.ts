@@ -1,9 +1,11 @@
-import type { Accelerator, InstanceGroup } from "../config/mod.ts";
+import type { Accelerator, InstanceGroup, InstanceRateLimiter } from "../config/mod.ts";
 
 /** Where one instance runs: the accelerator it asks its backend for, and the GPU if any. */
 export interface Placement {
   accelerator: Accelerator;
   deviceId?: number;
+  /** Its group's rate_limiter, if any. */
+  rateLimiter?: InstanceRateLimiter;
 }
 
 /**
@@ -16,7 +18,7 @@ export function instancePlacements(groups: readonly InstanceGroup[], accelerator
   const placements: Placement[] = [];
   for (const group of groups) {
     const repeat = (p: Placement) => {
-      for (let i = 0; i < group.count; i++) placements.push({ ...p });
+      for (let i = 0; i < group.count; i++) placements.push(group.rate_limiter ? { ...p, rateLimiter: group.rate_limiter } : { ...p });
     };
     if (group.kind === "KIND_CPU") {
       repeat({ accelerator: "cpu" });

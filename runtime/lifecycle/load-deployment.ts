@@ -5,6 +5,7 @@ import type { DeclaredConfig, FunctionConfig, WarmupSample } from "../config/mod
 import type { Backend, LoadOptions, Session } from "../backends/backend.ts";
 import { allocate, fromConfigType } from "../tensor/mod.ts";
 import type { ModelStats, TraceRecorder } from "../metrics/mod.ts";
+import type { ResourceLimiter, ResourceNeeds } from "../scheduler/mod.ts";
 import { Deployment } from "./deployment.ts";
 import { instancePlacements } from "./instance-placement.ts";
 import { prepareRequest } from "./prepare-request.ts";
@@ -23,6 +24,8 @@ export interface LoadDeploymentOptions {
   /** The trace timeline, when tracing is on. */
   trace?: TraceRecorder;
   onActivity?: (busy: boolean) => void;
+  /** Triton's rate limiter (`--rate-limit execution_count`); instance groups' rate_limiter is ignored without it. */
+  resourceLimiter?: ResourceLimiter;
 }
 
 /**
@@ -50,7 +53,14 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     log: { info: (m) => log.info(`${prefix}: ${m}`), warn: (m) => log.warn(`${prefix}: ${m}`) },
   };
   let next = 0;
-  const createInstance = () => backend.load(bytes, { ...shared, ...placements[next++ % placements.length]! });
+  // What each instance needs from the rate limiter, from its placement's group.
+  const needs = new WeakMap<Session, ResourceNeeds>();
+  const createInstance = async () => {
+    const { rateLimiter, ...placement } = placements[next++ % placements.length]!;
+    const session = await backend.load(bytes, { ...shared, ...placement });
+    if (rateLimiter) needs.set(session, { ...rateLimiter, device: placement.deviceId === undefined ? "cpu" : `gpu${placement.deviceId}` });
+    return session;
+  };
 
   const sessions: Session[] = [];
   try {
@@ -67,6 +77,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
       clock: options.clock,
       stats: options.stats,
       createInstance,
+      resources: options.resourceLimiter && { limiter: options.resourceLimiter, needsOf: (session) => needs.get(session) },
       log: { warn: (m) => log.warn(`${prefix}: ${m}`), error: (m) => log.error(`${prefix}: ${m}`) },
       observer: options.trace?.observer(`${declared.name} v${version}`),
       onActivity: options.onActivity,

@@ -6,6 +6,7 @@ import type { Backend } from "../backends/backend.ts";
 import { fingerprint, scanRepository, selectVersions } from "../repository/mod.ts";
 import type { FunctionEntry } from "../repository/mod.ts";
 import type { MetricsEntry, ModelStats, TraceRecorder } from "../metrics/mod.ts";
+import type { ResourceLimiter } from "../scheduler/mod.ts";
 import { Autoscaler, DEFAULT_AUTOSCALER } from "./autoscaler.ts";
 import { DeploymentClosedError } from "./deployment.ts";
 import type { Deployment } from "./deployment.ts";
@@ -47,6 +48,8 @@ export interface ModelManagerOptions {
   autoscaleIntervalMs?: number;
   /** Timeline recorder every deployment reports to (its rate decides whether it records). */
   trace?: TraceRecorder;
+  /** Triton's rate limiter, shared by every function (`--rate-limit execution_count`). */
+  resourceLimiter?: ResourceLimiter;
 }
 
 /** One row of the repository index. */
@@ -393,6 +396,7 @@ export class ModelManager {
             log: platform.log,
             stats: managed.stats,
             trace: this.#options.trace,
+            resourceLimiter: this.#options.resourceLimiter,
             onActivity: (busy) => managed.activity(busy),
           });
         if (!this.#pool) return await load();

@@ -54,6 +54,19 @@ describe("tensorfn serve", () => {
     }
   });
 
+  it("refuses malformed rate-limiter flags, naming the flag", () => {
+    const cases: [string[], RegExp][] = [
+      [["--rate-limit", "on"], /--rate-limit 'on' is not one of off, execution_count/],
+      [["--rate-limit", "execution_count", "--rate-limit-resource", "R:many"], /--rate-limit-resource 'R:many' is not <name>:<count>\[:<device>\]/],
+      [["--rate-limit-resource", "R:1"], /--rate-limit-resource needs --rate-limit execution_count/],
+    ];
+    for (const [flags, message] of cases) {
+      const run = spawnSync("node", [BIN, "serve", "--repo", "functions", "--port", "0", ...flags], { encoding: "utf8" });
+      expect(run.status).toBe(2);
+      expect(run.stderr).toMatch(message);
+    }
+  });
+
   it("refuses a repository that does not exist", () => {
     const run = spawnSync("node", [BIN, "serve", "--repo", "/nonexistent/repo"], { encoding: "utf8" });
     expect(run.status).toBe(2);

@@ -55,6 +55,8 @@ async function startServerUnder(runtime: "bun" | "deno", options: Partial<Runtim
   if (options.histogramLatencies) args.push("--metrics-config", "histogram_latencies=true");
   if (options.traceRate !== undefined) args.push("--trace-rate", String(options.traceRate));
   if (options.accelerator) args.push("--accelerator", options.accelerator);
+  if (options.rateLimit) args.push("--rate-limit", options.rateLimit);
+  for (const r of options.rateLimitResources ?? []) args.push("--rate-limit-resource", [r.name, r.count, ...(r.device ? [r.device.replace(/^gpu/, "")] : [])].join(":"));
   const entry =
     runtime === "bun"
       ? ["node_modules/.bin/bun", ["adapters/bun/main.ts", ...args]]

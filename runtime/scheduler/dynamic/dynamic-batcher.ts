@@ -24,6 +24,11 @@ export interface DynamicBatcherOptions {
   defaultLevel?: number;
   observer?: SchedulerObserver;
   clock: Clock;
+  /**
+   * Waits until `instance` may execute (Triton's rate limiter) and resolves with the function that
+   * lets the next one go. A formed batch waits here on its instance, counted as queued.
+   */
+  acquire?: (instance: ModelInstance) => Promise<() => void>;
 }
 
 interface Pending {
@@ -63,6 +68,8 @@ export class DynamicBatcher implements Scheduler {
   #instances: number;
   /** Callers of removeInstance() waiting for a busy instance to come back. */
   #retiring: ((instance: ModelInstance) => void)[] = [];
+  /** Requests in formed batches waiting for the rate limiter (still pending, as in Triton). */
+  #holding = 0;
 
   constructor(options: DynamicBatcherOptions) {
     if (options.instances.length === 0) throw new Error("a batcher needs at least one instance");
@@ -129,9 +136,9 @@ export class DynamicBatcher implements Scheduler {
     return this.#queue.size + this.#running;
   }
 
-  /** Requests waiting in the queue (not yet dispatched). */
+  /** Requests waiting: in the queue, or in a formed batch the rate limiter holds back. */
   get queued(): number {
-    return this.#queue.size;
+    return this.#queue.size + this.#holding;
   }
 
   /** Instances serving now (free or busy), after pending removals. */
@@ -220,12 +227,10 @@ export class DynamicBatcher implements Scheduler {
   }
 
   #dispatch(batch: Entry[]): void {
-    const { clock, observer, preserveOrdering } = this.#options;
-    const now = clock.now();
+    const { preserveOrdering } = this.#options;
     for (const entry of batch) {
       this.#queue.remove(entry);
       entry.item.detach();
-      observer?.dequeued(now - entry.enqueuedAt, now);
     }
     const instance = this.#free.pop()!;
     this.#running++;
@@ -236,10 +241,20 @@ export class DynamicBatcher implements Scheduler {
   }
 
   async #execute(instance: ModelInstance, batch: Entry[], previous?: Promise<void>): Promise<void> {
+    const { clock, observer, acquire } = this.#options;
     let outcomes: Outcome[];
+    let letNextGo = () => {};
     try {
+      if (acquire) {
+        this.#holding += batch.length;
+        letNextGo = await acquire(instance).finally(() => (this.#holding -= batch.length));
+      }
+      // Queue time ends when the batch may execute: a rate-limiter hold counts as queueing.
+      const now = clock.now();
+      for (const entry of batch) observer?.dequeued(now - entry.enqueuedAt, now);
       outcomes = await this.#run(instance, batch.map((e) => e.item.request));
     } finally {
+      letNextGo();
       this.#release(instance);
       this.#pump();
     }

@@ -102,6 +102,21 @@ describe("`parseTritonJsonConfig()`", () => {
     expect(parseTritonJsonConfig(JSON.parse(JSON.stringify(toTritonJson(minimal))), "simple")).toEqual({ ...minimal, accelerator: undefined });
   });
 
+  it("round-trips an instance group's rate_limiter (printed only where one is set)", () => {
+    const config = completeConfig(
+      declared(yaml`
+        instance_group:
+          - { count: 1, kind: KIND_CPU, rate_limiter: { resources: [{ name: R1, count: 4 }, { name: G, global: true, count: 2 }], priority: 2 } }
+          - { count: 1, kind: KIND_CPU }
+      `),
+      { inputs: [sig("x:FP32:[2]")], outputs: [sig("y:FP32:[2]")] },
+    );
+    const json = toTritonJson(config) as { instance_group: Record<string, unknown>[] };
+    expect(json.instance_group[0]!.rate_limiter).toEqual({ resources: [{ name: "R1", global: false, count: 4 }, { name: "G", global: true, count: 2 }], priority: 2 });
+    expect("rate_limiter" in json.instance_group[1]!).toBe(false);
+    expect(parseTritonJsonConfig(JSON.parse(JSON.stringify(json)), "simple")).toEqual({ ...config, accelerator: undefined });
+  });
+
   it("round-trips an identity config (platform '')", () => {
     const identity = declared(yaml`
       backend: identity

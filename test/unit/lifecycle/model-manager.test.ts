@@ -5,6 +5,7 @@ import type { InferRequest } from "../../../runtime/mod.ts";
 import { FakeClock } from "../../support/fake-clock.ts";
 import { FakeBackend, fakeModel } from "../../support/fake-backend.ts";
 import { MemoryPlatform } from "../../support/memory-platform.ts";
+import { ResourceLimiter } from "../../../runtime/scheduler/mod.ts";
 
 const YAML = "max_batch_size: 4\n";
 
@@ -265,6 +266,29 @@ describe("ModelManager", () => {
       backend.killAll();
       expect(await Promise.all([answer(manager, "a"), answer(manager, "a")])).toEqual([2, 2]);
       expect(backend.loads).toBe(2);
+    });
+
+    it("with Triton's rate limiter, holds an execution until the resources its instance lists are free", async () => {
+      const files = repo(["a", 1], ["b", 2], ["free", 3]);
+      const limited = `${YAML}instance_group: [{ count: 1, rate_limiter: { resources: [{ name: R, count: 1 }] } }]\n`;
+      files["repo/a/function.yaml"] = limited;
+      files["repo/b/function.yaml"] = limited;
+      const { manager, backend } = setup(files, { resourceLimiter: new ResourceLimiter() });
+      await manager.start();
+      await Promise.all(["a", "b", "free"].map((name) => manager.acquire(name)));
+      backend.gateRuns = true;
+      const a = answer(manager, "a");
+      const b = answer(manager, "b");
+      const free = answer(manager, "free");
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(backend.runs).toBe(2); // a and free run; b waits for R, counted as pending
+      expect(manager.metricsEntries().find((e) => e.name === "b")!.pending).toBe(1);
+      backend.finishRuns();
+      expect(await a).toBe(2);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(backend.runs).toBe(3);
+      backend.finishRuns();
+      expect(await Promise.all([b, free])).toEqual([3, 4]);
     });
 
     it("unloads a function whose folder was removed", async () => {
