@@ -78,7 +78,18 @@ for (const [model, dims] of [["mlp", "512"], ["resnet", "3,224,224"]] as const) 
   };
 }
 
-const results = { date: new Date().toISOString(), served, providers };
+log("runtimes: hops");
+const hopsOf = (command: string[]) =>
+  JSON.parse(
+    execFileSync(command[0]!, [...command.slice(1), join(ROOT, "bench/runtimes/hops.ts"), join(ROOT, "functions/mlp/1/model.onnx")], {
+      cwd: ROOT,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trim().split("\n").at(-1)!,
+  ) as { runtime: string; roundTripUs: number; mlpMainUs: number; mlpWorkerUs: number; timeout500usUs: number; timeout2msUs: number };
+const hops = [hopsOf(nodeTsx), hopsOf([join(ROOT, "node_modules/.bin/bun")]), hopsOf(deno)];
+
+const results = { date: new Date().toISOString(), served, providers, hops };
 mkdirSync(join(ROOT, "bench", "out"), { recursive: true });
 writeFileSync(join(ROOT, "bench", "out", "runtimes.json"), JSON.stringify(results, null, 2));
 const f = (v: number, d = 1) => v.toFixed(d);
@@ -112,7 +123,13 @@ const lines = [
   "",
   `Target: Bun and Deno within 10 % of Node, read as "no more than 10 % slower" (they may be faster). ${verdict()}`,
   "",
-  "Why they differ: Bun.serve and Deno.serve parse HTTP in native code, while Node goes through node:http and @hono/node-server's Request/Response conversion, so where the HTTP layer dominates (mlp at concurrency 32, about 0.3 ms of model time per batch) Bun and Deno serve more. Where the model dominates (resnet) the three are within noise of each other: the same onnxruntime-node sessions run in worker threads under all three. At concurrency 1 a request's time is one HTTP round trip, two thread hops (server → worker → server) and one model run, all under a millisecond for mlp, and single runs on this 2-core VM moved by ±15 % from one run to the next; hence the two rounds. The gap that stays is Deno at mlp@1 (0.81–0.90 in every run so far, about 0.8 ms more per request at p50): separate checks found it neither in the model run (onnxruntime-node's mlp run takes the same time under all three, in Deno's main thread or a Deno worker) nor in HTTP (Deno.serve answers the identity function faster than Node); it appears only when the server thread waits on a worker's reply, and a bare worker ping-pong explains about 30 µs of it. Cause not found yet.",
+  "The pieces of a request at concurrency 1, per runtime (`bench/runtimes/hops.ts`, p50 or mean over thousands of calls): a worker round trip with a 2 kB buffer, onnxruntime-node's mlp run in the main thread and in a worker (tensorfn's session options), and how long `setTimeout(0.5 ms)` and `setTimeout(2 ms)` really take:",
+  "",
+  "| runtime | worker round trip µs | mlp run µs (main / worker) | setTimeout(0.5 ms) µs | setTimeout(2 ms) µs |",
+  "|---|---|---|---|---|",
+  ...hops.map((h) => `| ${h.runtime} | ${f(h.roundTripUs)} | ${f(h.mlpMainUs)} / ${f(h.mlpWorkerUs)} | ${f(h.timeout500usUs, 0)} | ${f(h.timeout2msUs, 0)} |`),
+  "",
+  "Why they differ: Bun.serve and Deno.serve parse HTTP in native code, while Node goes through node:http and @hono/node-server's Request/Response conversion, so where the HTTP layer dominates (mlp at concurrency 32, about 0.3 ms of model time per batch) Bun and Deno serve more. Where the model dominates (resnet) the three are within noise of each other: the same onnxruntime-node sessions run in worker threads under all three. At concurrency 1 a request's time is one HTTP round trip, two thread hops (server → worker → server) and one model run, all under a millisecond for mlp, and single runs on this 2-core VM moved by ±15 % from one run to the next; hence the two rounds. The gap that stays is Deno at mlp@1 (0.81–0.90 in every run so far, about 1 ms more per request at p50), and the table above locates it: not the model run (the same under all three) nor the worker hop (tens of microseconds apart), but Deno's timers, which fire about 1 ms later than asked. The `mlp` function batches with `max_queue_delay_microseconds: 500`, so at concurrency 1 every request waits out that delay on a timer before it runs alone: about 1.1 ms under Node and Bun (their timers round up to the millisecond), about 2.1 ms under Deno. Functions without a queue delay do not pay it, nor does load that fills batches before the delay ends (mlp@32 above).",
   "",
   "WebGPU here runs on Mesa's software rasteriser (llvmpipe), so its numbers say that the path works, not how fast a GPU is; `bench/gpu-check.sh` measures it on a real GPU (see the GPU check section).",
   "",
