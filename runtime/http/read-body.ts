@@ -6,7 +6,12 @@ import { invalidArg, RuntimeError } from "../core/mod.ts";
  */
 export async function readBody(request: Request, limit: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? NaN);
-  if (declared > limit) throw tooLarge(limit);
+  if (declared > limit) {
+    // Read and drop a body of up to 16 MiB first: a server that answers while the client is still
+    // sending makes some clients see a broken pipe instead of the 413. Larger ones go unread.
+    if (declared <= DRAIN_LIMIT && request.body) await drain(request.body).catch(() => {});
+    throw tooLarge(limit);
+  }
   const encoding = request.headers.get("content-encoding")?.trim().toLowerCase();
   if (!request.body) return new Uint8Array();
   if (!encoding || encoding === "identity") {
@@ -22,6 +27,13 @@ export async function readBody(request: Request, limit: number): Promise<Uint8Ar
     if (error instanceof RuntimeError) throw error;
     throw invalidArg(`request body is not valid ${encoding} data: ${(error as Error).message}`);
   }
+}
+
+const DRAIN_LIMIT = 16 * 1024 * 1024;
+
+async function drain(stream: ReadableStream<Uint8Array>): Promise<void> {
+  const reader = stream.getReader();
+  while (!(await reader.read()).done);
 }
 
 async function collect(stream: ReadableStream<Uint8Array>, limit: number, what: string): Promise<Uint8Array> {
