@@ -2,7 +2,7 @@
 # WebGPU on a real GPU, for a host with a GPU driver but no Node, no network, and at most 64 MiB
 # of files per run (the H200 lent through the `device` tool).
 #
-#   bash bench/gpu-check.sh pack      here, after `npm ci`: writes bench/out/gpu-check/ (about 35 MiB)
+#   bash bench/gpu-check.sh pack      here, after `npm ci`: writes bench/out/gpu-check/ (about 36 MiB)
 #   bash bench/gpu-check.sh run       on the GPU host, in a copy of the repository carrying that folder
 #   bash bench/gpu-check.sh selftest  here: pack, then run it the host's way (no Node on PATH, no
 #                                     node_modules) on whatever adapter Deno finds (llvmpipe)

@@ -59,14 +59,13 @@ for (let round = 1; round <= ROUNDS; round++) {
 }
 
 log("runtimes: raw providers");
+/** Runs a bench/runtimes script under `runtime` (a command line) and parses the JSON of its last output line. */
+function scriptResult<T>(runtime: string[], script: string, args: string[]): T {
+  const out = execFileSync(runtime[0]!, [...runtime.slice(1), join(ROOT, "bench/runtimes", script), ...args], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+  return JSON.parse(out.trim().split("\n").at(-1)!) as T;
+}
 const raw = (runtime: string[], pkg: string, provider: string, model: string, dims: string, batch: number) =>
-  JSON.parse(
-    execFileSync(runtime[0]!, [...runtime.slice(1), join(ROOT, "bench/runtimes/raw-providers.ts"), pkg, provider, join(ROOT, "functions", model, "1/model.onnx"), dims, String(batch), "3000"], {
-      cwd: ROOT,
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "ignore"],
-    }).trim().split("\n").at(-1)!,
-  ) as { inferPerS: number; msPerRun: number };
+  scriptResult<{ inferPerS: number; msPerRun: number }>(runtime, "raw-providers.ts", [pkg, provider, join(ROOT, "functions", model, "1/model.onnx"), dims, String(batch), "3000"]);
 const nodeTsx = [join(ROOT, "node_modules/.bin/tsx")];
 const deno = [join(ROOT, "node_modules/.bin/deno"), "run", "-A"];
 const providers: Record<string, Record<string, { inferPerS: number; msPerRun: number }>> = {};
@@ -79,14 +78,8 @@ for (const [model, dims] of [["mlp", "512"], ["resnet", "3,224,224"]] as const) 
 }
 
 log("runtimes: hops");
-const hopsOf = (command: string[]) =>
-  JSON.parse(
-    execFileSync(command[0]!, [...command.slice(1), join(ROOT, "bench/runtimes/hops.ts"), join(ROOT, "functions/mlp/1/model.onnx")], {
-      cwd: ROOT,
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "ignore"],
-    }).trim().split("\n").at(-1)!,
-  ) as { runtime: string; roundTripUs: number; mlpMainUs: number; mlpWorkerUs: number; timeout500usUs: number; timeout2msUs: number };
+const hopsOf = (runtime: string[]) =>
+  scriptResult<{ runtime: string; roundTripUs: number; mlpMainUs: number; mlpWorkerUs: number; timeout500usUs: number; timeout2msUs: number }>(runtime, "hops.ts", [join(ROOT, "functions/mlp/1/model.onnx")]);
 const hops = [hopsOf(nodeTsx), hopsOf([join(ROOT, "node_modules/.bin/bun")]), hopsOf(deno)];
 
 const results = { date: new Date().toISOString(), served, providers, hops };
@@ -129,7 +122,7 @@ const lines = [
   "|---|---|---|---|---|",
   ...hops.map((h) => `| ${h.runtime} | ${f(h.roundTripUs)} | ${f(h.mlpMainUs)} / ${f(h.mlpWorkerUs)} | ${f(h.timeout500usUs, 0)} | ${f(h.timeout2msUs, 0)} |`),
   "",
-  "Why they differ: Bun.serve and Deno.serve parse HTTP in native code, while Node goes through node:http and @hono/node-server's Request/Response conversion, so where the HTTP layer dominates (mlp at concurrency 32, about 0.3 ms of model time per batch) Bun and Deno serve more. Where the model dominates (resnet) the three are within noise of each other: the same onnxruntime-node sessions run in worker threads under all three. At concurrency 1 a request's time is one HTTP round trip, two thread hops (server → worker → server) and one model run, all under a millisecond for mlp, and single runs on this 2-core VM moved by ±15 % from one run to the next; hence the two rounds. The gap that stays is Deno at mlp@1 (0.81–0.90 in every run so far, about 1 ms more per request at p50), and the table above locates it: not the model run (the same under all three) nor the worker hop (tens of microseconds apart), but Deno's timers, which fire about 1 ms later than asked. The `mlp` function batches with `max_queue_delay_microseconds: 500`, so at concurrency 1 every request waits out that delay on a timer before it runs alone: about 1.1 ms under Node and Bun (their timers round up to the millisecond), about 2.1 ms under Deno. Functions without a queue delay do not pay it, nor does load that fills batches before the delay ends (mlp@32 above).",
+  "Why they differ: Bun.serve and Deno.serve parse HTTP in native code, while Node goes through node:http and @hono/node-server's Request/Response conversion, so where the HTTP layer dominates (mlp at concurrency 32, about 0.3 ms of model time per batch) Bun and Deno serve more. Where the model dominates (resnet) the three are within noise of each other: the same onnxruntime-node sessions run in worker threads under all three. At concurrency 1 a request's time is one HTTP round trip, two thread hops (server → worker → server) and one model run, all under a millisecond for mlp, and single runs on this 2-core VM moved by ±15 % from one run to the next; hence the two rounds. The gap that stays is Deno at mlp@1, and the table above locates it: not the model run (the same under all three) nor the worker hop (at most about 0.1 ms apart), but Deno's timers, which fire about 1 ms later than asked. The `mlp` function batches with `max_queue_delay_microseconds: 500`, so at concurrency 1 every request waits out that delay on a timer before it runs alone: about 1.1 ms under Node and Bun (their timers round up to the millisecond), about 2.1 ms under Deno. Functions without a queue delay do not pay it, nor does load that fills batches before the delay ends (mlp@32 above).",
   "",
   "WebGPU here runs on Mesa's software rasteriser (llvmpipe), so its numbers say that the path works, not how fast a GPU is; `bench/gpu-check.sh` measures it on a real GPU (see the GPU check section).",
   "",

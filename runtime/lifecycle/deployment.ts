@@ -68,7 +68,7 @@ export class Deployment {
     this.fallbackReason = sessions.find((s) => s.fallbackReason)?.fallbackReason;
     this.stats = options.stats;
     this.#options = options;
-    this.#sessions = sessions.map((session) => this.#heal(session));
+    this.#sessions = sessions.map((session) => this.#instanceFor(session));
     const batching = config.dynamic_batching;
     this.#scheduler = new DynamicBatcher({
       instances: this.#sessions,
@@ -130,7 +130,7 @@ export class Deployment {
     const target = Math.max(1, count);
     this.#scaling = this.#scaling.then(async () => {
       while (!this.#closing && this.#sessions.length < target && this.#options.createInstance) {
-        const session = this.#heal(await this.#options.createInstance());
+        const session = this.#instanceFor(await this.#options.createInstance());
         if (this.#closing) return void (await session.release());
         this.#sessions.push(session);
         this.#scheduler.addInstance(session);
@@ -150,7 +150,7 @@ export class Deployment {
    * The instance the scheduler sees: with a way to create instances, one whose thread dies is
    * replaced instead of failing every batch after; with the rate limiter, it is registered there.
    */
-  #heal(session: Session): Session {
+  #instanceFor(session: Session): Session {
     const { createInstance, log, resources } = this.#options;
     const instance = createInstance
       ? new SelfHealingSession(session, {

@@ -145,9 +145,9 @@ export class ModelManager {
    */
   admit(name: string, version: string | undefined, header: (name: string) => string | undefined = () => undefined): void {
     const fn = this.#function(name);
-    const v = this.#pick(fn, version);
     const limit = fn.declared?.rate_limit;
-    if (!fn.limiter || !limit) return;
+    if (!fn.limiter || !limit) return; // the unlimited common case: acquire() checks the version
+    const v = this.#pick(fn, version);
     const key = limit.key_header ? (header(limit.key_header) ?? "") : "";
     const admission = fn.limiter.take(key);
     if (admission.ok) return;
