@@ -16,6 +16,7 @@ export function createDenoPlatform(): Platform {
       const s = await Deno.stat(path).catch(() => undefined);
       return s && { isFile: s.isFile, isDirectory: s.isDirectory, size: s.size, mtimeMs: s.mtime?.getTime() ?? 0 };
     },
+    realPath: (path) => Deno.realPath(path).catch(() => undefined),
     env: (key) => Deno.env.get(key),
     cpuCount: () => navigator.hardwareConcurrency,
     log: consoleLogger(),

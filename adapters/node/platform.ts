@@ -1,5 +1,5 @@
 import { availableParallelism } from "node:os";
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readdir, readFile, realpath, stat } from "node:fs/promises";
 import process from "node:process";
 import { Worker } from "node:worker_threads";
 import type { Platform } from "../../runtime/mod.ts";
@@ -18,6 +18,7 @@ export function createNodePlatform(name = `node ${process.versions.node}`): Plat
       const s = await stat(path).catch(() => undefined);
       return s && { isFile: s.isFile(), isDirectory: s.isDirectory(), size: s.size, mtimeMs: s.mtimeMs };
     },
+    realPath: (path) => realpath(path).catch(() => undefined),
     env: (key) => process.env[key],
     cpuCount: () => availableParallelism(),
     log: consoleLogger(),

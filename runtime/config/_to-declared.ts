@@ -36,10 +36,19 @@ export function toDeclared(raw: RawConfig, name: string): DeclaredConfig {
   if (raw.rate_limit) {
     const { requests_per_second, burst, key_header } = raw.rate_limit;
     declared.rate_limit = { requests_per_second, burst: burst ?? Math.max(1, Math.ceil(requests_per_second)) };
-    if (key_header) declared.rate_limit.key_header = key_header;
+    if (key_header) {
+      const { total_requests_per_second: total, total_burst } = raw.rate_limit;
+      const perKeyBurst = declared.rate_limit.burst;
+      declared.rate_limit.key_header = key_header;
+      declared.rate_limit.total_requests_per_second = total ?? TOTAL_RATE_FACTOR * requests_per_second;
+      declared.rate_limit.total_burst = total_burst ?? (total === undefined ? TOTAL_RATE_FACTOR * perKeyBurst : Math.max(perKeyBurst, Math.ceil(total)));
+    }
   }
   return declared;
 }
+
+/** A keyed rate_limit's default total rate and burst, in multiples of the per-key ones (see RateLimitConfig). */
+const TOTAL_RATE_FACTOR = 10;
 
 function tensor(t: RawTensor) {
   const out = { name: t.name, data_type: t.data_type, dims: [...t.dims] };

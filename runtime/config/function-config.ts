@@ -40,6 +40,14 @@ export interface RateLimitConfig {
   /** Default: requests_per_second rounded up, at least 1. */
   burst: number;
   key_header?: string;
+  /**
+   * Ours, with key_header: one bucket shared by every key, so new key values cannot multiply the
+   * rate. Default: 10 × requests_per_second (ten keys at full rate), so keyed configs written
+   * before it keep working for a handful of tenants while random keys are capped.
+   */
+  total_requests_per_second?: number;
+  /** Default: 10 × burst when total_requests_per_second is unset, else that rate rounded up (at least `burst`). */
+  total_burst?: number;
 }
 
 /** Triton's ModelWarmup: `count` runs of a batch of `batch_size` built from each input's source. */

@@ -2,6 +2,8 @@ import { z } from "zod";
 import type { Accelerator, DynamicBatching, InstanceGroup, InstanceRateLimiter, RateLimitConfig, ScaleConfig, TritonDataType, WarmupSample } from "./function-config.ts";
 import { identityProblems } from "./_identity-rules.ts";
 import { formatDims, knownElementCount } from "./_dims.ts";
+import { MAX_VERSION } from "./function-name.ts";
+import { modelPathProblem } from "./model-path.ts";
 
 /**
  * Which text a schema reads: `yaml` is function.yaml (Triton's field names plus our own keys and a
@@ -57,7 +59,7 @@ export interface RawConfig {
   accelerator?: Accelerator;
   model_warmup: WarmupSample[];
   scale?: ScaleConfig;
-  rate_limit?: Omit<RateLimitConfig, "burst"> & { burst?: number };
+  rate_limit?: Omit<RateLimitConfig, "burst" | "total_burst"> & { burst?: number; total_burst?: number };
 }
 
 export interface RawTensor {
@@ -133,7 +135,13 @@ function versionPolicySchema(dialect: Dialect) {
     latest: message({ num_versions: z.int().min(1).default(1) }).optional(),
     all: message({}).optional(),
     specific: message({
-      versions: int64(dialect, z.int().min(1, { error: (iss) => `${String(iss.input)} is not a version; versions are integers ≥ 1` }))
+      versions: int64(
+        dialect,
+        z
+          .int()
+          .min(1, { error: (iss) => `${String(iss.input)} is not a version; versions are integers ≥ 1` })
+          .max(MAX_VERSION, { error: (iss) => `${String(iss.input)} is not a version; versions are integers up to ${MAX_VERSION}` }),
+      )
         .array()
         .min(1, { error: "must list at least one version" }),
     }).optional(),
@@ -232,6 +240,14 @@ function rateLimitSchema() {
       .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, { error: "must be an HTTP header name, such as x-api-key" })
       .transform((h) => h.toLowerCase())
       .optional(),
+    // Ours: one bucket over all keys, so fresh key values cannot multiply the rate (key_header only).
+    total_requests_per_second: z.number().positive().optional(),
+    total_burst: z.int().min(1).optional(),
+  }).superRefine((limit, ctx) => {
+    if (!limit.key_header && (limit.total_requests_per_second !== undefined || limit.total_burst !== undefined)) {
+      const path = [limit.total_requests_per_second !== undefined ? "total_requests_per_second" : "total_burst"];
+      ctx.addIssue({ code: "custom", path, message: "applies with key_header only; without it requests_per_second is already the total" });
+    }
   });
 }
 
@@ -282,7 +298,13 @@ function schemaFor(dialect: Dialect): z.ZodType<RawConfig> {
       dynamic_batching: dynamicBatchingSchema(dialect).optional(),
       optimization: optimizationSchema(dialect),
       parameters: parametersSchema(dialect).default({}),
-      default_model_filename: z.string().min(1).default("model.onnx"),
+      default_model_filename: z
+        .string()
+        .default("model.onnx")
+        .superRefine((path, ctx) => {
+          const problem = modelPathProblem(path);
+          if (problem) ctx.addIssue({ code: "custom", message: problem });
+        }),
       model_warmup: warmupSchema(dialect).array().default([]),
       ...ownKeys,
     })
@@ -336,9 +358,22 @@ function semanticProblems(config: RawConfig): { path: PropertyKey[]; problem: st
   if (scale?.min_instances !== undefined && scale.max_instances !== undefined && scale.min_instances > scale.max_instances) {
     problems.push({ path: ["scale", "min_instances"], problem: `${scale.min_instances} is more than max_instances ${scale.max_instances}` });
   }
+  const inputs = new Map(config.input.map((t) => [t.name, t]));
   config.model_warmup.forEach((sample, i) => {
     if (mbs !== undefined && mbs > 0 && sample.batch_size > mbs) {
       problems.push({ path: ["model_warmup", i, "batch_size"], problem: `${sample.batch_size} is larger than max_batch_size ${mbs}` });
+    }
+    // Declared inputs let the sample be checked now, not at its first load (undeclared ones come from the model).
+    if (inputs.size === 0) return;
+    for (const [name, input] of Object.entries(sample.inputs)) {
+      const declared = inputs.get(name);
+      if (!declared) {
+        problems.push({ path: ["model_warmup", i, "inputs", name], problem: `'${name}' is not an input (inputs: ${[...inputs.keys()].join(", ")})` });
+      } else if (declared.data_type !== input.data_type) {
+        problems.push({ path: ["model_warmup", i, "inputs", name, "data_type"], problem: `${input.data_type} does not match input '${name}' (${declared.data_type})` });
+      } else if (input.dims.length !== declared.dims.length || input.dims.some((d, k) => declared.dims[k] !== -1 && declared.dims[k] !== d)) {
+        problems.push({ path: ["model_warmup", i, "inputs", name, "dims"], problem: `${formatDims(input.dims)} does not fit input '${name}' dims ${formatDims(declared.dims)}` });
+      }
     }
   });
   const batching = config.dynamic_batching;

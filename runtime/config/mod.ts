@@ -11,6 +11,7 @@ export type {
   InstanceRateLimiter,
   Optimization,
   QueuePolicy,
+  RateLimitConfig,
   ScaleConfig,
   WarmupSample,
   TensorConfig,
@@ -18,10 +19,13 @@ export type {
   VersionPolicy,
 } from "./function-config.ts";
 export type { DeclaredConfig } from "./declared-config.ts";
-export { type ConfigIssue, formatIssue } from "./config-issue.ts";
+export { type ConfigIssue, fieldPath, formatIssue } from "./config-issue.ts";
 export { parseFunctionConfig, type ParseResult } from "./parse-function-config.ts";
 export { completeConfig, type CompleteOptions, DEFAULT_MAX_BATCH_SIZE } from "./complete-config.ts";
 export { completeIdentityConfig, identitySignature } from "./identity-config.ts";
 export { parseTritonJsonConfig, toTritonJson } from "./triton-json.ts";
 export { defaultDynamicBatching } from "./dynamic-batching-defaults.ts";
 export { checkFunctionConfig, checkRepository, FUNCTION_FILE, type RepositoryReader } from "./check-repository.ts";
+export { FUNCTION_NAME_RULE, functionNameProblem, MAX_FUNCTION_NAME_LENGTH, MAX_VERSION, parseVersion, quoteName } from "./function-name.ts";
+export { modelPathProblem, type PathResolver, resolveInside } from "./model-path.ts";
+export { defaultLoadLimits, LIMIT_FLAGS, limitProblems, type LoadLimits } from "./load-limits.ts";

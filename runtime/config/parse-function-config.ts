@@ -4,6 +4,7 @@ import { type ConfigIssue, fieldPath } from "./config-issue.ts";
 import { functionSchema } from "./function-schema.ts";
 import { toDeclared } from "./_to-declared.ts";
 import { describeIssues, type PathProblem } from "./_describe-issues.ts";
+import { type LoadLimits, limitProblems } from "./load-limits.ts";
 
 /** The outcome of reading one function.yaml: a config when it is valid, else every issue found. */
 export interface ParseResult {
@@ -17,9 +18,10 @@ export interface ParseResult {
  * key, for a missing one the object that lacks it, for a syntax error the line the YAML parser
  * names. An empty file is a valid config with every default.
  *
- * `options.name` is the function's folder name; a `name` field, if given, must equal it.
+ * `options.name` is the function's folder name; a `name` field, if given, must equal it. With
+ * `options.limits`, values over the server's ceilings are issues too (as a load would refuse them).
  */
-export function parseFunctionConfig(text: string, options: { file: string; name: string }): ParseResult {
+export function parseFunctionConfig(text: string, options: { file: string; name: string; limits?: LoadLimits }): ParseResult {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false });
   const issue = (line: number, field: string, problem: string): ConfigIssue => ({ file: options.file, line, field, problem });
@@ -46,7 +48,10 @@ export function parseFunctionConfig(text: string, options: { file: string; name:
   if (!result.success || problems.length > 0) {
     return { errors: problems.map(locate).sort((a, b) => a.line - b.line) };
   }
-  return { config: toDeclared(result.data, options.name), errors: [] };
+  const config = toDeclared(result.data, options.name);
+  const over = options.limits ? limitProblems(config, options.limits) : [];
+  if (over.length > 0) return { errors: over.map(locate).sort((a, b) => a.line - b.line) };
+  return { config, errors: [] };
 }
 
 /**

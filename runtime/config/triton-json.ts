@@ -5,6 +5,7 @@ import { fieldPath } from "./config-issue.ts";
 import { functionSchema } from "./function-schema.ts";
 import { toDeclared } from "./_to-declared.ts";
 import { describeIssues } from "./_describe-issues.ts";
+import { type LoadLimits, limitProblems } from "./load-limits.ts";
 
 /**
  * The effective config in Triton's model-config JSON, as `GET /v2/models/{name}/config` serves it:
@@ -79,9 +80,10 @@ function outputJson(t: TensorConfig): Record<string, unknown> {
  * function `name`. Unknown fields are rejected, as Triton's protobuf JSON parser does; fields that
  * `toTritonJson()` prints at fixed defaults are accepted only at those defaults; 64-bit integers may
  * be numbers or decimal strings. Accepts everything `toTritonJson()` emits.
+ * With `limits`, values over the server's ceilings are problems too.
  * Throws an INVALID_ARG RuntimeError listing every problem.
  */
-export function parseTritonJsonConfig(json: unknown, name: string): DeclaredConfig {
+export function parseTritonJsonConfig(json: unknown, name: string, limits?: LoadLimits): DeclaredConfig {
   const schema = functionSchema("json");
   const result = schema.safeParse(json);
   const problems = result.success
@@ -91,5 +93,8 @@ export function parseTritonJsonConfig(json: unknown, name: string): DeclaredConf
     problems.push(`name: '${result.data.name}' does not match the function name '${name}'`);
   }
   if (!result.success || problems.length > 0) throw invalidArg(`invalid config for function '${name}': ${problems.join("; ")}`);
-  return toDeclared(result.data, name);
+  const config = toDeclared(result.data, name);
+  const over = limits ? limitProblems(config, limits).map((p) => `${fieldPath(p.path)}: ${p.problem}`) : [];
+  if (over.length > 0) throw invalidArg(`invalid config for function '${name}': ${over.join("; ")}`);
+  return config;
 }

@@ -39,6 +39,11 @@ export interface Platform {
   readDir(path: string): Promise<DirEntry[]>;
   /** Size and kind of a path, or undefined when it does not exist. */
   stat(path: string): Promise<{ isFile: boolean; isDirectory: boolean; size: number; mtimeMs: number } | undefined>;
+  /**
+   * The canonical absolute path, symlinks resolved, or undefined when it does not exist. Model
+   * files are opened only after their real path is checked to lie inside their function's folder.
+   */
+  realPath(path: string): Promise<string | undefined>;
   env(name: string): string | undefined;
   /** Logical CPU cores, used to share threads among model instances. */
   cpuCount(): number;

@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import { invalidArg, RuntimeError } from "../core/mod.ts";
-import { parseTritonJsonConfig } from "../config/mod.ts";
-import type { DeclaredConfig } from "../config/mod.ts";
+import { functionNameProblem, MAX_VERSION, parseTritonJsonConfig, parseVersion } from "../config/mod.ts";
+import type { DeclaredConfig, LoadLimits } from "../config/mod.ts";
 import type { ModelManager } from "../lifecycle/mod.ts";
 import { readBody } from "./read-body.ts";
 
@@ -14,26 +14,33 @@ export function registerRepositoryRoutes(app: Hono, ctx: { models: ModelManager;
   });
 
   app.post("/v2/repository/models/:name/load", async (c) => {
-    const name = c.req.param("name");
+    const name = validName(c.req.param("name"));
     const parameters = ((await jsonBody(c.req.raw, ctx.maxInputBytes)).parameters ?? {}) as Record<string, unknown>;
-    await ctx.models.load(name, overrides(name, parameters));
+    await ctx.models.load(name, overrides(name, parameters, ctx.models.limits));
     return c.json({ name, load: true });
   });
 
   // Ours: park a READY function now (release its sessions, keep its bytes), as the idle timeout would.
   app.post("/v2/repository/models/:name/park", async (c) => {
-    const name = c.req.param("name");
+    const name = validName(c.req.param("name"));
     await jsonBody(c.req.raw, ctx.maxInputBytes);
     await ctx.models.park(name);
     return c.json({ name, park: true });
   });
 
   app.post("/v2/repository/models/:name/unload", async (c) => {
-    const name = c.req.param("name");
+    const name = validName(c.req.param("name"));
     await jsonBody(c.req.raw, ctx.maxInputBytes);
     await ctx.models.unload(name);
     return c.json({ name, unload: true });
   });
+}
+
+/** The function name of a repository route, checked before the body is read (400 naming the rule). */
+function validName(name: string): string {
+  const problem = functionNameProblem(name);
+  if (problem) throw invalidArg(`invalid function name: ${problem}`);
+  return name;
 }
 
 /** An optional JSON object body (Triton accepts an empty one). */
@@ -54,7 +61,7 @@ async function jsonBody(request: Request, limit: number): Promise<Record<string,
  * `parameters.config` (the model configuration as a JSON string, Triton's field names) and
  * `file:<version>/<file>` entries (base64 content) → overrides for ModelManager.load().
  */
-function overrides(name: string, parameters: Record<string, unknown>): { config?: DeclaredConfig; files?: Map<number, Uint8Array> } {
+function overrides(name: string, parameters: Record<string, unknown>, limits: LoadLimits): { config?: DeclaredConfig; files?: Map<number, Uint8Array> } {
   const result: { config?: DeclaredConfig; files?: Map<number, Uint8Array> } = {};
   if (parameters.config !== undefined) {
     if (typeof parameters.config !== "string") throw invalidArg("parameters.config must be a string holding the model configuration as JSON");
@@ -65,7 +72,7 @@ function overrides(name: string, parameters: Record<string, unknown>): { config?
       throw invalidArg(`failed to load '${name}': parameters.config is not valid JSON: ${(error as Error).message}`);
     }
     try {
-      result.config = parseTritonJsonConfig(json, name);
+      result.config = parseTritonJsonConfig(json, name, limits);
     } catch (error) {
       throw invalidArg(`failed to load '${name}': ${(error as RuntimeError).message}`);
     }
@@ -73,7 +80,8 @@ function overrides(name: string, parameters: Record<string, unknown>): { config?
   for (const [key, value] of Object.entries(parameters)) {
     if (!key.startsWith("file:")) continue;
     const match = /^file:([1-9][0-9]*)\/(.+)$/.exec(key);
-    if (!match) throw invalidArg(`parameter '${key}' must look like 'file:<version>/<file name>'`);
+    if (!match) throw invalidArg(`parameter ${JSON.stringify(key)} must look like 'file:<version>/<file name>'`);
+    if (parseVersion(match[1]!) === "too-large") throw invalidArg(`parameter ${JSON.stringify(key)}: version ${match[1]} is over ${MAX_VERSION}`);
     if (!result.config) throw invalidArg(`failed to load '${name}': '${key}' needs parameters.config as well (Triton's rule)`);
     if (match[2] !== result.config.default_model_filename) {
       throw invalidArg(`failed to load '${name}': '${key}' names '${match[2]}', but only the model file '${result.config.default_model_filename}' can be supplied`);

@@ -26,6 +26,8 @@ export interface LoadDeploymentOptions {
   onActivity?: (busy: boolean) => void;
   /** Triton's rate limiter (`--rate-limit execution_count`); instance groups' rate_limiter is ignored without it. */
   resourceLimiter?: ResourceLimiter;
+  /** Aborted by an unload: no more instances are created, those made so far are released. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -34,7 +36,7 @@ export interface LoadDeploymentOptions {
  * is never READY before it has run.
  */
 export async function loadDeployment(options: LoadDeploymentOptions): Promise<Deployment> {
-  const { declared, version, bytes, backend, log } = options;
+  const { declared, version, bytes, backend, log, signal } = options;
   const identity = declared.backend === "identity";
   const placements = instancePlacements(declared.instance_group, declared.accelerator);
   const initial = Math.min(declared.scale.max_instances ?? Infinity, Math.max(declared.scale.min_instances ?? 0, placements.length, 1));
@@ -56,8 +58,14 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
   // What each instance needs from the rate limiter, from its placement's group.
   const needs = new WeakMap<Session, ResourceNeeds>();
   const createInstance = async () => {
+    signal?.throwIfAborted();
     const { rateLimiter, ...placement } = placements[next++ % placements.length]!;
     const session = await backend.load(bytes, { ...shared, ...placement });
+    if (signal?.aborted) {
+      // A session that finished loading after the unload is released here, never handed out.
+      await session.release();
+      signal.throwIfAborted();
+    }
     if (rateLimiter) needs.set(session, { ...rateLimiter, device: placement.deviceId === undefined ? "cpu" : `gpu${placement.deviceId}` });
     return session;
   };
@@ -68,7 +76,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     sessions.push(await createInstance());
     const config: FunctionConfig = identity ? completeIdentityConfig(declared) : completeConfig(declared, sessions[0]!.signature);
     while (sessions.length < initial) sessions.push(await createInstance());
-    for (const sample of config.model_warmup) await warmUp(sample, config, sessions, backend);
+    for (const sample of config.model_warmup) await warmUp(sample, config, sessions, { backend, signal });
     return new Deployment({
       config,
       version,
@@ -88,29 +96,39 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
   }
 }
 
-/** Runs one warm-up sample `count` times (at least once) on every instance. */
-async function warmUp(sample: WarmupSample, config: FunctionConfig, sessions: Session[], backend: Backend): Promise<void> {
+/**
+ * Runs one warm-up sample `count` times (at least once) on every instance. Each run gets fresh
+ * feeds: a worker-backed session takes ownership of (transfers) its inputs' buffers, so feeds
+ * reused after the first run would be detached.
+ */
+async function warmUp(sample: WarmupSample, config: FunctionConfig, sessions: Session[], options: { backend: Backend; signal?: AbortSignal }): Promise<void> {
   const batching = config.max_batch_size > 0;
-  const request: InferRequest = {
-    parameters: {},
-    inputs: Object.entries(sample.inputs).map(([name, input]) => {
-      const shape = batching ? [sample.batch_size, ...input.dims] : [...input.dims];
-      return { name, tensor: sampleTensor(fromConfigType(input.data_type), shape, input.random_data === true) };
-    }),
+  const inputs = Object.entries(sample.inputs).map(([name, input]) => {
+    const shape = batching ? [sample.batch_size, ...input.dims] : [...input.dims];
+    return { name, tensor: sampleTensor(fromConfigType(input.data_type), shape, input.random_data === true) };
+  });
+  const feeds = (): Record<string, Tensor> => {
+    const request: InferRequest = { parameters: {}, inputs: inputs.map(({ name, tensor }) => ({ name, tensor: copyTensor(tensor) })) };
+    try {
+      return prepareRequest(request, config, { checkInput: options.backend.checkInput }).feeds;
+    } catch (error) {
+      throw new RuntimeError("INVALID_ARG", `model_warmup '${sample.name}': ${(error as Error).message}`);
+    }
   };
-  let feeds: Record<string, Tensor>;
-  try {
-    feeds = prepareRequest(request, config, { checkInput: backend.checkInput }).feeds;
-  } catch (error) {
-    throw new RuntimeError("INVALID_ARG", `model_warmup '${sample.name}': ${(error as Error).message}`);
-  }
   for (const session of sessions) {
     for (let i = 0; i < Math.max(1, sample.count); i++) {
-      await session.run(feeds).catch((error: Error) => {
+      options.signal?.throwIfAborted();
+      await session.run(feeds()).catch((error: Error) => {
         throw new RuntimeError("INVALID_ARG", `model_warmup '${sample.name}' failed: ${error.message}`);
       });
     }
   }
+}
+
+/** A tensor with its own data buffer (BYTES elements are copied too: they can be transferred as well). */
+function copyTensor(tensor: Tensor): Tensor {
+  const data = Array.isArray(tensor.data) ? tensor.data.map((b) => b.slice()) : tensor.data.slice();
+  return { ...tensor, shape: [...tensor.shape], data } as Tensor;
 }
 
 /** Zeros, or random values valid for the datatype (BYTES: "0", as Triton falls back to zeros). */

@@ -9,8 +9,8 @@ import type { Footprint } from "./memory-budget.ts";
 export interface VersionLoader {
   /** The model's bytes, from the repository or a load-API override. */
   readBytes(): Promise<Uint8Array>;
-  /** Builds the deployment from bytes (sessions, config completion, warm-up). */
-  load(bytes: Uint8Array, version: ManagedVersion): Promise<Deployment>;
+  /** Builds the deployment from bytes (sessions, config completion, warm-up); stops and releases what it made when `signal` aborts. */
+  load(bytes: Uint8Array, version: ManagedVersion, options?: { signal?: AbortSignal }): Promise<Deployment>;
 }
 
 /** Idle behaviour, from the function's `scale` section and the server defaults. */
@@ -37,6 +37,8 @@ export class ManagedVersion {
   /** Model bytes kept in host memory while READY or PARKED with `park: host`. */
   #bytes?: Uint8Array;
   #loading?: Promise<Deployment>;
+  /** Aborts the load in progress (unload cancels it rather than waiting for every instance). */
+  #abortLoad?: AbortController;
   #idleTimer: unknown;
   #lastUsed = 0;
   readonly #clock: Clock;
@@ -161,6 +163,7 @@ export class ManagedVersion {
   /** Drains and releases everything (→ UNAVAILABLE); `why` labels the lifecycle metric. */
   async unload(reason = "unloaded", why = "api"): Promise<void> {
     this.#clearIdle();
+    this.#abortLoad?.abort();
     await this.#loading?.catch(() => undefined);
     const d = this.#deployment;
     this.#deployment = undefined;
@@ -184,9 +187,11 @@ export class ManagedVersion {
     const from = this.#state;
     this.#set("LOADING", "");
     const started = this.#clock.now();
+    const abort = (this.#abortLoad = new AbortController());
     try {
       const bytes = this.#bytes ?? (await this.#loader.readBytes());
-      const deployment = await this.#loader.load(bytes, this);
+      abort.signal.throwIfAborted();
+      const deployment = await this.#loader.load(bytes, this, { signal: abort.signal });
       this.#bytes = this.#idle.park === "host" ? bytes : undefined;
       this.#deployment = deployment;
       this.#set("READY", "");
@@ -196,10 +201,17 @@ export class ManagedVersion {
       this.#armIdle();
       return deployment;
     } catch (error) {
+      if (abort.signal.aborted) {
+        // Not a failure of the version: unload() sets the state once this settles.
+        this.#log.info(`${this.name} v${this.version}: load cancelled by an unload`);
+        throw new RuntimeError("UNAVAILABLE", `loading '${this.name}' version ${this.version} was cancelled by an unload`, { cause: error });
+      }
       this.#set("FAILED", `failed to load '${this.name}' version ${this.version}: ${(error as Error).message}`);
       this.#log.error(`${this.name} v${this.version}: ${this.#reason}`);
       // For the request that wanted it, a version that cannot load is the server's problem: 503.
       throw new RuntimeError("UNAVAILABLE", this.#reason, { cause: error });
+    } finally {
+      if (this.#abortLoad === abort) this.#abortLoad = undefined;
     }
   }
 

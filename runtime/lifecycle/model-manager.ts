@@ -1,9 +1,9 @@
 import { invalidArg, RuntimeError } from "../core/mod.ts";
 import type { Clock, InferRequest, InferResponse, Platform } from "../core/mod.ts";
-import { formatIssue, parseFunctionConfig } from "../config/mod.ts";
-import type { Accelerator, DeclaredConfig } from "../config/mod.ts";
+import { defaultLoadLimits, fieldPath, formatIssue, functionNameProblem, limitProblems, MAX_VERSION, parseFunctionConfig } from "../config/mod.ts";
+import type { Accelerator, DeclaredConfig, LoadLimits } from "../config/mod.ts";
 import type { Backend } from "../backends/backend.ts";
-import { fingerprint, scanRepository, selectVersions } from "../repository/mod.ts";
+import { fingerprint, readModelFile, scanRepository, selectVersions } from "../repository/mod.ts";
 import type { FunctionEntry } from "../repository/mod.ts";
 import type { MetricsEntry, ModelStats, TraceRecorder } from "../metrics/mod.ts";
 import type { ResourceLimiter } from "../scheduler/mod.ts";
@@ -16,7 +16,8 @@ import { ManagedVersion } from "./managed-version.ts";
 import type { IdlePolicy, VersionLoader } from "./managed-version.ts";
 import type { Budgets } from "./memory-budget.ts";
 import { estimateFootprint, PoolManager } from "./pool-manager.ts";
-import { RateLimiter } from "./rate-limiter.ts";
+import { KeyedRateLimiter } from "./rate-limiter.ts";
+import { checkUploadQuota } from "./upload-quota.ts";
 
 /**
  * Triton's model control modes plus ours: `lazy` registers every function at start and loads
@@ -50,6 +51,8 @@ export interface ModelManagerOptions {
   trace?: TraceRecorder;
   /** Triton's rate limiter, shared by every function (`--rate-limit execution_count`). */
   resourceLimiter?: ResourceLimiter;
+  /** Server-wide ceilings on configs and uploads (`--max-instances`…); unset ones take `defaultLoadLimits()`. */
+  limits?: Partial<LoadLimits>;
 }
 
 /** One row of the repository index. */
@@ -74,7 +77,7 @@ interface FunctionRecord {
   /** Model files given through the load API, by version; replace the repository's. */
   files?: Map<number, Uint8Array>;
   /** Present when function.yaml sets `rate_limit`; kept across reloads that leave it unchanged. */
-  limiter?: RateLimiter;
+  limiter?: KeyedRateLimiter;
 }
 
 /**
@@ -93,9 +96,13 @@ export class ModelManager {
   readonly #pool?: PoolManager;
   #timers: unknown[] = [];
   #stopped = false;
+  readonly #limits: LoadLimits;
+  /** Scanner warnings already logged (skipped folders), so polls do not repeat them. */
+  readonly #warned = new Set<string>();
 
   constructor(options: ModelManagerOptions) {
     this.#options = options;
+    this.#limits = { ...defaultLoadLimits(options.platform.cpuCount()), ...options.limits };
     this.#mode = options.controlMode ?? "lazy";
     const { budgets } = options;
     if (budgets && (budgets.host !== undefined || budgets.device !== undefined)) this.#pool = new PoolManager(budgets, options.platform.log);
@@ -105,9 +112,14 @@ export class ModelManager {
     return this.#mode;
   }
 
+  /** The ceilings in force, for the repository API to validate overrides with. */
+  get limits(): LoadLimits {
+    return this.#limits;
+  }
+
   /** Registers the repository and loads what the control mode says; starts polling and autoscaling. */
   async start(): Promise<void> {
-    const entries = await scanRepository(this.#options.platform, this.#options.repository);
+    const entries = await scanRepository(this.#options.platform, this.#options.repository, { warned: this.#warned });
     const explicit = new Set(this.#options.loadModels ?? []);
     for (const entry of entries) {
       const wanted = this.#mode !== "explicit" || explicit.has("*") || explicit.has(entry.name);
@@ -135,7 +147,7 @@ export class ModelManager {
     if (fn.error) throw new RuntimeError("UNAVAILABLE", `model '${name}' is not ready: ${fn.error}`);
     if (v.state === "FAILED") throw new RuntimeError("UNAVAILABLE", v.reason);
     if (!fn.wanted) throw new RuntimeError("UNAVAILABLE", `model '${name}' is not loaded (control mode ${this.#mode}); load it first`);
-    return await bounded(v.ensureReady(), this.#options.loadTimeoutMs ?? 120_000, options.signal, `'${name}' version ${v.version}`);
+    return await bounded(v.ensureReady(), { ms: this.#options.loadTimeoutMs ?? 120_000, clock: this.#options.clock, signal: options.signal, what: `'${name}' version ${v.version}` });
   }
 
   /**
@@ -152,6 +164,13 @@ export class ModelManager {
     const admission = fn.limiter.take(key);
     if (admission.ok) return;
     v.stats.rateLimited();
+    if (admission.total) {
+      throw new RuntimeError(
+        "RATE_LIMITED",
+        `rate limit exceeded for model '${name}': rate_limit allows ${limit.total_requests_per_second} requests per second in total (total_burst ${limit.total_burst}); retry in ${Math.ceil(admission.retryAfterMs)} ms`,
+        { retryAfterMs: admission.retryAfterMs },
+      );
+    }
     const who = limit.key_header ? ` per ${limit.key_header}` : "";
     throw new RuntimeError(
       "RATE_LIMITED",
@@ -245,10 +264,16 @@ export class ModelManager {
    * version is READY; a failed reload leaves the previous deployment serving.
    */
   async load(name: string, override: { config?: DeclaredConfig; files?: Map<number, Uint8Array> } = {}): Promise<void> {
-    if (this.#mode === "none" || this.#mode === "poll") {
-      throw invalidArg(`load and unload are not allowed in model control mode '${this.#mode}'; use explicit or lazy`);
+    this.#checkControl(name);
+    const over = override.config ? limitProblems(override.config, this.#limits) : [];
+    if (over.length > 0) throw invalidArg(`failed to load '${name}': ${over.map((p) => `${fieldPath(p.path)}: ${p.problem}`).join("; ")}`);
+    if (override.files) {
+      const bad = [...override.files.keys()].find((v) => !Number.isInteger(v) || v < 1 || v > MAX_VERSION);
+      if (bad !== undefined) throw invalidArg(`failed to load '${name}': version ${bad} is not an integer in 1..${MAX_VERSION}`);
+      const uploaded = new Map([...this.#functions.values()].filter((f) => f.files).map((f) => [f.name, [...f.files!.values()].reduce((n, b) => n + b.byteLength, 0)]));
+      checkUploadQuota(name, override.files, uploaded, this.#limits);
     }
-    const entry = override.files ? undefined : (await scanRepository(this.#options.platform, this.#options.repository)).find((e) => e.name === name);
+    const entry = override.files ? undefined : (await scanRepository(this.#options.platform, this.#options.repository, { warned: this.#warned })).find((e) => e.name === name);
     if (!entry && !override.files) throw invalidArg(`failed to load '${name}': no such function in the repository`);
     const existing = this.#functions.get(name);
     const fn = await this.#register(entry ?? { name, dir: `${this.#options.repository}/${name}`, versions: [...override.files!.keys()].sort((a, b) => a - b) }, true, override);
@@ -260,9 +285,7 @@ export class ModelManager {
 
   /** Drains and unloads every version of a function; it stays registered, UNAVAILABLE. */
   async unload(name: string): Promise<void> {
-    if (this.#mode === "none" || this.#mode === "poll") {
-      throw invalidArg(`load and unload are not allowed in model control mode '${this.#mode}'; use explicit or lazy`);
-    }
+    this.#checkControl(name);
     const fn = this.#function(name);
     fn.wanted = false;
     await Promise.all([...fn.versions.values()].map((v) => v.unload()));
@@ -270,6 +293,8 @@ export class ModelManager {
 
   /** Parks a READY function now (dev tools); no-op for others. */
   async park(name: string): Promise<void> {
+    const problem = functionNameProblem(name);
+    if (problem) throw invalidArg(`invalid function name: ${problem}`);
     await Promise.all([...this.#function(name).versions.values()].map((v) => v.park()));
   }
 
@@ -280,7 +305,7 @@ export class ModelManager {
    */
   async poll(): Promise<void> {
     const { platform } = this.#options;
-    const entries = await scanRepository(platform, this.#options.repository).catch(() => undefined);
+    const entries = await scanRepository(platform, this.#options.repository, { warned: this.#warned }).catch(() => undefined);
     if (!entries) return;
     const seen = new Set(entries.map((e) => e.name));
     for (const [name, fn] of this.#functions) {
@@ -325,7 +350,7 @@ export class ModelManager {
     } else {
       const file = entry.configFile ?? `${entry.dir}/function.yaml`;
       const text = entry.configFile ? await platform.readTextFile(entry.configFile).catch(() => "") : "";
-      const parsed = parseFunctionConfig(text, { file, name: entry.name });
+      const parsed = parseFunctionConfig(text, { file, name: entry.name, limits: this.#limits });
       if (parsed.config && parsed.errors.length === 0) fn.declared = parsed.config;
       else fn.error = parsed.errors.map(formatIssue).join("; ");
     }
@@ -379,9 +404,9 @@ export class ModelManager {
         if (declared.backend === "identity") return new Uint8Array();
         const file = fn.files?.get(version);
         if (file) return file;
-        return await platform.readFile(`${fn.entry!.dir}/${version}/${declared.default_model_filename}`);
+        return await readModelFile(platform, fn.entry!.dir, fn.name, `${version}/${declared.default_model_filename}`);
       },
-      load: async (bytes, managed) => {
+      load: async (bytes, managed, { signal } = {}) => {
         const backend = backends[declared.backend];
         if (!backend) throw new RuntimeError("INVALID_ARG", `backend '${declared.backend}' is not available`);
         const resolved = { ...declared, accelerator: declared.accelerator ?? this.#options.accelerator ?? "auto" };
@@ -398,6 +423,7 @@ export class ModelManager {
             trace: this.#options.trace,
             resourceLimiter: this.#options.resourceLimiter,
             onActivity: (busy) => managed.activity(busy),
+            signal,
           });
         if (!this.#pool) return await load();
         const versions = [...this.#functions.values()].flatMap((f) => [...f.versions.values()]);
@@ -407,11 +433,11 @@ export class ModelManager {
   }
 
   /** The function's rate limiter: the old one (with its buckets) when `rate_limit` did not change. */
-  #limiter(declared: DeclaredConfig | undefined, old: FunctionRecord | undefined): RateLimiter | undefined {
+  #limiter(declared: DeclaredConfig | undefined, old: FunctionRecord | undefined): KeyedRateLimiter | undefined {
     const limit = declared?.rate_limit;
     if (!limit) return undefined;
     if (old?.limiter && JSON.stringify(old.declared?.rate_limit) === JSON.stringify(limit)) return old.limiter;
-    return new RateLimiter({ requestsPerSecond: limit.requests_per_second, burst: limit.burst, clock: this.#options.clock });
+    return new KeyedRateLimiter(limit, this.#options.clock);
   }
 
   #idlePolicy(declared: DeclaredConfig): IdlePolicy {
@@ -457,6 +483,15 @@ export class ModelManager {
     schedule();
   }
 
+  /** The repository API's preconditions: a control mode that allows it, and a valid name. */
+  #checkControl(name: string): void {
+    if (this.#mode === "none" || this.#mode === "poll") {
+      throw invalidArg(`load and unload are not allowed in model control mode '${this.#mode}'; use explicit or lazy`);
+    }
+    const problem = functionNameProblem(name);
+    if (problem) throw invalidArg(`invalid function name: ${problem}`);
+  }
+
   #function(name: string): FunctionRecord {
     const fn = this.#functions.get(name);
     if (!fn) throw new RuntimeError("NOT_FOUND", `Request for unknown model: '${name}' is not found`);
@@ -477,14 +512,15 @@ export class ModelManager {
   }
 }
 
-/** Waits for `work`, but at most `ms`, and no longer than the caller's signal allows. */
-function bounded<T>(work: Promise<T>, ms: number, signal: AbortSignal | undefined, what: string): Promise<T> {
+/** Waits for `work`, but at most `ms` on the injected clock, and no longer than the caller's signal allows. */
+function bounded<T>(work: Promise<T>, options: { ms: number; clock: Clock; signal?: AbortSignal; what: string }): Promise<T> {
+  const { ms, clock, signal, what } = options;
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new RuntimeError("UNAVAILABLE", `timed out after ${ms} ms waiting for ${what} to load`)), ms);
+    const timer = clock.setTimeout(() => reject(new RuntimeError("UNAVAILABLE", `timed out after ${ms} ms waiting for ${what} to load`)), ms);
     const onAbort = () => reject(new RuntimeError("CANCELLED", "the request was cancelled while its function loaded"));
     signal?.addEventListener("abort", onAbort, { once: true });
     work.then(resolve, reject).finally(() => {
-      clearTimeout(timer);
+      clock.clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
     });
   });

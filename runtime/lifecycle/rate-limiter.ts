@@ -1,4 +1,5 @@
 import type { Clock } from "../core/mod.ts";
+import type { RateLimitConfig } from "../config/mod.ts";
 
 export interface RateLimiterOptions {
   /** Sustained rate: tokens added per second. */
@@ -10,8 +11,8 @@ export interface RateLimiterOptions {
   maxKeys?: number;
 }
 
-/** Whether one request may pass, and if not, when the next one could. */
-export type Admission = { ok: true } | { ok: false; retryAfterMs: number };
+/** Whether one request may pass, and if not, when the next one could (`total`: the shared bucket refused). */
+export type Admission = { ok: true } | { ok: false; retryAfterMs: number; total?: boolean };
 
 interface Bucket {
   tokens: number;
@@ -75,5 +76,30 @@ export class RateLimiter {
       if (this.#buckets.size <= keep) break;
       this.#buckets.delete(key);
     }
+  }
+}
+
+/**
+ * A function's `rate_limit`: a bucket per `key_header` value, then — with key_header — one bucket
+ * over every key (`total_requests_per_second`), so a client that invents keys cannot multiply the
+ * rate. The per-key bucket is asked first: a key over its own limit does not spend the total that
+ * other keys share.
+ */
+export class KeyedRateLimiter {
+  readonly #perKey: RateLimiter;
+  readonly #total?: RateLimiter;
+
+  constructor(limit: RateLimitConfig, clock: Clock) {
+    this.#perKey = new RateLimiter({ requestsPerSecond: limit.requests_per_second, burst: limit.burst, clock });
+    if (limit.key_header && limit.total_requests_per_second !== undefined) {
+      this.#total = new RateLimiter({ requestsPerSecond: limit.total_requests_per_second, burst: limit.total_burst ?? limit.burst, clock });
+    }
+  }
+
+  take(key = ""): Admission {
+    const own = this.#perKey.take(key);
+    if (!own.ok || !this.#total) return own;
+    const total = this.#total.take();
+    return total.ok ? total : { ...total, total: true };
   }
 }

@@ -55,6 +55,17 @@ export class MemoryPlatform implements Platform {
     return isDir ? { isFile: false, isDirectory: true, size: 0, mtimeMs: 0 } : undefined;
   }
 
+  /** No symlinks in memory: a path that exists is its own real path (after `//` and `.` are folded). */
+  async realPath(path: string): Promise<string | undefined> {
+    const parts: string[] = [];
+    for (const part of path.split("/")) {
+      if (part === "..") parts.pop();
+      else if (part !== "." && part !== "") parts.push(part);
+    }
+    const real = parts.join("/");
+    return (await this.stat(real)) ? real : undefined;
+  }
+
   env(): string | undefined {
     return undefined;
   }

@@ -18,6 +18,10 @@ function reader(paths: Record<string, string>): RepositoryReader {
       if (names.size === 0 && !(prefix in paths)) return Promise.reject(new Error(`no such directory '${path}'`));
       return Promise.resolve([...names].map(([name, isDirectory]) => ({ name, isDirectory, isFile: !isDirectory })));
     },
+    realPath(path: string): Promise<string | undefined> {
+      const exists = path in paths || Object.keys(paths).some((p) => p.startsWith(`${path}/`));
+      return Promise.resolve(exists ? path : undefined);
+    },
     readTextFile(path: string): Promise<string> {
       const text = paths[path];
       return text === undefined ? Promise.reject(new Error(`no such file '${path}'`)) : Promise.resolve(text);
@@ -84,5 +88,42 @@ describe("`checkFunctionConfig()`", () => {
     expect(checkFunctionConfig("simple", "f.yaml", "name: other\n").map(formatIssue)).toEqual([
       "f.yaml:1: name: 'other' does not match the folder name 'simple'; rename one or remove name",
     ]);
+  });
+});
+
+describe("`checkRepository()` applies the rules a load applies", () => {
+  it("reports invalid folder names, version folders over 2^31−1, values over the ceilings and warm-ups that do not fit", async () => {
+    const { defaultLoadLimits } = await import("../../../runtime/config/mod.ts");
+    const repo = reader({
+      "repo/bad name/1/model.onnx": "",
+      "repo/big/function.yaml": "instance_group: [{ count: 10000 }]\n",
+      "repo/big/1/model.onnx": "",
+      "repo/big/99999999999999999999/model.onnx": "",
+      "repo/warm/function.yaml":
+        "max_batch_size: 4\ninput: [{ name: x, data_type: TYPE_FP32, dims: [1] }]\nmodel_warmup: [{ name: w, inputs: { y: { data_type: TYPE_FP32, dims: [1], zero_data: true } } }]\n",
+      "repo/warm/1/model.onnx": "",
+    });
+    expect((await checkRepository(repo, "repo", { limits: defaultLoadLimits(2) })).map(formatIssue)).toEqual([
+      `repo/"bad name":0: name: skipped at load: function names use only A-Z, a-z, 0-9, '_', '.' and '-', do not start with '.', and are at most 128 characters`,
+      "repo/big/function.yaml:1: instance_group[0].count: 10000 is over the server's ceiling of 64 instances per function (--max-instances)",
+      "repo/big/99999999999999999999:0: version: ignored at load: versions go up to 2147483647",
+      "repo/warm/function.yaml:3: model_warmup[0].inputs.y: 'y' is not an input (inputs: x)",
+    ]);
+  });
+
+  it("reports a model file that is a symlink out of its function's folder", async () => {
+    const { mkdtempSync, mkdirSync, symlinkSync, writeFileSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { createNodePlatform } = await import("../../../adapters/node/platform.ts");
+    const dir = mkdtempSync(join(tmpdir(), "tensorfn-check-"));
+    mkdirSync(join(dir, "repo", "escape", "1"), { recursive: true });
+    mkdirSync(join(dir, "repo", "ok", "1"), { recursive: true });
+    writeFileSync(join(dir, "outside.onnx"), "");
+    writeFileSync(join(dir, "repo", "ok", "1", "real.onnx"), "");
+    symlinkSync(join(dir, "outside.onnx"), join(dir, "repo", "escape", "1", "model.onnx"));
+    symlinkSync(join(dir, "repo", "ok", "1", "real.onnx"), join(dir, "repo", "ok", "1", "model.onnx"));
+    const issues = await checkRepository(createNodePlatform(), join(dir, "repo"));
+    expect(issues.map((i) => `${i.file.slice(dir.length)}: ${i.problem}`)).toEqual(["/repo/escape/1: no model.onnx in version folder 1"]);
   });
 });

@@ -172,7 +172,11 @@ describe("parseFunctionConfig() accepts", () => {
       requests_per_second: 50,
       burst: 5,
       key_header: "x-api-key",
+      // With key_header, a total over every key: 10 × the per-key rate unless set.
+      total_requests_per_second: 500,
+      total_burst: 50,
     });
+    expect(declared("rate_limit: { requests_per_second: 1, key_header: k, total_requests_per_second: 3 }").rate_limit).toMatchObject({ total_requests_per_second: 3, total_burst: 3 });
     expect(declared("").rate_limit).toBeUndefined();
   });
 
