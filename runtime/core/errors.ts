@@ -10,6 +10,8 @@ export type ErrorCode =
   | "RATE_LIMITED" // over the function's rate_limit → 429 (ours: Triton has no request rate limit)
   | "UNSUPPORTED" // valid but not implemented here → 501
   | "ALREADY_EXISTS" // → 400
+  | "UNAUTHENTICATED" // no key, or a key the server does not know → 401 with WWW-Authenticate: Bearer
+  | "PERMISSION_DENIED" // a valid key of the wrong kind, or a control request from a foreign Host/Origin → 403
   | "CANCELLED" // the client went away → 400
   | "INTERNAL"; // a bug or a backend failure we cannot blame on the request → 500
 

@@ -1,5 +1,6 @@
 import { RuntimeError } from "../core/mod.ts";
 import type { ErrorCode } from "../core/mod.ts";
+import { ClientAbortedError } from "./read-body.ts";
 
 const statusByCode: Record<ErrorCode, number> = {
   INVALID_ARG: 400,
@@ -8,6 +9,8 @@ const statusByCode: Record<ErrorCode, number> = {
   NOT_FOUND: 404,
   RESOURCE_EXHAUSTED: 413,
   RATE_LIMITED: 429,
+  UNAUTHENTICATED: 401,
+  PERMISSION_DENIED: 403,
   UNSUPPORTED: 501,
   UNAVAILABLE: 503,
   INTERNAL: 500,
@@ -15,10 +18,17 @@ const statusByCode: Record<ErrorCode, number> = {
 
 /** The one place where an error becomes an HTTP status and a `{"error": ...}` body. */
 export function errorResponse(error: unknown, log?: (message: string) => void): Response {
+  if (error instanceof ClientAbortedError) {
+    // Expected, and nobody is left to read an answer: one line, no stack.
+    log?.(error.message);
+    return jsonError(statusByCode[error.code], error.message);
+  }
   if (error instanceof RuntimeError) {
     const response = jsonError(statusByCode[error.code], error.message);
     // A body refused unread leaves the connection in an unknown state: ask the client not to reuse it.
     if (error.code === "RESOURCE_EXHAUSTED") response.headers.set("connection", "close");
+    // RFC 6750: a 401 names the scheme the client should use.
+    if (error.code === "UNAUTHENTICATED") response.headers.set("www-authenticate", 'Bearer realm="tensorfn"');
     // Retry-After counts whole seconds (RFC 9110); the message gives the exact wait.
     if (error.retryAfterMs !== undefined) response.headers.set("retry-after", String(Math.max(1, Math.ceil(error.retryAfterMs / 1000))));
     return response;

@@ -1,12 +1,21 @@
 import type { Context, Hono } from "hono";
-import { invalidArg } from "../core/mod.ts";
+import { elementCount, invalidArg } from "../core/mod.ts";
 import type { InferRequest } from "../core/mod.ts";
 import { toTritonJson } from "../config/mod.ts";
 import type { FunctionConfig, TensorConfig } from "../config/mod.ts";
-import { byteSize, decodeInferRequest, decodeRawBinaryRequest, encodeInferResponse, fromConfigType } from "../tensor/mod.ts";
+import {
+  byteSize,
+  checkElementBudget,
+  DEFAULT_MAX_ELEMENTS,
+  decodeInferRequest,
+  decodeRawBinaryRequest,
+  encodeInferResponse,
+  fromConfigType,
+} from "../tensor/mod.ts";
+import type { RequestHeader } from "../tensor/mod.ts";
 import type { Deployment, ModelManager } from "../lifecycle/mod.ts";
 import { jsonError } from "./error-status.ts";
-import { readBody } from "./read-body.ts";
+import { readBody, refuseDeclaredOversize } from "./read-body.ts";
 
 /** What the KServe routes need from the runtime. */
 export interface KserveContext {
@@ -14,6 +23,10 @@ export interface KserveContext {
   server: { name: string; version: string; extensions: string[] };
   /** Largest accepted request body, compressed or inflated (`--max-input-size`). */
   maxInputBytes: number;
+  /** Weighted elements one request may carry (`--max-elements`; see `checkElementBudget`). */
+  maxElements?: number;
+  /** True once a shutdown began: readiness answers 503 so load balancers stop sending. */
+  draining?: () => boolean;
 }
 
 const MODEL = "/v2/models/:name";
@@ -24,7 +37,11 @@ export function registerKserveRoutes(app: Hono, ctx: KserveContext): void {
   app.get("/v2", (c) => c.json(ctx.server));
   app.get("/v2/health/live", (c) => c.json({ live: true }));
   app.get("/v2/health/ready", (c) =>
-    ctx.models.allReady() ? c.json({ ready: true }) : jsonError(503, "Server not ready: not every model is ready; see POST /v2/repository/index"),
+    ctx.draining?.()
+      ? jsonError(503, "Server not ready: shutting down")
+      : ctx.models.allReady()
+        ? c.json({ ready: true })
+        : jsonError(503, "Server not ready: not every model is ready; see POST /v2/repository/index"),
   );
 
   // Triton's statistics extension. Registered before /v2/models/:name so "stats" is not a model.
@@ -42,13 +59,18 @@ export function registerKserveRoutes(app: Hono, ctx: KserveContext): void {
     });
     app.get(`${base}/config`, async (c) => c.json(effectiveConfig(await deployment(c, ctx))));
     app.post(`${base}/infer`, async (c) => {
+      // Cheapest refusals first, all before the body is read: its declared size, the function and
+      // version (404), the rate limit (429), room in the queue (503). Then read, check the header
+      // against the model and the element budget, and only then decode tensor data.
       const name = c.req.param("name")!;
       const version = c.req.param("version");
       const signal = c.req.raw.signal;
+      await refuseDeclaredOversize(c.req.raw, ctx.maxInputBytes);
       ctx.models.admit(name, version, (header) => c.req.header(header));
       const d = await deployment(c, ctx);
+      d.checkRoom();
       const body = await readBody(c.req.raw, ctx.maxInputBytes);
-      const request = decode(body, c.req.header("inference-header-content-length"), d.config);
+      const request = decode(body, c.req.header("inference-header-content-length"), d, ctx.maxElements ?? DEFAULT_MAX_ELEMENTS);
       const response = await ctx.models.infer(name, version, request, { signal });
       const encoded = encodeInferResponse(response, request);
       if (encoded.headerLength === undefined) {
@@ -76,12 +98,15 @@ function deployment(c: Context, ctx: KserveContext): Promise<Deployment> {
   return ctx.models.acquire(c.req.param("name")!, c.req.param("version"), { signal: c.req.raw.signal });
 }
 
-function decode(body: Uint8Array, header: string | undefined, config: FunctionConfig): InferRequest {
-  if (header === undefined) return decodeInferRequest(body, {});
+function decode(body: Uint8Array, header: string | undefined, d: Deployment, maxElements: number): InferRequest {
+  const check = (h: RequestHeader) => d.checkRequest(h);
+  if (header === undefined) return decodeInferRequest(body, { check, maxElements });
   if (!/^[0-9]+$/.test(header.trim())) throw invalidArg(`Inference-Header-Content-Length '${header}' is not a byte count`);
   const headerLength = Number(header);
-  if (headerLength > 0) return decodeInferRequest(body, { headerLength });
-  return decodeRawBinaryRequest(body, rawInput(config, body.byteLength));
+  if (headerLength > 0) return decodeInferRequest(body, { headerLength, check, maxElements });
+  const input = rawInput(d.config, body.byteLength);
+  checkElementBudget([{ name: input.name, datatype: input.datatype, elements: elementCount(input.shape) }], maxElements);
+  return decodeRawBinaryRequest(body, input);
 }
 
 /**

@@ -1,30 +1,54 @@
 import { invalidArg, RuntimeError } from "../core/mod.ts";
 
 /**
+ * The client closed the connection before its body arrived: nobody is left to answer, so it is
+ * logged as one line (`errorResponse`), never as an internal error.
+ */
+export class ClientAbortedError extends RuntimeError {
+  constructor(declared: number) {
+    super("CANCELLED", `client aborted the request body${Number.isFinite(declared) ? ` (Content-Length ${declared})` : ""}`);
+    this.name = "ClientAbortedError";
+  }
+}
+
+/**
+ * Refuses a body whose declared `Content-Length` is over `limit` (RESOURCE_EXHAUSTED → 413)
+ * before anything else is decided about the request. A body of up to 16 MiB is read and dropped
+ * first: a server that answers while the client is still sending makes some clients see a broken
+ * pipe instead of the 413. Larger ones go unread.
+ */
+export async function refuseDeclaredOversize(request: Request, limit: number): Promise<void> {
+  const declared = Number(request.headers.get("content-length") ?? NaN);
+  if (!(declared > limit)) return;
+  if (declared <= DRAIN_LIMIT && request.body) await drain(request.body).catch(() => {});
+  throw tooLarge(limit);
+}
+
+/**
  * Reads a request body, inflating `Content-Encoding: gzip|deflate` as Triton does, and refuses
  * anything larger than `limit` bytes (before or after inflation) with RESOURCE_EXHAUSTED (413).
+ * A client that goes away mid-body gets a `ClientAbortedError`.
  */
 export async function readBody(request: Request, limit: number): Promise<Uint8Array> {
+  await refuseDeclaredOversize(request, limit);
   const declared = Number(request.headers.get("content-length") ?? NaN);
-  if (declared > limit) {
-    // Read and drop a body of up to 16 MiB first: a server that answers while the client is still
-    // sending makes some clients see a broken pipe instead of the 413. Larger ones go unread.
-    if (declared <= DRAIN_LIMIT && request.body) await drain(request.body).catch(() => {});
-    throw tooLarge(limit);
-  }
   const encoding = request.headers.get("content-encoding")?.trim().toLowerCase();
   if (!request.body) return new Uint8Array();
-  if (!encoding || encoding === "identity") {
-    if (Number.isFinite(declared)) return new Uint8Array(await request.arrayBuffer());
-    return await collect(request.body, limit, "request body");
-  }
-  if (encoding !== "gzip" && encoding !== "deflate") {
-    throw invalidArg(`unsupported Content-Encoding '${encoding}'; use gzip, deflate or none`);
-  }
   try {
+    if (!encoding || encoding === "identity") {
+      if (Number.isFinite(declared)) return new Uint8Array(await request.arrayBuffer());
+      return await collect(request.body, limit, "request body");
+    }
+    if (encoding !== "gzip" && encoding !== "deflate") {
+      throw invalidArg(`unsupported Content-Encoding '${encoding}'; use gzip, deflate or none`);
+    }
     return await collect(request.body.pipeThrough(new DecompressionStream(encoding)), limit, "inflated request body");
   } catch (error) {
     if (error instanceof RuntimeError) throw error;
+    // The runtimes differ in what they throw (Node: "aborted", Deno/Bun: their own); the signal agrees.
+    if (request.signal.aborted || !encoding || encoding === "identity") {
+      throw new ClientAbortedError(declared);
+    }
     throw invalidArg(`request body is not valid ${encoding} data: ${(error as Error).message}`);
   }
 }

@@ -6,7 +6,8 @@ import type { LevelPolicy, ModelInstance, ResourceClaim, ResourceLimiter, Resour
 import type { DynamicBatching, FunctionConfig, QueuePolicy } from "../config/mod.ts";
 import { observeAll } from "../metrics/mod.ts";
 import type { FailureReason, ModelStats } from "../metrics/mod.ts";
-import { collectOutputs, prepareRequest } from "./prepare-request.ts";
+import type { RequestHeader } from "../tensor/mod.ts";
+import { checkRequestHeader, collectOutputs, prepareRequest } from "./prepare-request.ts";
 import { SelfHealingSession } from "./self-healing-session.ts";
 
 /** The deployment began closing between being chosen and being asked: choose again. */
@@ -98,6 +99,29 @@ export class Deployment {
   /** Requests admitted and not yet answered (queued, running or being encoded). */
   get inflight(): number {
     return this.#active;
+  }
+
+  /**
+   * Checks what a request declares against this version's config, before its data is decoded; a
+   * refusal counts as a failed request, as it did when the check ran on the decoded request.
+   */
+  checkRequest(header: RequestHeader): void {
+    try {
+      checkRequestHeader(header, this.config);
+    } catch (error) {
+      this.stats.failed(0, failureReason(error));
+      throw error;
+    }
+  }
+
+  /**
+   * Refuses with 503 (counted as a rejected request, as the queue would count it) when no
+   * priority level has room, so the HTTP layer need not read the body of a request it must refuse.
+   */
+  checkRoom(): void {
+    if (this.#closing || this.#scheduler.hasRoom()) return; // a closing deployment: let infer() retry on its successor
+    this.stats.failed(0, "REJECTED");
+    throw new RuntimeError("UNAVAILABLE", `Exceeds maximum queue size for model '${this.name}' version ${this.version}: every priority level is full`);
   }
 
   /** Validates, queues and runs one request; resolves with its own outputs. */

@@ -2,39 +2,37 @@ import { elementCount, invalidArg } from "../core/mod.ts";
 import type { InferOutput, InferRequest, Tensor } from "../core/mod.ts";
 import type { FunctionConfig, TensorConfig } from "../config/function-config.ts";
 import { fromConfigType } from "../tensor/mod.ts";
+import type { RequestHeader } from "../tensor/mod.ts";
 import type { ScheduledRequest, ScheduledResult } from "../scheduler/mod.ts";
 
 /**
- * Checks a decoded request against a function's effective config and shapes its inputs for the
- * model (batch dimension, `reshape`). Every rejection names the input and the model, with
- * Triton's wording where clients know it.
+ * Checks what a request declares (input names, datatypes, shapes, batch size, required inputs,
+ * requested outputs) against a function's effective config, before any tensor data exists: the
+ * HTTP layer passes it to the decoder, and `prepareRequest` runs it on decoded requests. Since a
+ * shape must match the dims and the batch stay within `max_batch_size`, a model with fixed dims
+ * also caps the elements per request at `max_batch_size` × product(dims). Every rejection names
+ * the input and the model, with Triton's wording where clients know it. Returns the batch size.
  */
-export function prepareRequest(
-  request: InferRequest,
-  config: FunctionConfig,
-  options: { checkInput?: (name: string, tensor: Tensor) => void } = {},
-): ScheduledRequest {
+export function checkRequestHeader(header: RequestHeader, config: FunctionConfig): number {
   const model = config.name;
   const batching = config.max_batch_size > 0;
   const declared = new Map(config.input.map((i) => [i.name, i]));
-  const feeds: Record<string, Tensor> = {};
   let batchSize: number | undefined;
-  const keyParts: string[] = [];
-
-  for (const input of request.inputs) {
+  const seen = new Set<string>();
+  for (const input of header.inputs) {
     const spec = declared.get(input.name);
     if (!spec) throw invalidArg(`unexpected inference input '${input.name}' for model '${model}'`);
-    const { tensor } = input;
+    seen.add(input.name);
     const expectedType = fromConfigType(spec.data_type);
-    if (tensor.datatype !== expectedType) {
-      throw invalidArg(`inference input '${input.name}' data-type is '${tensor.datatype}', but model '${model}' expects '${expectedType}'`);
+    if (input.datatype !== expectedType) {
+      throw invalidArg(`inference input '${input.name}' data-type is '${input.datatype}', but model '${model}' expects '${expectedType}'`);
     }
     const full = batching ? [-1, ...spec.dims] : spec.dims;
-    if (!shapeMatches(tensor.shape, full)) {
-      throw invalidArg(`unexpected shape for input '${input.name}' for model '${model}'. Expected ${fmt(full)}, got ${fmt(tensor.shape)}`);
+    if (!shapeMatches(input.shape, full)) {
+      throw invalidArg(`unexpected shape for input '${input.name}' for model '${model}'. Expected ${fmt(full)}, got ${fmt(input.shape)}`);
     }
     if (batching) {
-      const rows = tensor.shape[0]!;
+      const rows = input.shape[0]!;
       if (rows < 1 || rows > config.max_batch_size) {
         throw invalidArg(`inference request batch-size must be <= ${config.max_batch_size} for '${model}' (input '${input.name}' has batch ${rows})`);
       }
@@ -43,24 +41,46 @@ export function prepareRequest(
       }
       batchSize = rows;
     }
-    options.checkInput?.(input.name, tensor);
-    feeds[input.name] = reshapeFeed(tensor, spec, batching);
-    keyParts.push(`${input.name}:${tensor.shape.slice(batching ? 1 : 0).join("x")}`);
   }
-
-  const missing = config.input.filter((i) => !i.optional && !(i.name in feeds)).map((i) => i.name);
+  const missing = config.input.filter((i) => !i.optional && !seen.has(i.name)).map((i) => i.name);
   if (missing.length > 0) {
     throw invalidArg(
-      `expected ${config.input.filter((i) => !i.optional).length} inputs but got ${request.inputs.length} inputs for model '${model}': missing required input(s) ${missing.map((m) => `'${m}'`).join(", ")}`,
+      `expected ${config.input.filter((i) => !i.optional).length} inputs but got ${header.inputs.length} inputs for model '${model}': missing required input(s) ${missing.map((m) => `'${m}'`).join(", ")}`,
     );
   }
   const outputNames = new Set(config.output.map((o) => o.name));
-  for (const out of request.outputs ?? []) {
+  for (const out of header.outputs ?? []) {
     if (!outputNames.has(out.name)) throw invalidArg(`unexpected inference output '${out.name}' for model '${model}'`);
+  }
+  whole(header.parameters.priority, "priority");
+  whole(header.parameters.timeout, "timeout");
+  return batchSize ?? 1;
+}
+
+/**
+ * Checks a decoded request against a function's effective config (`checkRequestHeader`, then the
+ * backend's per-tensor check) and shapes its inputs for the model (batch dimension, `reshape`).
+ */
+export function prepareRequest(
+  request: InferRequest,
+  config: FunctionConfig,
+  options: { checkInput?: (name: string, tensor: Tensor) => void } = {},
+): ScheduledRequest {
+  const batching = config.max_batch_size > 0;
+  const headers = request.inputs.map((i) => ({ name: i.name, datatype: i.tensor.datatype, shape: i.tensor.shape }));
+  const batchSize = checkRequestHeader({ inputs: headers, outputs: request.outputs, parameters: request.parameters }, config);
+  const specs = new Map(config.input.map((i) => [i.name, i]));
+  const feeds: Record<string, Tensor> = {};
+  const keyParts: string[] = [];
+  for (const input of request.inputs) {
+    const { tensor } = input;
+    options.checkInput?.(input.name, tensor);
+    feeds[input.name] = reshapeFeed(tensor, specs.get(input.name)!, batching);
+    keyParts.push(`${input.name}:${tensor.shape.slice(batching ? 1 : 0).join("x")}`);
   }
   return {
     feeds,
-    batchSize: batchSize ?? 1,
+    batchSize,
     shapeKey: keyParts.sort().join(";"),
     priority: whole(request.parameters.priority, "priority"),
     timeoutMs: (whole(request.parameters.timeout, "timeout") ?? 0) / 1000 || undefined,

@@ -21,11 +21,17 @@ export type ScheduledResult = Record<string, Tensor>;
 /**
  * Turns queued requests into executions on free instances. The dynamic batcher is the only
  * implementation so far; sequence, continuous and ensemble schedulers will implement the same
- * three methods, and one contract suite runs against each.
+ * methods, and one contract suite runs against each.
  */
 export interface Scheduler {
   /** Queues a request; rejects with CANCELLED if `signal` aborts before it is dispatched. */
   enqueue(request: ScheduledRequest, options?: { signal?: AbortSignal }): Promise<ScheduledResult>;
+  /**
+   * Whether `enqueue` would find room now, so the HTTP layer can refuse a request with 503 before
+   * reading its body. Without `priority` (the body is unread, so it is unknown): whether any level
+   * has room. A cheap hint only: `enqueue` still decides. Called once per inference request.
+   */
+  hasRoom(priority?: number): boolean;
   /** Requests queued or executing now. */
   inflight(): number;
   /** Refuses new requests and resolves once everything queued has finished. */

@@ -17,7 +17,7 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
  * product(shape) × element size bytes, little-endian; the result is a zero-copy view of `bytes`
  * when its offset is aligned for the element size, else an aligned copy. BOOL bytes must be 0 or 1.
  * BYTES: repeated [uint32 LE length][bytes], walked to the exact end, with exactly product(shape)
- * elements; elements are views into `bytes`.
+ * elements; elements are views into `bytes` (zero-length ones all share one empty view).
  */
 export function decodeBinaryTensor(bytes: Uint8Array, target: BinaryTensorTarget): TensorData {
   const { name, datatype, shape } = target;
@@ -76,36 +76,41 @@ export function encodeBinaryTensor(tensor: Tensor): Uint8Array {
   return out;
 }
 
+/** Shared by every zero-length element: one view object instead of one per element. */
+const EMPTY = new Uint8Array(0);
+
 function decodeBytesElements(bytes: Uint8Array, target: BinaryTensorTarget, count: number): Uint8Array[] {
   const { name, shape } = target;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const end = bytes.byteLength;
-  const out: Uint8Array[] = [];
+  // `count` was checked against the element budget, so the array may be sized up front.
+  const out = new Array<Uint8Array>(count);
+  let n = 0;
   let at = 0;
   while (at < end) {
-    if (out.length === count) {
+    if (n === count) {
       throw invalidArg(
         `input '${name}': BYTES data has ${end - at} bytes left after the ${count} elements of shape [${shape.join(",")}]`,
       );
     }
     if (at + 4 > end) {
       throw invalidArg(
-        `input '${name}': BYTES element ${out.length} has a truncated length prefix (${end - at} of 4 bytes at offset ${at})`,
+        `input '${name}': BYTES element ${n} has a truncated length prefix (${end - at} of 4 bytes at offset ${at})`,
       );
     }
     const len = view.getUint32(at, true);
     at += 4;
     if (len > end - at) {
       throw invalidArg(
-        `input '${name}': BYTES element ${out.length} has length ${len}, which runs past the end of its data (${end - at} bytes left)`,
+        `input '${name}': BYTES element ${n} has length ${len}, which runs past the end of its data (${end - at} bytes left)`,
       );
     }
-    out.push(bytes.subarray(at, at + len));
+    out[n++] = len === 0 ? EMPTY : bytes.subarray(at, at + len);
     at += len;
   }
-  if (out.length !== count) {
+  if (n !== count) {
     throw invalidArg(
-      `input '${name}': expected ${count} BYTES elements for shape [${shape.join(",")}], got ${out.length}`,
+      `input '${name}': expected ${count} BYTES elements for shape [${shape.join(",")}], got ${n}`,
     );
   }
   return out;

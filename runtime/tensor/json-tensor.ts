@@ -1,6 +1,8 @@
 import { invalidArg } from "../core/errors.ts";
 import { type DataType, elementCount, type Tensor, type TensorData } from "../core/tensor.ts";
 import { storageFor } from "./datatypes.ts";
+import { parseJsonLossless } from "./_lossless-json.ts";
+import type { DataSpan } from "./_json-scan.ts";
 
 /** Which tensor a JSON `data` array belongs to; `name` appears in every error message. */
 export interface JsonTensorTarget {
@@ -54,13 +56,8 @@ export function decodeJsonData(target: JsonTensorTarget, data: unknown): TensorD
   };
 
   if (datatype === "BYTES") {
-    const out: Uint8Array[] = new Array(count);
-    for (let i = 0; i < count; i++) {
-      const v = flat[i];
-      if (typeof v !== "string") bad(i, "a string");
-      out[i] = utf8.encode(v as string);
-    }
-    return out;
+    for (let i = 0; i < count; i++) if (typeof flat[i] !== "string") bad(i, "a string");
+    return encodeStrings(flat as string[]);
   }
   if (datatype === "BOOL") {
     const out = new Uint8Array(count);
@@ -113,6 +110,29 @@ export function decodeJsonData(target: JsonTensorTarget, data: unknown): TensorD
     out[i] = v as number;
   }
   return out;
+}
+
+/**
+ * Decodes the `data` of one input from its span in the request text (see `scanJsonHeader`).
+ * The element count is checked from the scan before anything is parsed; then only this span is
+ * parsed, and re-read digit-exact when an INT64/UINT64 value may have been rounded.
+ */
+export function decodeJsonSpan(text: string, span: DataSpan, target: JsonTensorTarget): TensorData {
+  const { name, datatype, shape } = target;
+  if (datatype === "FP16" || datatype === "BF16") return decodeJsonData(target, undefined); // refused, unparsed
+  const count = elementCount(shape);
+  if (span.leaves >= 0 && span.leaves !== count) {
+    throw invalidArg(`input '${name}': expected ${count} elements for shape [${shape.join(",")}], got ${span.leaves}`);
+  }
+  const source = text.slice(span.start, span.end);
+  let values: unknown;
+  try {
+    values = JSON.parse(source);
+  } catch (e) {
+    throw invalidArg(`malformed JSON in request body: input '${name}' data: ${(e as Error).message}`);
+  }
+  if (needsLosslessJson(datatype, values)) values = parseJsonLossless(source);
+  return decodeJsonData(target, values);
 }
 
 /**
@@ -173,6 +193,49 @@ export function encodeJsonData(tensor: Tensor, options: { name: string }): strin
     return `[${parts.join(",")}]`;
   }
   return `[${text}]`;
+}
+
+/** Shared by every zero-length BYTES element: an empty view has nothing to alias or mutate. */
+const EMPTY = new Uint8Array(0);
+
+/**
+ * UTF-8 of each string as views into one arena: one allocation for the bytes instead of one
+ * buffer per element, and none for empty strings. Lone surrogates become U+FFFD, as TextEncoder does.
+ */
+function encodeStrings(strings: readonly string[]): Uint8Array[] {
+  const lengths = new Array<number>(strings.length);
+  let total = 0;
+  for (let i = 0; i < strings.length; i++) total += lengths[i] = utf8Length(strings[i]!);
+  const arena = new Uint8Array(total);
+  const out = new Array<Uint8Array>(strings.length);
+  let at = 0;
+  for (let i = 0; i < strings.length; i++) {
+    const len = lengths[i]!;
+    if (len === 0) {
+      out[i] = EMPTY;
+      continue;
+    }
+    const view = arena.subarray(at, at + len);
+    utf8.encodeInto(strings[i]!, view);
+    out[i] = view;
+    at += len;
+  }
+  return out;
+}
+
+/** Bytes TextEncoder writes for `s`: surrogate pairs take 4, lone surrogates 3 (U+FFFD). */
+function utf8Length(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) n += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 2; // the pair is 2 code units, 4 bytes
+      i++;
+    } else n += 2;
+  }
+  return n;
 }
 
 /** Row-major flattening of nested arrays, iterative so deep nesting cannot overflow the stack. */

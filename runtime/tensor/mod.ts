@@ -15,6 +15,13 @@ export {
 } from "./datatypes.ts";
 export { decodeJsonData, encodeJsonData, type JsonTensorTarget } from "./json-tensor.ts";
 export { type BinaryTensorTarget, decodeBinaryTensor, encodeBinaryTensor, writeBinaryTensor } from "./binary-tensor.ts";
-export { decodeInferRequest, decodeRawBinaryRequest, type RawInputSignature } from "./request-codec.ts";
+export {
+  type DecodeOptions,
+  decodeInferRequest,
+  type InputHeader,
+  type RequestHeader,
+} from "./request-codec.ts";
+export { decodeRawBinaryRequest, type RawInputSignature } from "./raw-binary-request.ts";
+export { checkElementBudget, DEFAULT_MAX_ELEMENTS, type ElementCount, OBJECT_ELEMENT_WEIGHT } from "./element-budget.ts";
 export { encodeInferResponse, type EncodedResponse } from "./response-codec.ts";
 export { concatBatch, splitBatch } from "./batching.ts";

@@ -1,22 +1,58 @@
-import { invalidArg } from "../core/errors.ts";
+import { invalidArg, RuntimeError } from "../core/errors.ts";
 import type { InferInput, InferRequest, Parameters, RequestedOutput } from "../core/inference.ts";
 import { type DataType, elementCount, type TensorData } from "../core/tensor.ts";
-import { parseJsonLossless } from "./_lossless-json.ts";
+import { type DataSpan, HeaderTooLargeError, type ScannedHeader, scanJsonHeader } from "./_json-scan.ts";
 import { decodeBinaryTensor } from "./binary-tensor.ts";
-import { byteSize, isDataType } from "./datatypes.ts";
-import { decodeJsonData, needsLosslessJson } from "./json-tensor.ts";
-
-/** The model's single input, as the HTTP layer supplies it for a raw binary request. */
-export interface RawInputSignature {
-  name: string;
-  datatype: DataType;
-  /** Full shape, batch dimension set to 1 by the caller for batching models; at most one -1. */
-  shape: readonly number[];
-}
+import { isDataType } from "./datatypes.ts";
+import { checkElementBudget, DEFAULT_MAX_ELEMENTS, OBJECT_ELEMENT_WEIGHT } from "./element-budget.ts";
+import { decodeJsonData, decodeJsonSpan, needsLosslessJson } from "./json-tensor.ts";
+import { parseJsonLossless } from "./_lossless-json.ts";
 
 type Json = Record<string, unknown>;
 
 const utf8Strict = new TextDecoder("utf-8", { fatal: true });
+
+/** One input as the header declares it, before its data is decoded. */
+export interface InputHeader {
+  name: string;
+  datatype: DataType;
+  shape: readonly number[];
+}
+
+/** What a request asks for, known before any tensor data is decoded (for the model's checks). */
+export interface RequestHeader {
+  inputs: readonly InputHeader[];
+  outputs?: readonly RequestedOutput[];
+  parameters: Parameters;
+}
+
+export interface DecodeOptions {
+  /** The `Inference-Header-Content-Length` value; undefined: the body is JSON only. */
+  headerLength?: number;
+  /** Checks the header against the model; throws to refuse before any data is decoded. */
+  check?: (header: RequestHeader) => void;
+  /** `--max-elements` (see `checkElementBudget`); default `DEFAULT_MAX_ELEMENTS`. */
+  maxElements?: number;
+}
+
+/**
+ * Headers up to this many characters are parsed whole by `JSON.parse`, which is faster than
+ * scanning: at 2 characters per value they cannot build more than 32 Ki values, a few MiB at
+ * worst. Longer ones are scanned first (`scanJsonHeader`), so their data is parsed only once checked.
+ */
+export const PARSE_WHOLE_UP_TO = 64 * 1024;
+
+/**
+ * One input between reading its header and decoding its data: exactly one of `binary` (its
+ * section), `span` (its JSON text, scanned) or `value` (parsed). One shape for all, kept monomorphic.
+ */
+interface Planned extends InputHeader {
+  params: Parameters;
+  index: number;
+  binary: Uint8Array | undefined;
+  span: DataSpan | undefined;
+  value: unknown;
+}
 
 /**
  * Decodes a KServe v2 inference request body. `headerLength` undefined: the body is JSON only.
@@ -25,12 +61,17 @@ const utf8Strict = new TextDecoder("utf-8", { fatal: true });
  * the order of `inputs`, which must end exactly at the end of the body. (0 is a raw binary request:
  * use `decodeRawBinaryRequest`.) Structure is checked by hand, not zod, since this is the hot path.
  *
+ * Policy: cheap checks first. The header is scanned without materialising any input's `data`;
+ * names, datatypes, shapes and outputs are read and passed to `check` (the model's signature),
+ * element counts to `checkElementBudget`; only then is each input's data decoded. So what a
+ * request costs in memory is bounded by what the model and `maxElements` allow, not by its body.
+ *
  * Output selection: with `outputs`, each `RequestedOutput.binary` is resolved here (per-output
  * `binary_data` wins over `binary_data_output`). Without `outputs` (or with an empty array), `outputs`
  * is undefined and `binary_data_output` stays in `request.parameters`, where the response encoder
  * reads it. Transport keys (`binary_data_size`, `binary_data`) are dropped from tensor parameters.
  */
-export function decodeInferRequest(body: Uint8Array, options: { headerLength?: number } = {}): InferRequest {
+export function decodeInferRequest(body: Uint8Array, options: DecodeOptions = {}): InferRequest {
   const { headerLength } = options;
   if (headerLength !== undefined) {
     if (!Number.isSafeInteger(headerLength) || headerLength < 0) {
@@ -46,7 +87,7 @@ export function decodeInferRequest(body: Uint8Array, options: { headerLength?: n
     }
   }
   const text = decodeUtf8(headerLength === undefined ? body : body.subarray(0, headerLength));
-  const json = parseJson(text);
+  const { json, spans } = text.length <= PARSE_WHOLE_UP_TO ? { json: parseJson(text), spans: undefined } : scan(text);
   if (!isObject(json)) throw invalidArg(`request body must be a JSON object, got ${kind(json)}`);
 
   if (json.id !== undefined && typeof json.id !== "string") {
@@ -62,11 +103,10 @@ export function decodeInferRequest(body: Uint8Array, options: { headerLength?: n
   if (!Array.isArray(rawInputs) || rawInputs.length === 0) {
     throw invalidArg(`request inputs must be a non-empty array, got ${kind(rawInputs)}`);
   }
-  const inputs: InferInput[] = [];
+  const planned: Planned[] = [];
   const names = new Set<string>();
   const binaryNames: string[] = [];
   let offset = headerLength ?? body.byteLength;
-  let lossless: { inputs: { data: unknown }[] } | undefined;
   for (let i = 0; i < rawInputs.length; i++) {
     const raw: unknown = rawInputs[i];
     if (!isObject(raw)) throw invalidArg(`inputs[${i}] must be an object, got ${kind(raw)}`);
@@ -80,9 +120,8 @@ export function decodeInferRequest(body: Uint8Array, options: { headerLength?: n
     const shape = readShape(raw.shape, name);
     const { binary_data_size: size, ...params } =
       raw.parameters === undefined ? {} : readParameters(raw.parameters, `input '${name}'`);
-    const target = { name, datatype, shape };
+    const p: Planned = { name, datatype, shape, params, index: i, binary: undefined, span: undefined, value: undefined };
 
-    let data: TensorData;
     if (size !== undefined) {
       if (raw.data !== undefined) throw invalidArg(`input '${name}': has both data and binary_data_size; send one`);
       if (typeof size !== "number" || !Number.isSafeInteger(size) || size < 0) {
@@ -100,22 +139,19 @@ export function decodeInferRequest(body: Uint8Array, options: { headerLength?: n
           `input '${name}': binary data size mismatch: binary_data_size ${size} runs past the end of the body (${body.byteLength - offset} bytes left)`,
         );
       }
-      data = decodeBinaryTensor(body.subarray(offset, offset + size), target);
+      p.binary = body.subarray(offset, offset + size);
+      planned.push(p);
       offset += size;
       binaryNames.push(name);
     } else {
-      let values = raw.data;
-      if (values === undefined) throw invalidArg(`input '${name}': has neither data nor binary_data_size`);
-      if (needsLosslessJson(datatype, values)) {
-        // Slow path: JSON.parse rounded a 64-bit integer; re-read the same text keeping exact digits.
-        lossless ??= parseJsonLossless(text) as { inputs: { data: unknown }[] };
-        values = lossless.inputs[i]!.data;
+      const span = spans?.[i];
+      if (raw.data === undefined || (spans && span === undefined)) {
+        throw invalidArg(`input '${name}': has neither data nor binary_data_size`);
       }
-      data = decodeJsonData(target, values);
+      if (span) p.span = span;
+      else p.value = raw.data;
+      planned.push(p);
     }
-    const input: InferInput = { name, tensor: { datatype, shape, data } };
-    if (Object.keys(params).length > 0) input.parameters = params;
-    inputs.push(input);
   }
   if (offset !== body.byteLength) {
     const declared = offset - (headerLength ?? 0);
@@ -126,53 +162,45 @@ export function decodeInferRequest(body: Uint8Array, options: { headerLength?: n
         : `binary_data_size of ${quoteAll(binaryNames)} adds up to ${declared} bytes`;
     throw invalidArg(`binary data size mismatch: ${who}, but ${present} bytes follow the JSON header`);
   }
+  const outputs = readOutputs(json.outputs, binaryOutput === true);
 
+  options.check?.({ inputs: planned, outputs, parameters });
+  const maxElements = options.maxElements ?? DEFAULT_MAX_ELEMENTS;
+  // Parsed data cannot weigh more than 8 per character of text: count it only when that could matter.
+  const countParsed = text.length * OBJECT_ELEMENT_WEIGHT > maxElements;
+  checkElementBudget(
+    planned.map((p) => {
+      const declared = elementCount(p.shape);
+      if (p.binary || (!p.span && !countParsed)) return { name: p.name, datatype: p.datatype, elements: declared };
+      const { leaves, arrays } = p.span ?? countLeaves(p.value);
+      return { name: p.name, datatype: p.datatype, elements: Math.max(declared, leaves), arrays };
+    }),
+    maxElements,
+  );
+
+  let lossless: { inputs: { data: unknown }[] } | undefined;
+  const inputs: InferInput[] = planned.map((p) => {
+    const target = { name: p.name, datatype: p.datatype, shape: p.shape };
+    let data: TensorData;
+    if (p.binary) data = decodeBinaryTensor(p.binary, target);
+    else if (p.span) data = decodeJsonSpan(text, p.span, target);
+    else {
+      // JSON.parse rounded a 64-bit integer: re-read the same text keeping exact digits.
+      let value = p.value;
+      if (needsLosslessJson(p.datatype, value)) {
+        lossless ??= parseJsonLossless(text) as { inputs: { data: unknown }[] };
+        value = lossless.inputs[p.index]!.data;
+      }
+      data = decodeJsonData(target, value);
+    }
+    const input: InferInput = { name: p.name, tensor: { datatype: p.datatype, shape: p.shape, data } };
+    if (Object.keys(p.params).length > 0) input.parameters = p.params;
+    return input;
+  });
   const request: InferRequest = { parameters, inputs };
   if (json.id !== undefined) request.id = json.id;
-  const outputs = readOutputs(json.outputs, binaryOutput === true);
   if (outputs !== undefined) request.outputs = outputs;
   return request;
-}
-
-/**
- * Decodes a raw binary request (`Inference-Header-Content-Length: 0`): the whole body is the data
- * of the model's single input. Non-BYTES: the one -1 dimension, if any, is inferred from the body
- * size. BYTES: the body is one element, without a length prefix, so the shape must hold one
- * element. Every output is then returned binary (`parameters.binary_data_output: true`).
- */
-export function decodeRawBinaryRequest(body: Uint8Array, input: RawInputSignature): InferRequest {
-  const { name, datatype } = input;
-  const given = `[${input.shape.join(",")}]`;
-  const variable = input.shape.filter((d) => d < 0).length;
-  let shape: number[];
-  let data: TensorData;
-  if (datatype === "BYTES") {
-    shape = input.shape.map((d) => (d < 0 ? 1 : d));
-    if (elementCount(shape) !== 1) {
-      throw invalidArg(
-        `raw binary request: input '${name}' is BYTES with shape ${given}; a raw body carries exactly one element`,
-      );
-    }
-    data = [body];
-  } else {
-    if (variable > 1) {
-      throw invalidArg(
-        `raw binary request: input '${name}' has shape ${given} with more than one variable dimension; send a JSON header`,
-      );
-    }
-    shape = [...input.shape];
-    if (variable === 1) {
-      const rowBytes = elementCount(input.shape.filter((d) => d >= 0)) * byteSize(datatype);
-      if (rowBytes === 0 || body.byteLength % rowBytes !== 0) {
-        throw invalidArg(
-          `raw binary request: input '${name}': ${body.byteLength} bytes do not fill ${datatype} shape ${given}`,
-        );
-      }
-      shape[shape.findIndex((d) => d < 0)] = body.byteLength / rowBytes;
-    }
-    data = decodeBinaryTensor(body, { name, datatype, shape });
-  }
-  return { parameters: { binary_data_output: true }, inputs: [{ name, tensor: { datatype, shape, data } }] };
 }
 
 function readOutputs(raw: unknown, binaryDefault: boolean): RequestedOutput[] | undefined {
@@ -236,6 +264,32 @@ function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
+    throw invalidArg(`malformed JSON in request body: ${(e as Error).message}`);
+  }
+}
+
+/** Leaves and nested arrays of already-parsed `data`, iteratively (deep nesting cannot overflow). */
+function countLeaves(value: unknown): { leaves: number; arrays: number } {
+  if (!Array.isArray(value)) return { leaves: -1, arrays: 0 };
+  let leaves = 0;
+  let arrays = 0;
+  const stack: unknown[][] = [value];
+  while (stack.length > 0) {
+    for (const v of stack.pop()!) {
+      if (Array.isArray(v)) {
+        arrays++;
+        stack.push(v);
+      } else leaves++;
+    }
+  }
+  return { leaves, arrays };
+}
+
+function scan(text: string): ScannedHeader {
+  try {
+    return scanJsonHeader(text);
+  } catch (e) {
+    if (e instanceof HeaderTooLargeError) throw new RuntimeError("RESOURCE_EXHAUSTED", `request header is too large: ${e.message}`);
     throw invalidArg(`malformed JSON in request body: ${(e as Error).message}`);
   }
 }

@@ -179,6 +179,23 @@ export function schedulerContract(name: string, create: (setup: ContractSetup) =
         await queued;
       });
 
+      it("`hasRoom()` says false once every level is full, and per level when given a priority", async () => {
+        const { scheduler, instances } = build({ maxBatchSize: 1, manual: true, levels: [policy({ maxQueueSize: 1 }), policy({ maxQueueSize: 1 })] });
+        const running = scheduler.enqueue(fakeRequest(1));
+        await settle();
+        expect(scheduler.hasRoom()).toBe(true);
+        const first = scheduler.enqueue(fakeRequest(2, { priority: 1 }));
+        expect([scheduler.hasRoom(), scheduler.hasRoom(1), scheduler.hasRoom(2)]).toEqual([true, false, true]);
+        const second = scheduler.enqueue(fakeRequest(3, { priority: 2 }));
+        expect(scheduler.hasRoom()).toBe(false);
+        for (let i = 0; i < 3; i++) {
+          instances[0]!.finish(true);
+          await settle();
+        }
+        await Promise.all([running, first, second]);
+        expect(scheduler.hasRoom()).toBe(true);
+      });
+
       it("`enqueue()` rejects a request whose timeout expires in the queue (REJECT)", async () => {
         const { scheduler, instances, clock } = build({ maxBatchSize: 1, manual: true, levels: [policy({ defaultTimeoutMs: 5 })] });
         const running = scheduler.enqueue(fakeRequest(1));

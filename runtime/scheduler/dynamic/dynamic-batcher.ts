@@ -132,6 +132,13 @@ export class DynamicBatcher implements Scheduler {
     });
   }
 
+  hasRoom(priority?: number): boolean {
+    if (priority !== undefined) return !this.#queue.isFull(this.#queue.levelFor(priority));
+    const levels = this.#options.levels?.length ?? 1;
+    for (let level = 1; level <= levels; level++) if (!this.#queue.isFull(level)) return true;
+    return false;
+  }
+
   inflight(): number {
     return this.#queue.size + this.#running;
   }
