@@ -25,12 +25,25 @@ export interface RuntimeOptions
   rateLimitResources?: ResourceOverride[];
   /** Largest request body accepted, compressed or inflated (default 64 MiB, as Triton). */
   maxInputBytes?: number;
+  /**
+   * `--max-elements`: tensor elements one request may carry, all inputs together, checked before
+   * any data is decoded; a BYTES element or a nested JSON array counts 8 (default 16 Mi).
+   */
+  maxElements?: number;
   /** Triton's `--metrics-config histogram_latencies=true`: expose latency histograms. */
   histogramLatencies?: boolean;
   /** Share of requests traced into the timeline (0 = tracing off, the default; the dev server uses 1). */
   traceRate?: number;
   /** Serve the dev dashboard at GET / (the dev server does). */
   dashboard?: boolean;
+  /** `--api-key-file`: bearer keys for metadata, inference and statistics (absent: those are open). */
+  apiKeys?: readonly string[];
+  /** `--admin-key-file`: bearer keys for the control routes (absent: control routes are loopback-only). */
+  adminKeys?: readonly string[];
+  /** `--cors-origin`: origins (or "*") browsers may call the API from; absent: no CORS headers. */
+  corsOrigins?: readonly string[];
+  /** `--dashboard-max-streams`: dashboard event streams open at once (default 32). */
+  dashboardMaxStreams?: number;
 }
 
 /** A built server: its model manager and its fetch handler. */
@@ -41,6 +54,8 @@ export interface Runtime {
   trace(seconds: number): unknown;
   /** Serves only /metrics, for a separate metrics port. */
   readonly metricsFetch: (request: Request) => Promise<Response>;
+  /** Turns readiness false (503 on /v2/health/ready) ahead of a shutdown; requests are still served. */
+  drain(): void;
   /** Drains in-flight requests and releases every session. */
   stop(): Promise<void>;
 }
@@ -51,7 +66,7 @@ export const DEFAULT_MAX_INPUT_BYTES = 64 * 1024 * 1024;
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { platform } = options;
   const backends = options.backends ?? (await defaultBackends(platform));
-  const { maxInputBytes, histogramLatencies, traceRate, dashboard, rateLimit, rateLimitResources, ...managerOptions } = options;
+  const { maxInputBytes, maxElements, histogramLatencies, traceRate, dashboard, rateLimit, rateLimitResources, apiKeys, adminKeys, corsOrigins, dashboardMaxStreams, ...managerOptions } = options;
   const resourceLimiter = rateLimit === "execution_count" ? new ResourceLimiter(rateLimitResources) : undefined;
   const clock = options.clock ?? systemClock;
   const trace = new TraceRecorder({ rate: traceRate ?? 0 });
@@ -62,12 +77,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     { histogramLatencies },
   );
   const traceJson = (seconds: number) => trace.export(clock.now(), seconds);
+  let draining = false;
   const app = createApp({
+    draining: () => draining,
     prometheus,
     trace: traceJson,
-    dashboard: dashboard ? { entries: () => models.metricsEntries(), trace: traceJson, now: () => clock.now() } : undefined,
+    dashboard: dashboard ? { entries: () => models.metricsEntries(), trace: traceJson, now: () => clock.now(), clock, maxStreams: dashboardMaxStreams } : undefined,
+    access: { apiKeys, adminKeys },
+    corsOrigins,
     models,
     maxInputBytes: maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES,
+    maxElements,
     server: {
       name: "tensorfn",
       version: VERSION,
@@ -80,7 +100,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     app,
     metricsFetch: metricsOnly(prometheus),
     trace: traceJson,
+    drain: () => void (draining = true),
     stop: async () => {
+      draining = true;
       await models.stop();
       await Promise.all(Object.values(backends).map((b) => b.close?.()));
     },

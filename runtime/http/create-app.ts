@@ -1,4 +1,7 @@
 import { Hono } from "hono";
+import { cors } from "hono/cors";
+import { accessControl } from "./access.ts";
+import type { AccessOptions } from "./access.ts";
 import { compressResponses } from "./compression.ts";
 import { errorResponse, jsonError } from "./error-status.ts";
 import { registerKserveRoutes } from "./kserve-routes.ts";
@@ -16,12 +19,19 @@ export interface AppContext extends KserveContext {
   /** The dev dashboard (GET /, live over SSE); absent in `serve`. */
   dashboard?: DashboardContext;
   log: { error(message: string): void };
+  /** Keys and trusted origins (absent: no keys, control routes loopback-only). */
+  access?: AccessOptions;
+  /** `--cors-origin`: origins (or "*") that may call the API from a browser; absent or empty: no CORS headers. */
+  corsOrigins?: readonly string[];
 }
 
 /** The whole HTTP server as one fetch handler; adapters only translate sockets to it. */
 export function createApp(ctx: AppContext): Hono {
   const app = new Hono();
   app.use(compressResponses());
+  // CORS before access control: a preflight carries no key and must still be answered.
+  if (ctx.corsOrigins?.length) app.use(corsPolicy(ctx.corsOrigins));
+  app.use(accessControl({ ...ctx.access, trustedOrigins: ctx.corsOrigins }));
   registerKserveRoutes(app, ctx);
   registerRepositoryRoutes(app, ctx);
   registerMetricsRoutes(app, ctx.prometheus);
@@ -37,6 +47,17 @@ export function createApp(ctx: AppContext): Hono {
   app.notFound(() => jsonError(404, "Not Found"));
   app.onError((error) => errorResponse(error, ctx.log.error));
   return app;
+}
+
+/** What a browser on an allowed origin may send and read: the binary extension's headers included. */
+function corsPolicy(origins: readonly string[]) {
+  return cors({
+    origin: origins.includes("*") ? "*" : [...origins],
+    allowMethods: ["GET", "POST", "OPTIONS"],
+    allowHeaders: ["Authorization", "Content-Type", "Content-Encoding", "Inference-Header-Content-Length"],
+    exposeHeaders: ["Inference-Header-Content-Length", "Retry-After", "WWW-Authenticate"],
+    maxAge: 600,
+  });
 }
 
 const known = [

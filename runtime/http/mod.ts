@@ -1,3 +1,4 @@
 export { createApp } from "./create-app.ts";
 export type { AppContext } from "./create-app.ts";
 export { metricsOnly } from "./metrics-routes.ts";
+export { parseKeyFile } from "./key-set.ts";

@@ -42,7 +42,8 @@ type Sample = { at: number; success: number; fail: number; rateLimited: number; 
  * Turns cumulative statistics into what a person watches: throughput, p50/p99 (from the request
  * histogram, interpolated within buckets as Prometheus's histogram_quantile does), average batch
  * size and the queue-vs-compute split since the previous snapshot, plus the last seconds of the
- * trace timeline. One builder per watcher, since rates are differences between its own samples.
+ * trace timeline. Rates are differences between this builder's own samples, so all watchers
+ * share one builder and one tick (see SnapshotBroadcaster).
  */
 export class SnapshotBuilder {
   readonly #entries: () => MetricsEntry[];

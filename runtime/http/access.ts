@@ -1,0 +1,92 @@
+import type { MiddlewareHandler } from "hono";
+import { RuntimeError } from "../core/mod.ts";
+import { API_GROUPS, apiGroup, CONTROL_GROUPS } from "./api-groups.ts";
+import type { ApiGroup } from "./api-groups.ts";
+import { KeySet } from "./key-set.ts";
+
+/** Who may call what; every field is optional and absent means "not configured". */
+export interface AccessOptions {
+  /** `--api-key-file`: keys for metadata, inference and statistics. */
+  apiKeys?: readonly string[];
+  /** `--admin-key-file`: keys for the control routes (they also pass wherever an API key does). */
+  adminKeys?: readonly string[];
+  /** Explicit `--cors-origin` entries: trusted by the control routes' Origin check ("*" is not). */
+  trustedOrigins?: readonly string[];
+}
+
+/**
+ * The access policy, decided per API group before any route runs (so a refused request costs a
+ * header lookup and one SHA-256, never a body read):
+ * - health and metrics are always open (probes and scrapers carry no keys);
+ * - metadata, inference and statistics need an API or admin key once API keys exist;
+ * - control routes need an admin key once admin keys exist. Without admin keys they answer only
+ *   requests a browser on another site cannot forge: Host a loopback name (refuses DNS rebinding),
+ *   Origin absent or that same host (refuses cross-site requests), and a body only as
+ *   application/json (refuses the text/plain and form posts a page may send without preflight).
+ * Preflights (OPTIONS) pass: browsers never attach credentials to them.
+ */
+export function accessControl(options: AccessOptions): MiddlewareHandler {
+  const apiKeys = KeySet.create(options.apiKeys ?? []);
+  const adminKeys = KeySet.create(options.adminKeys ?? []);
+  const trusted = (options.trustedOrigins ?? []).filter((o) => o !== "*").map((o) => o.toLowerCase());
+  return async (c, next) => {
+    if (c.req.method !== "OPTIONS") await authorize(c.req.raw, apiGroup(c.req.path), { api: await apiKeys, admin: await adminKeys, trusted });
+    await next();
+  };
+}
+
+async function authorize(request: Request, group: ApiGroup, keys: { api: KeySet; admin: KeySet; trusted: string[] }): Promise<void> {
+  if (group === "health" || group === "metrics") return;
+  const what = `${request.method} ${new URL(request.url).pathname}`;
+  if (API_GROUPS.has(group)) {
+    if (keys.api.size === 0) return;
+    const token = bearer(request, what);
+    if (!(await keys.api.has(token)) && !(await keys.admin.has(token))) throw badKey(what);
+    return;
+  }
+  if (!CONTROL_GROUPS.has(group)) return;
+  if (keys.admin.size === 0) return localOnly(request, what, keys.trusted);
+  // The page and its script hold no data and a browser cannot send a key when it navigates.
+  if (group === "dashboard-page") return;
+  const token = bearer(request, what);
+  if (await keys.admin.has(token)) return;
+  if (await keys.api.has(token)) throw new RuntimeError("PERMISSION_DENIED", `${what} needs an admin key (--admin-key-file); the key presented is an API key`);
+  throw badKey(what);
+}
+
+/** The key from `Authorization: Bearer <key>`; the key itself never appears in a message. */
+function bearer(request: Request, what: string): string {
+  const header = request.headers.get("authorization");
+  if (header === null) throw new RuntimeError("UNAUTHENTICATED", `${what} needs a key: send 'Authorization: Bearer <key>'`);
+  const match = /^Bearer +(\S+) *$/i.exec(header);
+  if (!match) throw new RuntimeError("UNAUTHENTICATED", `${what}: the Authorization header must be 'Bearer <key>'`);
+  return match[1]!;
+}
+
+function badKey(what: string): RuntimeError {
+  return new RuntimeError("UNAUTHENTICATED", `${what}: the key in the Authorization header is not valid`);
+}
+
+const LOOPBACK_HOST = /^(localhost|127(\.[0-9]{1,3}){3}|\[::1\])(:[0-9]{1,5})?$/;
+
+function localOnly(request: Request, what: string, trusted: string[]): void {
+  const host = (request.headers.get("host") ?? "").toLowerCase();
+  const hint = "without --admin-key-file, control routes answer only requests to the server's loopback address";
+  if (!LOOPBACK_HOST.test(host)) {
+    throw new RuntimeError("PERMISSION_DENIED", `${what} refused: ${hint} (Host 127.0.0.1, localhost or [::1]), not Host '${quote(host)}'`);
+  }
+  const origin = request.headers.get("origin")?.toLowerCase();
+  if (origin !== undefined && origin !== `http://${host}` && origin !== `https://${host}` && !trusted.includes(origin)) {
+    throw new RuntimeError("PERMISSION_DENIED", `${what} refused: ${hint} from a page the server served itself, not from Origin '${quote(origin)}'`);
+  }
+  const hasBody = Number(request.headers.get("content-length") ?? 0) > 0 || request.headers.has("transfer-encoding");
+  const type = request.headers.get("content-type") ?? "";
+  if (hasBody && !/^application\/([a-z0-9.+-]+\+)?json *(;|$)/i.test(type)) {
+    throw new RuntimeError("PERMISSION_DENIED", `${what} refused: a request body to a control route must be sent as Content-Type: application/json, not '${quote(type)}'`);
+  }
+}
+
+/** Echoed header values, cut short: a message is not a place for an attacker's payload. */
+function quote(text: string): string {
+  return text.length > 80 ? `${text.slice(0, 80)}…` : text;
+}
