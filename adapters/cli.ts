@@ -1,10 +1,13 @@
 import { parseArgs } from "node:util";
 import { createRuntime, DEFAULT_MAX_INPUT_BYTES } from "../runtime/mod.ts";
 import { parseByteSize } from "../runtime/lifecycle/mod.ts";
+import { systemClock } from "../runtime/core/mod.ts";
 import type { ControlMode } from "../runtime/lifecycle/mod.ts";
-import { checkRepository, formatIssue } from "../runtime/config/mod.ts";
-import type { Accelerator } from "../runtime/config/mod.ts";
+import { checkRepository, defaultLoadLimits, formatIssue, LIMIT_FLAGS } from "../runtime/config/mod.ts";
+import { parseKeyFile } from "../runtime/http/mod.ts";
+import type { Accelerator, LoadLimits } from "../runtime/config/mod.ts";
 import type { Host } from "./host.ts";
+import { createShutdown, RequestTracker } from "./graceful-shutdown.ts";
 
 const USAGE = `usage:
   tensorfn serve --repo <dir> [--host 127.0.0.1] [--port 8000] [--model-control-mode lazy|none|poll|explicit]
@@ -12,10 +15,15 @@ const USAGE = `usage:
                  [--device-memory-budget 16G] [--idle-timeout-secs N] [--load-timeout-secs 120]
                  [--metrics-port 8002] [--metrics-config histogram_latencies=true]
                  [--trace-rate 0..1] [--trace-file trace.json]
-                 [--max-input-size 64M] [--accelerator auto]
+                 [--max-input-size 64M] [--max-elements 16M] [--accelerator auto]
                  [--rate-limit off|execution_count] [--rate-limit-resource <name>:<count>[:<device>]]...
+                 [--max-instances 64] [--max-threads <cores×4>] [--max-batch-size 65536] [--max-warmup-elements 16M]
+                 [--max-upload-size 256M] [--max-upload-total 1G] [--max-api-functions 64]
+                 [--api-key-file <file>] [--admin-key-file <file>] [--cors-origin <origin>|*]...
+                 [--dashboard-max-streams 32]
+                 [--shutdown-timeout 30]
   tensorfn dev [dir]   the local dev server: serve in lazy mode, reloading functions as their files change
-  tensorfn check <dir>
+  tensorfn check <dir> [--max-instances …]   validates as a load would (the same ceiling flags as serve)
   tensorfn bench <url> --model <m> [--concurrency 1:64:x2 | --request-rate 100:400:x2] [--binary] [--json] (bench --help for all)`;
 
 /** The `tensorfn` command line, shared by the Node, Bun and Deno entry points. */
@@ -51,6 +59,7 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
       host: { type: "string", default: "127.0.0.1" },
       port: { type: "string", default: "8000" },
       "max-input-size": { type: "string" },
+      "max-elements": { type: "string" },
       accelerator: { type: "string" },
       "model-control-mode": { type: "string", default: "lazy" },
       "load-model": { type: "string", multiple: true },
@@ -65,6 +74,12 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
       "metrics-config": { type: "string", multiple: true },
       "rate-limit": { type: "string", default: "off" },
       "rate-limit-resource": { type: "string", multiple: true },
+      ...LIMIT_OPTIONS,
+      "api-key-file": { type: "string" },
+      "admin-key-file": { type: "string" },
+      "cors-origin": { type: "string", multiple: true },
+      "dashboard-max-streams": { type: "string" },
+      "shutdown-timeout": { type: "string", default: "30" },
     },
   });
   const port = Number(values.port);
@@ -74,6 +89,12 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
     const text = flags[flag];
     if (text === undefined) return undefined;
     return parseByteSize(text) ?? fail(host, `--${flag} '${text}' is not a size (bytes, or with a k/M/G suffix)`);
+  };
+  const elements = (flag: string) => {
+    const text = flags[flag];
+    if (text === undefined) return undefined;
+    const n = parseByteSize(text); // a count, with the same k/M/G suffixes (1024-based)
+    return n !== undefined && Number.isSafeInteger(n) && n >= 1 ? n : fail(host, `--${flag} '${text}' is not a positive integer (k/M/G suffixes allowed)`);
   };
   const seconds = (flag: string) => {
     const text = flags[flag];
@@ -94,6 +115,7 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
     platform: host.platform,
     repository,
     maxInputBytes: size("max-input-size") ?? DEFAULT_MAX_INPUT_BYTES,
+    maxElements: elements("max-elements"),
     accelerator: values.accelerator as Accelerator | undefined,
     controlMode: mode,
     loadModels: values["load-model"],
@@ -104,33 +126,52 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
     histogramLatencies: metricsConfig(host, values["metrics-config"] ?? []).histogram_latencies === "true",
     traceRate: traceRate(host, values["trace-rate"], dev),
     dashboard: dev,
+    ...(await accessFlags(host, flags, values["cors-origin"] ?? [])),
+    dashboardMaxStreams: count(host, "dashboard-max-streams", flags["dashboard-max-streams"]),
     ...rateLimiting(host, values["rate-limit"]!, values["rate-limit-resource"] ?? []),
+    limits: loadLimits(host, flags),
   });
-  const listener = await host.serve(runtime.app.fetch, { hostname: values.host!, port });
+  const shutdownTimeoutMs = seconds("shutdown-timeout")!;
+  const tracker = new RequestTracker();
+  const listener = await host.serve(tracker.wrap(runtime.app.fetch), { hostname: values.host!, port });
   console.log(`tensorfn serving ${repository} at ${listener.url}`);
   let metricsListener: { url: string; close(): Promise<void> } | undefined;
   if (values["metrics-port"] !== undefined) {
     const metricsPort = Number(values["metrics-port"]);
     if (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535) fail(host, `--metrics-port '${values["metrics-port"]}' is not a port number`);
-    metricsListener = await host.serve(runtime.metricsFetch, { hostname: values.host!, port: metricsPort });
+    metricsListener = await host.serve(tracker.wrap(runtime.metricsFetch), { hostname: values.host!, port: metricsPort });
     console.log(`tensorfn metrics at ${metricsListener.url}/metrics`);
   }
   const stopWatching = dev ? watchRepository(host, repository, () => runtime.models.poll()) : () => {};
   if (dev) {
     for (const line of devUrls(listener.url, runtime.models.index().map((r) => r.name))) console.log(line);
   }
-  host.onShutdown(async () => {
-    host.platform.log.info("shutting down: draining in-flight requests");
-    stopWatching();
-    await metricsListener?.close();
-    await listener.close();
-    if (values["trace-file"]) {
-      await host.writeTextFile(values["trace-file"], JSON.stringify(runtime.trace(24 * 3600)));
-      host.platform.log.info(`trace written to ${values["trace-file"]} (open it in Perfetto or chrome://tracing)`);
-    }
-    await runtime.stop();
-    host.exit(0);
-  });
+  console.log(
+    values["admin-key-file"]
+      ? "  control routes (repository, trace, dashboard) need an admin key: Authorization: Bearer <key>"
+      : "  control routes (repository, trace, dashboard) answer only requests to 127.0.0.1/localhost/[::1], not from other sites (no --admin-key-file)",
+  );
+  host.onShutdown(
+    createShutdown({
+      timeoutMs: shutdownTimeoutMs,
+      clock: systemClock,
+      log: host.platform.log,
+      tracker,
+      drain: () => {
+        stopWatching();
+        runtime.drain();
+      },
+      listeners: () => (metricsListener ? [listener, metricsListener] : [listener]),
+      finish: async () => {
+        if (values["trace-file"]) {
+          await host.writeTextFile(values["trace-file"], JSON.stringify(runtime.trace(24 * 3600)));
+          host.platform.log.info(`trace written to ${values["trace-file"]} (open it in Perfetto or chrome://tracing)`);
+        }
+        await runtime.stop();
+      },
+      exit: (code) => host.exit(code),
+    }),
+  );
 }
 
 /**
@@ -187,6 +228,34 @@ function rateLimiting(host: Host, mode: string, resources: string[]) {
   return { rateLimit: mode as "off" | "execution_count", rateLimitResources };
 }
 
+/**
+ * `--api-key-file`/`--admin-key-file` (one key per line, read through the platform) and
+ * `--cors-origin` (repeatable). Errors name the file and line, never a key.
+ */
+async function accessFlags(host: Host, flags: Record<string, string | undefined>, corsOrigins: string[]) {
+  const keys = async (flag: string) => {
+    const file = flags[flag];
+    if (file === undefined) return undefined;
+    const text = await host.platform.readTextFile(file).catch((e: Error) => fail(host, `--${flag} '${file}' cannot be read: ${e.message}`));
+    try {
+      return parseKeyFile(text, file);
+    } catch (e) {
+      return fail(host, `--${flag}: ${(e as Error).message}`);
+    }
+  };
+  for (const origin of corsOrigins) {
+    if (origin !== "*" && !/^https?:\/\/[^/\s]+$/.test(origin)) fail(host, `--cors-origin '${origin}' must be '*' or scheme://host[:port], e.g. https://app.example.com`);
+  }
+  return { apiKeys: await keys("api-key-file"), adminKeys: await keys("admin-key-file"), corsOrigins };
+}
+
+/** A positive integer flag, or undefined when absent. */
+function count(host: Host, flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  return Number.isInteger(n) && n > 0 ? n : fail(host, `--${flag} '${text}' is not a positive whole number`);
+}
+
 /** Triton's `--metrics-config key=value` (repeatable): histogram_latencies=true is what we read. */
 function metricsConfig(host: Host, entries: string[]): Record<string, string> {
   const known = ["histogram_latencies", "counter_latencies", "summary_latencies"];
@@ -211,10 +280,37 @@ function devUrls(url: string, names: string[]): string[] {
   ];
 }
 
+/** The server-wide ceilings (README "Limits"); `serve`, `dev` and `check` read the same flags. */
+const LIMIT_OPTIONS = {
+  "max-instances": { type: "string" },
+  "max-threads": { type: "string" },
+  "max-batch-size": { type: "string" },
+  "max-warmup-elements": { type: "string" },
+  "max-upload-size": { type: "string" },
+  "max-upload-total": { type: "string" },
+  "max-api-functions": { type: "string" },
+} as const;
+
+/** The ceilings given on the command line (unset ones keep the runtime's defaults). */
+function loadLimits(host: Host, flags: Record<string, string | undefined>): Partial<LoadLimits> {
+  const limits: Partial<LoadLimits> = {};
+  for (const [key, flag] of Object.entries(LIMIT_FLAGS) as [keyof LoadLimits, string][]) {
+    const text = flags[flag.slice(2)];
+    if (text === undefined) continue;
+    // Sizes take k/M/G (1024-based, as --max-input-size); counts must be positive integers.
+    const n = parseByteSize(text);
+    if (n === undefined || !Number.isSafeInteger(n) || n < 1) fail(host, `${flag} '${text}' is not a positive integer (k/M/G suffixes allowed)`);
+    limits[key] = n;
+  }
+  return limits;
+}
+
 async function check(host: Host, args: string[]): Promise<void> {
-  const dir = args[0];
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: LIMIT_OPTIONS });
+  const dir = positionals[0];
   if (!dir) fail(host, `check needs a repository directory\n${USAGE}`);
-  const issues = await checkRepository(host.platform, dir.replace(/\/+$/, ""));
+  const limits = { ...defaultLoadLimits(host.platform.cpuCount()), ...loadLimits(host, values as Record<string, string | undefined>) };
+  const issues = await checkRepository(host.platform, dir.replace(/\/+$/, ""), { limits });
   for (const issue of issues) console.log(formatIssue(issue));
   if (issues.length === 0) console.log(`${dir}: ok`);
   host.exit(issues.length > 0 ? 1 : 0);

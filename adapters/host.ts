@@ -1,8 +1,13 @@
 import type { Platform } from "../runtime/mod.ts";
+import type { ShutdownSignal } from "./graceful-shutdown.ts";
 
 /** A listening server as an adapter hands it back. */
 export interface Listener {
   url: string;
+  /**
+   * Stops accepting connections and closes idle keep-alive sockets at once; resolves when the
+   * requests already read have been answered and their connections closed.
+   */
   close(): Promise<void>;
 }
 
@@ -14,7 +19,10 @@ export interface Host {
   /** Calls `onChange` when anything under `dir` changes; returns a function that stops watching. Optional. */
   watch?(dir: string, onChange: () => void): () => void;
   writeTextFile(path: string, text: string): Promise<void>;
-  /** Calls `handler` once on SIGINT or SIGTERM. */
-  onShutdown(handler: () => void): void;
+  /**
+   * Calls `handler` on every SIGINT and SIGTERM. It stays installed, so a repeated signal (a
+   * wrapper forwarding the process group's) never falls back to the default action and kills us.
+   */
+  onShutdown(handler: (signal: ShutdownSignal) => void): void;
   exit(code: number): never;
 }

@@ -18,12 +18,14 @@ const host: Host = {
   args: process.argv.slice(2),
   serve: async (fetch, { hostname, port }) => {
     const server = Bun.serve({ fetch, hostname, port });
-    return { url: server.url.href.replace(/\/$/, ""), close: () => server.stop() };
+    // stop(false) (measured on Bun 1.4): refuses new connections, closes idle keep-alive sockets
+    // at once and resolves when the requests in flight were answered.
+    return { url: server.url.href.replace(/\/$/, ""), close: () => server.stop(false) };
   },
   writeTextFile: (path, text) => writeFile(path, text),
   onShutdown: (handler) => {
-    process.once("SIGINT", handler);
-    process.once("SIGTERM", handler);
+    process.on("SIGINT", () => handler("SIGINT"));
+    process.on("SIGTERM", () => handler("SIGTERM"));
   },
   exit: (code) => process.exit(code),
 };

@@ -8,11 +8,29 @@ const host: Host = {
   args: Deno.args,
   serve: (fetch, { hostname, port }) =>
     new Promise((resolve) => {
+      // shutdown() (measured on Deno 2.9) refuses new connections, closes idle keep-alive sockets
+      // and waits for responses, but also cuts request bodies still being uploaded (the handler's
+      // read fails with BadResource). So close() first waits for the handlers in flight, which
+      // read their bodies, while they answer `Connection: close`; then shuts down.
+      let inFlight = 0;
+      let settled: (() => void) | undefined;
+      const counted = async (request: Request) => {
+        inFlight++;
+        try {
+          return await fetch(request);
+        } finally {
+          if (--inFlight === 0) settled?.();
+        }
+      };
+      const close = async () => {
+        if (inFlight > 0) await new Promise<void>((done) => (settled = done));
+        await server.shutdown();
+      };
       const server = Deno.serve({
         hostname,
         port,
-        onListen: ({ port: actual }) => resolve({ url: `http://${hostname}:${actual}`, close: () => server.shutdown() }),
-      }, fetch);
+        onListen: ({ port: actual }) => resolve({ url: `http://${hostname}:${actual}`, close }),
+      }, counted);
     }),
   watch: (dir, onChange) => {
     const watcher = Deno.watchFs(dir, { recursive: true });
@@ -27,8 +45,8 @@ const host: Host = {
   },
   writeTextFile: (path, text) => Deno.writeTextFile(path, text),
   onShutdown: (handler) => {
-    Deno.addSignalListener("SIGINT", handler);
-    Deno.addSignalListener("SIGTERM", handler);
+    Deno.addSignalListener("SIGINT", () => handler("SIGINT"));
+    Deno.addSignalListener("SIGTERM", () => handler("SIGTERM"));
   },
   exit: (code) => Deno.exit(code),
 };

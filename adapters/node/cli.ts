@@ -1,5 +1,6 @@
 import { watch as fsWatch } from "node:fs";
 import { writeFile } from "node:fs/promises";
+import type { Server, ServerResponse } from "node:http";
 import process from "node:process";
 import { serve } from "@hono/node-server";
 import { runCli } from "../cli.ts";
@@ -13,11 +14,16 @@ export function nodeHost(args: string[]): Host {
     args,
     serve: (fetch, { hostname, port }) =>
       new Promise((resolve) => {
+        const active = new Set<ServerResponse>();
         const server = serve({ fetch, hostname, port }, (info) => {
           resolve({
             url: `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${info.port}`,
-            close: () => new Promise<void>((done) => server.close(() => done())),
+            close: () => closeGracefully(server, active),
           });
+        }) as Server;
+        server.on("request", (_request, response: ServerResponse) => {
+          active.add(response);
+          response.once("close", () => active.delete(response));
         });
       }),
     watch: (dir, onChange) => {
@@ -33,11 +39,32 @@ export function nodeHost(args: string[]): Host {
     },
     writeTextFile: (path, text) => writeFile(path, text),
     onShutdown: (handler) => {
-      process.once("SIGINT", handler);
-      process.once("SIGTERM", handler);
+      process.on("SIGINT", () => handler("SIGINT"));
+      process.on("SIGTERM", () => handler("SIGTERM"));
     },
     exit: (code) => process.exit(code),
   };
+}
+
+/**
+ * Node's close() waits for every socket, and a keep-alive socket stays open (and keeps serving)
+ * until its client stops. So: stop listening and close idle sockets now; responses not yet
+ * started go out with `Connection: close` (Node then ends the socket after them); a socket whose
+ * response had already started is closed once that response finished.
+ */
+function closeGracefully(server: Server, active: Set<ServerResponse>): Promise<void> {
+  return new Promise<void>((done) => {
+    // One turn of the event loop first: requests already in the sockets' receive buffers are read
+    // (and answered) rather than reset along with the socket they came on.
+    setImmediate(() => {
+      server.close(() => done());
+      server.closeIdleConnections();
+      for (const response of active) {
+        if (!response.headersSent) response.setHeader("connection", "close");
+        else response.once("finish", () => setImmediate(() => server.closeIdleConnections()));
+      }
+    });
+  });
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await runCli(nodeHost(process.argv.slice(2)));
