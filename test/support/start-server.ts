@@ -1,8 +1,12 @@
 import { serve } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createRuntime } from "../../runtime/mod.ts";
 import type { Runtime, RuntimeOptions } from "../../runtime/mod.ts";
+import { LIMIT_FLAGS } from "../../runtime/config/mod.ts";
 import { createNodePlatform } from "../../adapters/node/platform.ts";
 
 export const FUNCTIONS = fileURLToPath(new URL("../../functions", import.meta.url));
@@ -42,21 +46,35 @@ export async function startServer(options: Partial<RuntimeOptions> = {}): Promis
   };
 }
 
+/** A temporary key file (one key per line) for the CLI's --api-key-file / --admin-key-file. */
+function keyFile(keys: readonly string[]): string {
+  const file = join(mkdtempSync(join(tmpdir(), "tensorfn-keys-")), "keys");
+  writeFileSync(file, keys.join("\n"));
+  return file;
+}
+
 /** The same server as a Bun or Deno process, configured through the CLI flags. */
 async function startServerUnder(runtime: "bun" | "deno", options: Partial<RuntimeOptions>): Promise<TestServer> {
   if (options.clock || options.backends) throw new Error(`a fake clock or custom backends need the server in-process, not under ${runtime}`);
   const args = [options.dashboard ? "dev" : "serve", "--repo", options.repository ?? FUNCTIONS, "--port", "0"];
   if (options.controlMode && !options.dashboard) args.push("--model-control-mode", options.controlMode);
   for (const name of options.loadModels ?? []) args.push("--load-model", name);
+  if (options.pollIntervalMs !== undefined) args.push("--repository-poll-secs", String(options.pollIntervalMs / 1000));
   if (options.budgets?.host !== undefined) args.push("--host-memory-budget", String(options.budgets.host));
   if (options.budgets?.device !== undefined) args.push("--device-memory-budget", String(options.budgets.device));
   if (options.idleTimeoutMs !== undefined) args.push("--idle-timeout-secs", String(options.idleTimeoutMs / 1000));
   if (options.maxInputBytes !== undefined) args.push("--max-input-size", String(options.maxInputBytes));
+  if (options.maxElements !== undefined) args.push("--max-elements", String(options.maxElements));
   if (options.histogramLatencies) args.push("--metrics-config", "histogram_latencies=true");
   if (options.traceRate !== undefined) args.push("--trace-rate", String(options.traceRate));
   if (options.accelerator) args.push("--accelerator", options.accelerator);
   if (options.rateLimit) args.push("--rate-limit", options.rateLimit);
+  for (const [flag, keys] of [["--api-key-file", options.apiKeys], ["--admin-key-file", options.adminKeys]] as const) {
+    if (keys) args.push(flag, keyFile(keys));
+  }
+  for (const origin of options.corsOrigins ?? []) args.push("--cors-origin", origin);
   for (const r of options.rateLimitResources ?? []) args.push("--rate-limit-resource", [r.name, r.count, ...(r.device ? [r.device.replace(/^gpu/, "")] : [])].join(":"));
+  for (const [key, value] of Object.entries(options.limits ?? {})) args.push(LIMIT_FLAGS[key as keyof typeof LIMIT_FLAGS], String(value));
   const entry =
     runtime === "bun"
       ? ["node_modules/.bin/bun", ["adapters/bun/main.ts", ...args]]
