@@ -71,6 +71,7 @@ describe.each(backends)("onnxruntime backend contract (%s)", (_mode, backend, ex
     const x = Float32Array.from({ length: 4 * 512 }, () => random() * 2 - 1);
     const expectedOut = mlpReference(x, 4); // before run(): a worker backend takes the buffer
     const out = await session.run({ input: { datatype: "FP32", shape: [4, 512], data: x } });
+    expect(out.probabilities!.data).toHaveLength(4 * 10);
     [...(out.probabilities!.data as Float32Array)].forEach((v, i) => expect(Math.abs(v - expectedOut[i]!)).toBeLessThan(1e-5));
     await session.release();
   });

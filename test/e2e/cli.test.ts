@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { tmpdir } from "node:os";
 import { spawnServer, tempRepository } from "../support/spawn-server.ts";
 
 const BIN = "adapters/node/bin.mjs";
@@ -34,11 +35,24 @@ describe("tensorfn serve", () => {
     expect(await server.stop()).toBe(0);
   });
 
-  it("`npm start -- --port N` serves the bundled functions (the README's quick start)", async () => {
+  it("`npm start -- --port N` serves the bundled functions and answers the README's quick-start request", async () => {
+    // The request body is the one README.md shows after `npm start`, read from the README itself.
+    const readme = readFileSync("README.md", "utf8");
+    const curl = /curl -s localhost:8000\/v2\/models\/simple\/infer -d '([^']+)'/.exec(readme);
+    expect(curl, "README.md's quick start no longer shows the simple infer curl").not.toBeNull();
     const server = await spawnServer("npm", ["start", "--", "--port", "0"]);
-    const res = await fetch(`${server.url}/v2/models/ocr_cls/ready`);
-    expect(res.status).toBe(200);
-    await server.stop();
+    try {
+      const meta = await fetch(`${server.url}/v2/models/simple`);
+      expect(meta.status).toBe(200);
+      const res = await fetch(`${server.url}/v2/models/simple/infer`, { method: "POST", body: curl![1] });
+      expect(res.status).toBe(200);
+      const [sum, diff] = (await res.json()).outputs;
+      const range = Array.from({ length: 16 }, (_, i) => i);
+      expect(sum).toEqual({ name: "OUTPUT0", datatype: "INT32", shape: [1, 16], data: range.map((i) => i + 1) });
+      expect(diff).toEqual({ name: "OUTPUT1", datatype: "INT32", shape: [1, 16], data: range.map((i) => i - 1) });
+    } finally {
+      await server.stop();
+    }
   });
 
   it("serves /metrics on its own port with --metrics-port", async () => {
@@ -52,6 +66,16 @@ describe("tensorfn serve", () => {
     } finally {
       await server.stop();
     }
+  });
+
+  it("writes --trace-file at shutdown", async () => {
+    const file = join(tmpdir(), `tensorfn-trace-${process.pid}.json`);
+    const spawned = await spawnServer("node", [BIN, "serve", "--repo", tempRepository("simple"), "--port", "0", "--trace-rate", "1", "--trace-file", file]);
+    const simple = JSON.stringify({ inputs: ["INPUT0", "INPUT1"].map((name) => ({ name, datatype: "INT32", shape: [1, 16], data: new Array(16).fill(1) })) });
+    expect((await fetch(`${spawned.url}/v2/models/simple/infer`, { method: "POST", body: simple })).status).toBe(200);
+    expect(await spawned.stop()).toBe(0);
+    const written = JSON.parse(readFileSync(file, "utf8"));
+    expect(written.traceEvents.filter((e: { cat?: string }) => e.cat === "execution")).toHaveLength(1);
   });
 
   it("refuses malformed rate-limiter flags, naming the flag", () => {

@@ -93,6 +93,7 @@ describe("mlp", () => {
     expect(status).toBe(200);
     const expected = mlpReference(input, 3);
     expect(body.outputs[0].shape).toEqual([3, 10]);
+    expect(body.outputs[0].data).toHaveLength(expected.length);
     body.outputs[0].data.forEach((v: number, i: number) => expect(v).toBeCloseTo(expected[i]!, 5));
   });
 
@@ -104,8 +105,10 @@ describe("mlp", () => {
     const results = await Promise.all(
       requests.map((x) => infer("mlp", { inputs: [{ name: "input", datatype: "FP32", shape: [1, 512], data: [...x] }] })),
     );
+    expect(results).toHaveLength(24);
     results.forEach((result, r) => {
       const expected = mlpReference(requests[r]!, 1);
+      expect(result.body.outputs[0].data).toHaveLength(10);
       result.body.outputs[0].data.forEach((v: number, i: number) => expect(v).toBeCloseTo(expected[i]!, 5));
     });
     const { model_stats } = await (await fetch(`${server.url}/v2/models/mlp/stats`)).json();

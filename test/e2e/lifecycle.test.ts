@@ -162,11 +162,14 @@ describe("lifecycle through the real server", () => {
     };
     const load = await fetch(`${server.url}/v2/repository/models/adder/load`, {
       method: "POST",
+      headers: { "content-type": "application/json" },
       body: JSON.stringify({ parameters: { config: JSON.stringify(override), "file:1/model.onnx": model } }),
     });
     expect(load.status).toBe(200);
-    const { body } = await infer(server.url, "adder");
-    expect(body.outputs.map((o: { name: string }) => o.name)).toEqual(["OUTPUT0"]);
+    const { status, body } = await infer(server.url, "adder");
+    expect(status).toBe(200);
+    // simpleBody sends 0..15 as both inputs: the sum, and only the output the override declares.
+    expect(body.outputs).toEqual([{ name: "OUTPUT0", datatype: "INT32", shape: [1, 16], data: Array.from({ length: 16 }, (_, i) => 2 * i) }]);
     const unload = await fetch(`${server.url}/v2/repository/models/adder/unload`, { method: "POST" });
     expect(unload.status).toBe(200);
     expect((await infer(server.url, "adder")).status).toBe(503);

@@ -50,7 +50,9 @@ describe("loading", () => {
       body: JSON.stringify({ inputs: [{ name: "input", datatype: "FP32", shape: [1, 512], data: x }] }),
     });
     const expected = mlpReference(Float32Array.from(x), 1);
-    (await res.json()).outputs[0].data.forEach((v: number, i: number) => expect(v).toBeCloseTo(expected[i]!, 5));
+    const { data } = (await res.json()).outputs[0];
+    expect(data).toHaveLength(10);
+    data.forEach((v: number, i: number) => expect(v).toBeCloseTo(expected[i]!, 5));
   });
 
   it("refuses a config that contradicts its model, naming both sides, while the others serve", async () => {

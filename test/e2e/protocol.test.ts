@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gzipSync, deflateSync, gunzipSync } from "node:zlib";
 import { startServer } from "../support/start-server.ts";
 import type { TestServer } from "../support/start-server.ts";
+import { tempRepository } from "../support/spawn-server.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -96,7 +97,7 @@ describe("JSON inference", () => {
     const req = simpleRequest({ outputs: [{ name: "OUTPUT1" }] });
     (req.inputs[0] as { data: unknown }).data = [a];
     const body = await (await post("/v2/models/simple/versions/1/infer", req)).json();
-    expect(body.outputs.map((o: { name: string }) => o.name)).toEqual(["OUTPUT1"]);
+    expect(body.outputs).toEqual([{ name: "OUTPUT1", datatype: "INT32", shape: [1, 16], data: range(16, (i) => i - 1) }]);
   });
 
   it("runs a batch of 8 and refuses a batch of 9 naming the limit", async () => {
@@ -243,18 +244,32 @@ describe("compression", () => {
 
 describe("statistics extension", () => {
   it("reports counts and durations in Triton's form, per model and version", async () => {
-    await post("/v2/models/simple/infer", simpleRequest());
-    const all = await (await fetch(`${server.url}/v2/models/stats`)).json();
-    expect(all.model_stats.map((s: { name: string }) => s.name)).toContain("simple");
-    const { model_stats } = await (await fetch(`${server.url}/v2/models/simple/versions/1/stats`)).json();
-    const [stats] = model_stats;
-    expect(stats).toMatchObject({ name: "simple", version: "1", inference_count: expect.any(Number), execution_count: expect.any(Number) });
-    expect(stats.inference_stats.success.count).toBeGreaterThan(0);
-    expect(stats.inference_stats.success.ns).toBeGreaterThan(0);
-    expect(stats.inference_stats.fail.count).toBeGreaterThan(0); // the bad requests above
-    expect(stats.inference_stats.queue.count).toBe(stats.inference_stats.success.count);
-    expect(stats.batch_stats.map((b: { batch_size: number }) => b.batch_size)).toContain(8);
-    expect(stats.last_inference).toBeGreaterThan(Date.now() - 60_000);
-    expect((await fetch(`${server.url}/v2/models/nope/stats`)).status).toBe(404);
+    // Its own server, so the counts are exactly what this test sent: two single requests, one
+    // batch of 8 and one refused request, one after another (simple does not batch them together).
+    const own = await startServer({ repository: tempRepository("simple") });
+    try {
+      const send = (body: unknown) => fetch(`${own.url}/v2/models/simple/infer`, { method: "POST", body: JSON.stringify(body) });
+      const batchOf8 = { inputs: ["INPUT0", "INPUT1"].map((name) => ({ name, datatype: "INT32", shape: [8, 16], data: range(128, (i) => i) })) };
+      const wrongShape = { inputs: [{ name: "INPUT0", datatype: "INT32", shape: [1, 15], data: a.slice(1) }, simpleRequest().inputs[1]] };
+      expect([(await send(simpleRequest())).status, (await send(simpleRequest())).status, (await send(batchOf8)).status, (await send(wrongShape)).status]).toEqual([200, 200, 200, 400]);
+      const all = await (await fetch(`${own.url}/v2/models/stats`)).json();
+      expect(all.model_stats.map((s: { name: string }) => s.name)).toContain("simple");
+      const { model_stats } = await (await fetch(`${own.url}/v2/models/simple/versions/1/stats`)).json();
+      expect(model_stats).toHaveLength(1);
+      const [stats] = model_stats;
+      expect(stats).toMatchObject({ name: "simple", version: "1", inference_count: 10, execution_count: 3 });
+      expect(stats.inference_stats.success.count).toBe(3);
+      expect(stats.inference_stats.success.ns).toBeGreaterThan(0);
+      expect(stats.inference_stats.fail.count).toBe(1);
+      expect(stats.inference_stats.queue.count).toBe(3);
+      expect(stats.batch_stats.map((b: { batch_size: number; compute_infer: { count: number } }) => [b.batch_size, b.compute_infer.count])).toEqual([
+        [1, 2],
+        [8, 1],
+      ]);
+      expect(stats.last_inference).toBeGreaterThan(Date.now() - 60_000);
+      expect((await fetch(`${own.url}/v2/models/nope/stats`)).status).toBe(404);
+    } finally {
+      await own.close();
+    }
   });
 });

@@ -1,10 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { tmpdir } from "node:os";
 import { startServer } from "../support/start-server.ts";
 import type { TestServer } from "../support/start-server.ts";
-import { spawnServer, tempRepository } from "../support/spawn-server.ts";
+import { tempRepository } from "../support/spawn-server.ts";
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -41,15 +38,5 @@ describe("trace timeline", () => {
     const trace = await (await fetch(`${server.url}/v2/trace`)).json();
     expect(trace.traceEvents).toEqual([]);
     expect((await fetch(`${server.url}/v2/trace?seconds=-1`)).status).toBe(400);
-  });
-
-  it("writes --trace-file at shutdown", async () => {
-    const file = join(tmpdir(), `tensorfn-trace-${process.pid}.json`);
-    const spawned = await spawnServer("node", ["adapters/node/bin.mjs", "serve", "--repo", tempRepository("simple"), "--port", "0", "--trace-rate", "1", "--trace-file", file]);
-    const simple = JSON.stringify({ inputs: ["INPUT0", "INPUT1"].map((name) => ({ name, datatype: "INT32", shape: [1, 16], data: new Array(16).fill(1) })) });
-    await fetch(`${spawned.url}/v2/models/simple/infer`, { method: "POST", body: simple });
-    expect(await spawned.stop()).toBe(0);
-    const written = JSON.parse(readFileSync(file, "utf8"));
-    expect(written.traceEvents.some((e: Event) => e.cat === "execution")).toBe(true);
   });
 });

@@ -45,7 +45,9 @@ describe("under deno, WebGPU", () => {
         body: JSON.stringify({ inputs: [{ name: "input", datatype: "FP32", shape: [1, 512], data: x }] }),
       });
       const expected = mlpReference(Float32Array.from(x), 1);
-      (await res.json()).outputs[0].data.forEach((v: number, i: number) => expect(Math.abs(v - expected[i]!)).toBeLessThan(1e-4));
+      const { data } = (await res.json()).outputs[0];
+      expect(data).toHaveLength(10);
+      data.forEach((v: number, i: number) => expect(Math.abs(v - expected[i]!)).toBeLessThan(1e-4));
     } finally {
       expect(await server.stop()).toBe(0);
     }

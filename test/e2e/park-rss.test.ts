@@ -1,0 +1,53 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { spawnSync } from "node:child_process";
+import { cpSync } from "node:fs";
+import { join } from "node:path";
+import { startServer } from "../support/start-server.ts";
+import type { TestServer } from "../support/start-server.ts";
+import { tempRepository } from "../support/spawn-server.ts";
+import { createNodePlatform } from "../../adapters/node/platform.ts";
+import { loadNative } from "../../native/index.ts";
+
+// In-process (the test reads this process's RSS, where the onnxruntime worker threads live):
+// vitest.config.ts keeps this file out of the Bun/Deno runs.
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const MiB = 1024 * 1024;
+const body = JSON.stringify({ inputs: [{ name: "input", datatype: "FP32", shape: [1, 512], data: new Array(512).fill(0.25) }] });
+const index = async (url: string) => ((await (await fetch(`${url}/v2/repository/index`, { method: "POST" })).json()) as { name: string; state: string }[]).map((r) => `${r.name} ${r.state}`);
+
+describe("memory after a park", () => {
+  it("with the native addon, malloc_trim runs after each park and the process's RSS really drops", async () => {
+    const native = loadNative();
+    expect(native, "native/build/Release/tensorfn_native.node is missing: `npm ci` builds it (node native/build.mjs, needs node-gyp and a C++ compiler)").toBeDefined();
+    const trims: boolean[] = [];
+    const platform = { ...createNodePlatform(), log: { info() {}, warn() {}, error() {} }, trimMemory: () => void trims.push(native!.trimMemory()) };
+    // Three copies of mlp (a 12 MiB file; bench/RESULTS.md: about 67 MiB per READY copy, 15 MiB parked).
+    const repo = tempRepository("mlp");
+    for (const name of ["mlp_b", "mlp_c"]) cpSync(join(repo, "mlp"), join(repo, name), { recursive: true });
+    server = await startServer({ repository: repo, platform });
+    const names = ["mlp", "mlp_b", "mlp_c"];
+    for (const name of names) expect((await fetch(`${server.url}/v2/models/${name}/infer`, { method: "POST", body })).status).toBe(200);
+    expect(await index(server.url)).toEqual(names.map((n) => `${n} READY`));
+    const ready = process.memoryUsage().rss;
+
+    for (const name of names) expect((await fetch(`${server.url}/v2/repository/models/${name}/park`, { method: "POST" })).status).toBe(200);
+    expect(await index(server.url)).toEqual(names.map((n) => `${n} PARKED`));
+    await expect.poll(() => trims.length, { timeout: 10_000 }).toBe(names.length);
+    expect(trims).toContain(true); // some trim gave pages back to the OS
+    const parked = process.memoryUsage().rss;
+    // Conservative: at least each session's own copy of the 12 MiB weights comes back.
+    expect((ready - parked) / MiB).toBeGreaterThan(names.length * 12);
+  });
+
+  it("without node-gyp, the addon build says it did not build and why, and does not fail `npm ci`", () => {
+    // PATH without node-gyp: the same script `npm ci` runs (package.json "install"), as on a machine that cannot build.
+    const run = spawnSync(process.execPath, ["native/build.mjs"], { encoding: "utf8", env: { ...process.env, PATH: "/nonexistent" } });
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/^native: addon not built \(.*node-gyp.*\); parked memory is released to the OS less eagerly\n$/);
+  });
+});
