@@ -2,7 +2,12 @@ export type { ModelInstance, ScheduledRequest, ScheduledResult, Scheduler } from
 export type { ExecutionTiming, SchedulerObserver } from "./scheduler-observer.ts";
 export type { LevelPolicy } from "./queue/priority-queue.ts";
 export { PriorityQueue } from "./queue/priority-queue.ts";
-export { AdaptiveDelay } from "./dynamic/adaptive-delay.ts";
+export { CostModel } from "./dynamic/cost-model.ts";
+export { ArrivalOutlook } from "./dynamic/arrival-outlook.ts";
+export { PreciseTimer, planWait } from "./dynamic/precise-timer.ts";
+export type { WaitStep } from "./dynamic/precise-timer.ts";
+export { planBatch, missesDeadline } from "./dynamic/adaptive-law.ts";
+export type { BatchDecision, BatchOutlook } from "./dynamic/adaptive-law.ts";
 export { DynamicBatcher } from "./dynamic/dynamic-batcher.ts";
 export type { DynamicBatcherOptions } from "./dynamic/dynamic-batcher.ts";
 export { ResourceLimiter } from "./resource-limiter.ts";

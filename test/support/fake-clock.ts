@@ -1,10 +1,31 @@
 import type { Clock } from "../../runtime/mod.ts";
 
-/** A clock that only moves when a test calls `advance`; timers fire in deadline order. */
+/**
+ * A clock that only moves when a test calls `advance`; timers fire in deadline order. Options
+ * model a real event loop for the precise-timer logic: `timerLatenessMs` makes every setTimeout
+ * fire that much late, and `pollStepMs` gives the clock a `soon` whose step takes that long (one
+ * event-loop turn). Without `pollStepMs` the clock has no `soon`, as a plain timer source.
+ */
 export class FakeClock implements Clock {
   #now = 0;
   #timers = new Map<number, { at: number; fn: () => void }>();
   #next = 1;
+  readonly #lateness: number;
+  /** setTimeout calls so far (the precise timer's coarse sleeps), and soon() steps. */
+  timersSet = 0;
+  pollSteps = 0;
+  soon?: (fn: () => void) => void;
+
+  constructor(options: { timerLatenessMs?: number; pollStepMs?: number } = {}) {
+    this.#lateness = options.timerLatenessMs ?? 0;
+    const step = options.pollStepMs;
+    if (step !== undefined) {
+      this.soon = (fn) => {
+        this.pollSteps++;
+        this.#timers.set(this.#next++, { at: this.#now + step, fn });
+      };
+    }
+  }
 
   now(): number {
     return this.#now;
@@ -12,7 +33,8 @@ export class FakeClock implements Clock {
 
   setTimeout(fn: () => void, ms: number): unknown {
     const id = this.#next++;
-    this.#timers.set(id, { at: this.#now + Math.max(0, ms), fn });
+    this.timersSet++;
+    this.#timers.set(id, { at: this.#now + Math.max(0, ms) + this.#lateness, fn });
     return id;
   }
 

@@ -5,7 +5,10 @@ import { PriorityQueue } from "../queue/priority-queue.ts";
 import type { LevelPolicy, QueueEntry } from "../queue/priority-queue.ts";
 import type { SchedulerObserver } from "../scheduler-observer.ts";
 import type { ModelInstance, ScheduledRequest, ScheduledResult, Scheduler } from "../scheduler.ts";
-import { AdaptiveDelay } from "./adaptive-delay.ts";
+import { missesDeadline, planBatch } from "./adaptive-law.ts";
+import { ArrivalOutlook } from "./arrival-outlook.ts";
+import { CostModel } from "./cost-model.ts";
+import { PreciseTimer } from "./precise-timer.ts";
 
 export interface DynamicBatcherOptions {
   instances: readonly ModelInstance[];
@@ -15,7 +18,7 @@ export interface DynamicBatcherOptions {
   preferredBatchSizes?: readonly number[];
   /** How long the oldest request may wait for a fuller batch. 0 = dispatch what is there. */
   maxQueueDelayMs?: number;
-  /** Adapt the delay to keep p99 latency under this (see AdaptiveDelay). */
+  /** Wait by the adaptive law (adaptive-law.ts) instead of a fixed delay, and shed requests that would miss this. */
   targetLatencyMs?: number;
   /** Deliver responses in dispatch order even when instances finish out of order. */
   preserveOrdering?: boolean;
@@ -52,15 +55,24 @@ const UNLIMITED: LevelPolicy = { timeoutAction: "REJECT", defaultTimeoutMs: 0, a
  * one whose own batch is larger than the limit (it was validated against the model already).
  * Dispatch at once when the batch is full or reaches the largest preferred size; otherwise when
  * the oldest request has waited the queue delay (at once when it is 0), taking the largest
- * preferred size formed if any, else everything formed.
+ * preferred size formed if any, else everything formed. A wait starts only while waits have been
+ * paying (ArrivalOutlook: in a closed loop at concurrency 1 nothing can join, so a lone request
+ * leaves at once). With a latency target the wait follows the adaptive law instead of the fixed
+ * delay, and a request that can no longer meet its deadline is shed with UNAVAILABLE.
  */
 export class DynamicBatcher implements Scheduler {
   readonly #options: DynamicBatcherOptions;
   readonly #queue: PriorityQueue<Pending>;
   readonly #free: ModelInstance[];
-  readonly #adaptive?: AdaptiveDelay;
+  /** Fitted execution cost; present only with a latency target. */
+  readonly #cost?: CostModel;
+  readonly #outlook = new ArrivalOutlook();
+  readonly #timer: PreciseTimer;
+  /** Rows formed when the current wait began (undefined: not waiting), to learn whether it paid. */
+  #waitRows?: number;
+  /** When the current wait ends. */
+  #waitUntil = 0;
   #running = 0;
-  #timer: unknown;
   #stopping = false;
   #drained: (() => void)[] = [];
   /** Resolves when the most recently dispatched batch has delivered (preserve_ordering). */
@@ -77,14 +89,18 @@ export class DynamicBatcher implements Scheduler {
     this.#free = [...options.instances];
     this.#instances = options.instances.length;
     this.#queue = new PriorityQueue(options.levels ?? [UNLIMITED], options.defaultLevel ?? 1);
-    if (options.targetLatencyMs) {
-      this.#adaptive = new AdaptiveDelay({ targetMs: options.targetLatencyMs, initialDelayMs: options.maxQueueDelayMs ?? 0 });
-    }
+    this.#timer = new PreciseTimer(options.clock);
+    if (options.targetLatencyMs) this.#cost = new CostModel();
   }
 
-  /** The queue delay in force now (tuned online when a latency target is set). */
+  /** The fixed queue delay (without a latency target). */
   get queueDelayMs(): number {
-    return this.#adaptive?.delayMs ?? this.#options.maxQueueDelayMs ?? 0;
+    return this.#options.maxQueueDelayMs ?? 0;
+  }
+
+  /** The fitted execution cost `a·n + b` (ms) where a latency target is set. */
+  get cost(): { a: number; b: number } | undefined {
+    return this.#cost?.fit();
   }
 
   enqueue(request: ScheduledRequest, options: { signal?: AbortSignal } = {}): Promise<ScheduledResult> {
@@ -127,6 +143,7 @@ export class DynamicBatcher implements Scheduler {
         }, timeoutMs);
       }
       signal?.addEventListener("abort", onAbort, { once: true });
+      this.#outlook.arrived(entry.enqueuedAt);
       this.#queue.push(entry);
       this.#pump();
     });
@@ -181,25 +198,44 @@ export class DynamicBatcher implements Scheduler {
   }
 
   #pump(): void {
-    const { clock } = this.#options;
-    if (this.#timer !== undefined) {
-      clock.clearTimeout(this.#timer);
-      this.#timer = undefined;
-    }
+    this.#timer.clear();
     while (this.#free.length > 0 && this.#queue.size > 0) {
       const batch = this.#nextBatch();
-      if (batch) {
-        this.#dispatch(batch);
+      if (!batch) return this.#timer.set(this.#waitUntil, () => this.#pump());
+      if (this.#waitRows !== undefined) this.#outlook.waited(rowsOf(batch) > this.#waitRows);
+      this.#waitRows = undefined;
+      const kept = this.#shed(batch);
+      if (kept.length > 0) this.#dispatch(kept);
+    }
+    if (this.#queue.size === 0) this.#waitRows = undefined;
+  }
+
+  /**
+   * With a latency target, rejects (503) the requests of `batch` that would finish past their
+   * deadline (the target, or their queue timeout if sooner) and returns the rest.
+   */
+  #shed(batch: Entry[]): Entry[] {
+    const targetMs = this.#options.targetLatencyMs;
+    if (!this.#cost || !targetMs || this.#cost.weight === 0) return batch;
+    const now = this.#options.clock.now();
+    const costMs = this.#cost.predict(rowsOf(batch));
+    const kept: Entry[] = [];
+    for (const entry of batch) {
+      const timeoutMs = effectiveTimeout(this.#queue.policy(entry.level), entry.item.request.timeoutMs);
+      const deadlineMs = timeoutMs > 0 ? Math.min(timeoutMs, targetMs) : targetMs;
+      if (!missesDeadline(now, entry.enqueuedAt, deadlineMs, costMs)) {
+        kept.push(entry);
         continue;
       }
-      const oldest = this.#formable()[0]!;
-      const wait = Math.max(0, oldest.enqueuedAt + this.queueDelayMs - clock.now());
-      this.#timer = clock.setTimeout(() => {
-        this.#timer = undefined;
-        this.#pump();
-      }, wait);
-      return;
+      this.#queue.remove(entry);
+      entry.item.detach();
+      const waited = (now - entry.enqueuedAt).toFixed(1);
+      entry.item.reject(
+        new RuntimeError("UNAVAILABLE", `request shed: it waited ${waited} ms and its batch takes about ${costMs.toFixed(1)} ms, past its ${deadlineMs} ms deadline (target_latency_ms or its timeout)`),
+      );
     }
+    if (kept.length < batch.length) this.#settle();
+    return kept;
   }
 
   /** The entries to dispatch now, or undefined to keep waiting for a fuller batch. */
@@ -214,9 +250,26 @@ export class DynamicBatcher implements Scheduler {
     const best = preferred.length > 0 ? Math.max(...preferred) : undefined;
     const take = (size: number | undefined) => (size === undefined ? formed : formed.slice(0, sums.indexOf(size) + 1));
     if (best !== undefined && best === Math.max(...preferredBatchSizes)) return take(best);
-    const waited = clock.now() - formed[0]!.enqueuedAt;
+    const now = clock.now();
     const blocked = formed.length < this.#queue.size; // the next request cannot join: waiting gains nothing
-    if (this.queueDelayMs <= 0 || waited >= this.queueDelayMs || blocked) return take(best);
+    if (blocked) return take(best);
+    const oldestAt = formed[0]!.enqueuedAt;
+    let until: number;
+    if (this.#cost) {
+      const delayMs = this.queueDelayMs;
+      const targetMs = this.#options.targetLatencyMs!;
+      const decision = planBatch({ now, rows, oldestAt, newestAt: formed.at(-1)!.enqueuedAt, targetMs, capMs: delayMs > 0 ? delayMs : undefined, cost: this.#cost.fit(), gapMs: this.#outlook.gapMs });
+      if (decision.dispatch) return take(best);
+      until = decision.untilMs;
+    } else {
+      until = oldestAt + this.queueDelayMs;
+      if (this.queueDelayMs <= 0 || now >= until) return take(best);
+    }
+    if (this.#waitRows === undefined) {
+      if (!this.#outlook.worthWaiting()) return take(best);
+      this.#waitRows = rows;
+    }
+    this.#waitUntil = until;
     return undefined;
   }
 
@@ -271,11 +324,6 @@ export class DynamicBatcher implements Scheduler {
       if (outcome.ok) entry.item.resolve(outcome.value);
       else entry.item.reject(outcome.error);
     });
-    if (this.#adaptive) {
-      const now = this.#options.clock.now();
-      const rows = batch.reduce((n, e) => n + e.item.request.batchSize, 0);
-      this.#adaptive.observe(batch.map((e) => now - e.enqueuedAt), rows >= this.#options.maxBatchSize);
-    }
     this.#running--;
     this.#settle();
   }
@@ -310,6 +358,7 @@ export class DynamicBatcher implements Scheduler {
     }
     const t3 = clock.now();
     const rows = sizes.reduce((a, b) => a + b, 0);
+    this.#cost?.observe(rows, t3 - t0);
     observer?.executed({ rows, requests: requests.length, inputMs: t1 - t0, inferMs: t2 - t1, outputMs: t3 - t2, startMs: t0, instance: this.#instanceId(instance) });
     return results;
   }
@@ -340,6 +389,12 @@ export class DynamicBatcher implements Scheduler {
 function effectiveTimeout(policy: LevelPolicy, requestedMs: number | undefined): number {
   if (!policy.allowTimeoutOverride || !requestedMs || requestedMs <= 0) return policy.defaultTimeoutMs;
   return policy.defaultTimeoutMs > 0 ? Math.min(policy.defaultTimeoutMs, requestedMs) : requestedMs;
+}
+
+function rowsOf(batch: Entry[]): number {
+  let rows = 0;
+  for (const entry of batch) rows += entry.item.request.batchSize;
+  return rows;
 }
 
 function asRuntimeError(error: unknown): RuntimeError {

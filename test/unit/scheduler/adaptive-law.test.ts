@@ -1,0 +1,107 @@
+import { describe, expect, it } from "vitest";
+import { DynamicBatcher, missesDeadline, planBatch } from "../../../runtime/scheduler/mod.ts";
+import type { ModelInstance } from "../../../runtime/scheduler/mod.ts";
+import type { Tensor } from "../../../runtime/mod.ts";
+import { FakeClock } from "../../support/fake-clock.ts";
+import { fakeRequest, settle } from "../../support/fake-instance.ts";
+
+const base = { now: 10, rows: 4, oldestAt: 9, newestAt: 9.9, targetMs: 20, cost: { a: 0.05, b: 1 } };
+
+describe("planBatch (the adaptive law)", () => {
+  it("dispatches before the first execution: there is no cost to weigh yet", () => {
+    expect(planBatch({ ...base, cost: undefined })).toEqual({ dispatch: true });
+  });
+
+  it("dispatches at once when arrivals are further apart than b / n", () => {
+    expect(planBatch({ ...base, gapMs: 0.3 })).toEqual({ dispatch: true }); // b / n = 0.25
+  });
+
+  it("waits at most b / n past the last arrival while arrivals are frequent", () => {
+    expect(planBatch({ ...base, gapMs: 0.1 })).toEqual({ dispatch: false, untilMs: 9.9 + 0.25 });
+  });
+
+  it("never waits past the point where the oldest would miss the target", () => {
+    const late = planBatch({ ...base, now: 26.5, oldestAt: 9, newestAt: 26.4, gapMs: 0.1 });
+    // 9 + 20·0.9 − (0.05·5 + 1) = 25.75 < now
+    expect(late).toEqual({ dispatch: true });
+  });
+
+  it("honours max_queue_delay as a ceiling", () => {
+    expect(planBatch({ ...base, gapMs: 0.1, capMs: 1.125 })).toEqual({ dispatch: false, untilMs: 10.125 });
+    expect(planBatch({ ...base, now: 10.125, gapMs: 0.1, capMs: 1.125 })).toEqual({ dispatch: true });
+  });
+
+  it("`missesDeadline()` is true only when the batch would end past the deadline", () => {
+    expect(missesDeadline(15, 0, 20, 4)).toBe(false);
+    expect(missesDeadline(17, 0, 20, 4)).toBe(true);
+    expect(missesDeadline(17, 0, 0, 4)).toBe(false);
+    expect(missesDeadline(17, 0, 20, 25)).toBe(false); // the execution alone is too slow: run, and learn
+
+  });
+});
+
+/** An instance whose execution takes `a·rows + b` ms of fake-clock time. */
+class TimedInstance implements ModelInstance {
+  readonly batches: number[] = [];
+  readonly clock: FakeClock;
+  readonly a: number;
+  readonly b: number;
+  constructor(clock: FakeClock, a: number, b: number) {
+    this.clock = clock;
+    this.a = a;
+    this.b = b;
+  }
+  run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>> {
+    const rows = feeds.x!.shape[0]!;
+    this.batches.push(rows);
+    return new Promise((resolve) => this.clock.setTimeout(() => resolve({ y: feeds.x! }), this.a * rows + this.b));
+  }
+}
+
+/** Open-loop arrivals every `gapMs` for `durationMs`; returns each request's latency or "shed". */
+async function simulate(options: { a: number; b: number; gapMs: number; durationMs: number; targetMs: number; maxBatchSize?: number }) {
+  const clock = new FakeClock();
+  const instance = new TimedInstance(clock, options.a, options.b);
+  const batcher = new DynamicBatcher({ instances: [instance], maxBatchSize: options.maxBatchSize ?? 64, targetLatencyMs: options.targetMs, clock });
+  const outcomes: Promise<number | string>[] = [];
+  const step = 0.05;
+  for (let t = 0; t < options.durationMs + 200; t += step) {
+    if (t < options.durationMs && Math.abs(t / options.gapMs - Math.round(t / options.gapMs)) < 1e-6) {
+      const start = clock.now();
+      outcomes.push(batcher.enqueue(fakeRequest(1)).then(() => clock.now() - start, (e: { code: string; message: string }) => `${e.code}: ${e.message}`));
+    }
+    await settle();
+    clock.advance(step);
+  }
+  return { results: await Promise.all(outcomes), batches: instance.batches, fit: batcher.cost! };
+}
+
+describe("DynamicBatcher with a latency target (simulated cost 0.02·n + 1 ms)", () => {
+  it("fits the cost it sees, batches, and keeps every request under the target", async () => {
+    const { results, batches, fit } = await simulate({ a: 0.02, b: 1, gapMs: 0.1, durationMs: 100, targetMs: 20 });
+    const latencies = results.filter((r): r is number => typeof r === "number");
+    expect(latencies.length).toBe(results.length);
+    expect(Math.max(...latencies)).toBeLessThanOrEqual(20);
+    expect(fit.b).toBeCloseTo(1, 1);
+    expect(fit.a).toBeCloseTo(0.02, 2);
+    // 10 arrivals per ms and 1 ms fixed cost: batches must be large to keep up at all.
+    expect(results.length / batches.length).toBeGreaterThan(8);
+  });
+
+  it("dispatches a lone request at once when arrivals are far apart", async () => {
+    const { results, batches } = await simulate({ a: 0.02, b: 1, gapMs: 5, durationMs: 50, targetMs: 20 });
+    expect(batches.every((n) => n === 1)).toBe(true);
+    expect(results.slice(1).every((r) => typeof r === "number" && Math.abs(r - 1.02) < 0.06)).toBe(true);
+  });
+
+  it("sheds (UNAVAILABLE) requests that can no longer meet the target instead of running them late", async () => {
+    // Overloaded: 20 arrivals per ms, 0.1 ms per row: at most 10 rows per ms can be served.
+    const { results } = await simulate({ a: 0.1, b: 1, gapMs: 0.05, durationMs: 60, targetMs: 10 });
+    const shed = results.filter((r) => typeof r === "string");
+    const served = results.filter((r): r is number => typeof r === "number");
+    expect(shed.length).toBeGreaterThan(0);
+    expect(shed[0]).toMatch(/^UNAVAILABLE: request shed: .*past its 10 ms deadline/);
+    expect(served.length).toBeGreaterThan(0);
+    expect(Math.max(...served)).toBeLessThanOrEqual(10 + 1e-6);
+  });
+});
