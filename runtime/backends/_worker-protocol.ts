@@ -8,6 +8,12 @@ export type WorkerRequest =
   | { id: number; op: "release" };
 
 /**
+ * The one message without a reply: hands the worker the shared-memory channel's control block and
+ * arenas (`_shared-channel.ts`), and again whenever the input arena grows (absent fields keep theirs).
+ */
+export type WorkerNotice = { op: "channel"; control?: SharedArrayBuffer; input?: SharedArrayBuffer; output?: SharedArrayBuffer; spinMicros?: number };
+
+/**
  * Buffers that can move to the other thread instead of being copied: numeric tensors that own
  * their whole buffer (a batch buffer, an ORT output). Views into a larger buffer, such as a
  * request body, are copied, so the rest of that buffer stays usable.
@@ -22,7 +28,10 @@ export function transferables(tensors: Record<string, Tensor>): ArrayBuffer[] {
   return [...buffers];
 }
 
-/** Replies; `invalid` marks an error that the request's content caused (INVALID_ARG). */
+/**
+ * Replies; `invalid` marks an error that the request's content caused (INVALID_ARG). A channel run
+ * whose outputs did not fit the output arena answers here, with the larger arena it grew in `output`.
+ */
 export type WorkerReply =
-  | { id: number; ok: true; signature?: ModelSignature; outputs?: Record<string, Tensor> }
+  | { id: number; ok: true; signature?: ModelSignature; outputs?: Record<string, Tensor>; output?: SharedArrayBuffer }
   | { id: number; ok: false; error: string; invalid?: boolean };

@@ -1,6 +1,9 @@
 import type { Accelerator } from "../config/function-config.ts";
 import type { ModelSignature, Tensor } from "../core/mod.ts";
 
+/** The thread a session computes on. */
+export type ExecutionThread = "main" | "worker";
+
 /** Options a backend receives when it creates one session (one model instance). */
 export interface LoadOptions {
   /** Requested accelerator; the backend falls back (and says why) when it cannot honour it. */
@@ -15,6 +18,12 @@ export interface LoadOptions {
   allowSpinning?: boolean;
   /** Backends without a model file (identity) take their signature from the config. */
   signature?: ModelSignature;
+  /**
+   * Where the session computes: `main` in this thread (no hop, but it blocks the event loop while it
+   * runs), `worker` in a worker thread. Unset: a worker where the backend has them. Backends that
+   * have no choice ignore it and say where they ran in `Session.executionThread`.
+   */
+  executionThread?: ExecutionThread;
   log?: { info(message: string): void; warn(message: string): void };
 }
 
@@ -47,6 +56,8 @@ export interface Session {
    * sessions that cannot die on their own (in this thread). The lifecycle replaces a dead one.
    */
   readonly alive?: boolean;
+  /** Where it computes, for backends that can place a session either way. */
+  readonly executionThread?: ExecutionThread;
   run(feeds: Record<string, Tensor>, options?: { signal?: AbortSignal }): Promise<Record<string, Tensor>>;
   release(): Promise<void>;
 }
@@ -57,6 +68,7 @@ export function describedSession(session: Omit<Session, "provider" | "fallbackRe
     signature: session.signature,
     provider,
     fallbackReason,
+    executionThread: session.executionThread,
     get alive() {
       return session.alive;
     },

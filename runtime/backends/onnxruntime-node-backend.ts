@@ -1,10 +1,11 @@
-import { RuntimeError } from "../core/mod.ts";
-import type { ModelSignature, Tensor, WorkerHandle } from "../core/mod.ts";
+import { RuntimeError, systemClock } from "../core/mod.ts";
+import type { Clock, ModelSignature, Tensor, WorkerHandle } from "../core/mod.ts";
 import type { Backend, LoadOptions, Session } from "./backend.ts";
 import { checkOrtInput, errorMessage, OrtSession } from "./_ort-session.ts";
 import { ortNode } from "./_ort-node.ts";
 import type { OrtSessionSettings } from "./_ort-session.ts";
 import { WorkerPool } from "./_worker-pool.ts";
+import { InlineGate } from "./_inline-gate.ts";
 
 /** What runs one session: in this thread or in a worker. */
 interface Engine {
@@ -22,6 +23,10 @@ export interface OnnxRuntimeNodeOptions {
   startWorker?: (module: URL) => WorkerHandle;
   /** Worker threads kept idle for the next load (default 2; one is started ahead of time). */
   idleWorkers?: number;
+  /** Times inline runs for the starvation bound (default: the system clock). */
+  clock?: Pick<Clock, "now" | "setTimeout" | "soon">;
+  /** Inline compute between two event-loop yields, in ms (default `INLINE_BUDGET_MS`). */
+  inlineBudgetMs?: number;
 }
 
 /**
@@ -35,11 +40,12 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
   const { startWorker } = backendOptions;
   const module = new URL("./onnxruntime-worker.ts", import.meta.url);
   const pool = startWorker && new WorkerPool(startWorker, { maxIdle: backendOptions.idleWorkers ?? 2, module });
+  const gate = new InlineGate(backendOptions.clock ?? systemClock, { budgetMs: backendOptions.inlineBudgetMs });
 
   async function load(model: Uint8Array, options: LoadOptions): Promise<Session> {
-    const connection = pool?.take();
+    const connection = options.executionThread === "main" ? undefined : pool?.take();
     const open = async (settings: OrtSessionSettings): Promise<Engine> => {
-      if (!connection) return await OrtSession.create(ortNode, model, settings);
+      if (!connection) return inlineEngine(await OrtSession.create(ortNode, model, settings), gate);
       const signature = await connection.load(model, settings);
       return { signature, run: (feeds) => connection.run(feeds), release: () => pool!.give(connection) };
     };
@@ -68,6 +74,7 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
             signature: engine.signature,
             provider,
             fallbackReason,
+            executionThread: connection ? "worker" : "main",
             get alive() {
               return connection?.alive;
             },
@@ -90,6 +97,29 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
   }
 
   return { name: "onnxruntime-node", checkInput: checkOrtInput, load, close: async () => await pool?.drain() };
+}
+
+/**
+ * A session on the event loop. Its runs pass the gate (the starvation bound); a release waits for
+ * the run in flight: onnxruntime-node starts the computation on a later turn (setImmediate), and
+ * a session released in between aborts the process or leaves the run unsettled. That, not mixing
+ * inline and worker sessions, is what "hung once" (reproduced with a release racing runs; mixed
+ * placements under load are tested in test/e2e/execution-thread.test.ts).
+ */
+function inlineEngine(session: OrtSession, gate: InlineGate): Engine {
+  let running: Promise<unknown> = Promise.resolve();
+  return {
+    signature: session.signature,
+    run: (feeds) => {
+      const result = gate.run(() => session.run(feeds));
+      running = result.catch(() => undefined);
+      return result;
+    },
+    release: async () => {
+      await running;
+      await session.release();
+    },
+  };
 }
 
 function candidateProviders(accelerator: LoadOptions["accelerator"]): string[] {

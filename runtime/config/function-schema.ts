@@ -354,6 +354,10 @@ function semanticProblems(config: RawConfig): { path: PropertyKey[]; problem: st
       problem: "needs a batch dimension, but max_batch_size is 0; set max_batch_size ≥ 1 or remove dynamic_batching",
     });
   }
+  const thread = config.parameters.execution_thread?.string_value;
+  if (thread !== undefined && !["auto", "main", "worker"].includes(thread)) {
+    problems.push({ path: ["parameters", "execution_thread"], problem: `${JSON.stringify(thread.slice(0, 32))} is not one of auto, main, worker` });
+  }
   const scale = config.scale;
   if (scale?.min_instances !== undefined && scale.max_instances !== undefined && scale.min_instances > scale.max_instances) {
     problems.push({ path: ["scale", "min_instances"], problem: `${scale.min_instances} is more than max_instances ${scale.max_instances}` });

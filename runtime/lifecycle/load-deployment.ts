@@ -9,6 +9,8 @@ import type { ResourceLimiter, ResourceNeeds } from "../scheduler/mod.ts";
 import { Deployment } from "./deployment.ts";
 import { instancePlacements } from "./instance-placement.ts";
 import { prepareRequest } from "./prepare-request.ts";
+import { chooseThread, executionThreadSetting, inlineCandidate, measureInline, threadParameters } from "./execution-thread.ts";
+import type { InlineMeasurement } from "./execution-thread.ts";
 
 export interface LoadDeploymentOptions {
   /** The declared config, with the accelerator already resolved against the server default. */
@@ -54,13 +56,19 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     signature: identity ? identitySignature(declared) : undefined,
     log: { info: (m) => log.info(`${prefix}: ${m}`), warn: (m) => log.warn(`${prefix}: ${m}`) },
   };
+  // `auto` first loads in-process and measures; a model too slow for the event loop moves to a worker.
+  const setting = identity ? "worker" : executionThreadSetting(declared);
+  if (setting === "main" && initial > 1) {
+    log.warn(`${prefix}: execution_thread main with ${initial} instances: inline instances share the event loop and never overlap`);
+  }
+  let thread: "main" | "worker" = setting === "auto" ? (inlineCandidate(initial, declared.scale.max_instances) ? "main" : "worker") : setting;
   let next = 0;
   // What each instance needs from the rate limiter, from its placement's group.
   const needs = new WeakMap<Session, ResourceNeeds>();
   const createInstance = async () => {
     signal?.throwIfAborted();
     const { rateLimiter, ...placement } = placements[next++ % placements.length]!;
-    const session = await backend.load(bytes, { ...shared, ...placement });
+    const session = await backend.load(bytes, { ...shared, ...placement, executionThread: thread });
     if (signal?.aborted) {
       // A session that finished loading after the unload is released here, never handed out.
       await session.release();
@@ -75,6 +83,19 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     // Complete the config from the first instance, so a contradiction fails before the others load.
     sessions.push(await createInstance());
     const config: FunctionConfig = identity ? completeIdentityConfig(declared) : completeConfig(declared, sessions[0]!.signature);
+    let measured: InlineMeasurement | undefined;
+    if (setting === "auto" && sessions[0]!.executionThread === "main") {
+      const probe = config.model_warmup[0] ?? zeroSample(config);
+      measured = await measureInline(sessions[0]!, config, (batch) => sampleFeeds({ ...probe, batch_size: batch }, config, backend)());
+      thread = chooseThread(measured);
+      if (thread === "worker") {
+        await sessions.pop()!.release();
+        next = 0;
+        sessions.push(await createInstance());
+      }
+    }
+    const actual = sessions[0]!.executionThread;
+    if (actual) config.parameters = { ...config.parameters, ...threadParameters(setting, actual, measured) };
     while (sessions.length < initial) sessions.push(await createInstance());
     for (const sample of config.model_warmup) await warmUp(sample, config, sessions, { backend, signal });
     return new Deployment({
@@ -102,19 +123,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
  * reused after the first run would be detached.
  */
 async function warmUp(sample: WarmupSample, config: FunctionConfig, sessions: Session[], options: { backend: Backend; signal?: AbortSignal }): Promise<void> {
-  const batching = config.max_batch_size > 0;
-  const inputs = Object.entries(sample.inputs).map(([name, input]) => {
-    const shape = batching ? [sample.batch_size, ...input.dims] : [...input.dims];
-    return { name, tensor: sampleTensor(fromConfigType(input.data_type), shape, input.random_data === true) };
-  });
-  const feeds = (): Record<string, Tensor> => {
-    const request: InferRequest = { parameters: {}, inputs: inputs.map(({ name, tensor }) => ({ name, tensor: copyTensor(tensor) })) };
-    try {
-      return prepareRequest(request, config, { checkInput: options.backend.checkInput }).feeds;
-    } catch (error) {
-      throw new RuntimeError("INVALID_ARG", `model_warmup '${sample.name}': ${(error as Error).message}`);
-    }
-  };
+  const feeds = sampleFeeds(sample, config, options.backend);
   for (const session of sessions) {
     for (let i = 0; i < Math.max(1, sample.count); i++) {
       options.signal?.throwIfAborted();
@@ -123,6 +132,31 @@ async function warmUp(sample: WarmupSample, config: FunctionConfig, sessions: Se
       });
     }
   }
+}
+
+/** Fresh feeds for one sample per call (a worker takes ownership of the buffers it is sent). */
+function sampleFeeds(sample: WarmupSample, config: FunctionConfig, backend: Backend): () => Record<string, Tensor> {
+  const batching = config.max_batch_size > 0;
+  const inputs = Object.entries(sample.inputs).map(([name, input]) => {
+    const shape = batching ? [sample.batch_size, ...input.dims] : [...input.dims];
+    return { name, tensor: sampleTensor(fromConfigType(input.data_type), shape, input.random_data === true) };
+  });
+  return () => {
+    const request: InferRequest = { parameters: {}, inputs: inputs.map(({ name, tensor }) => ({ name, tensor: copyTensor(tensor) })) };
+    try {
+      return prepareRequest(request, config, { checkInput: backend.checkInput }).feeds;
+    } catch (error) {
+      throw new RuntimeError("INVALID_ARG", `model_warmup '${sample.name}': ${(error as Error).message}`);
+    }
+  };
+}
+
+/** Zero inputs of batch 1 (variable dims as 1), for `auto` when the function has no warm-up sample. */
+function zeroSample(config: FunctionConfig): WarmupSample {
+  const inputs = Object.fromEntries(
+    config.input.filter((t) => !t.optional).map((t) => [t.name, { data_type: t.data_type, dims: t.dims.map((d) => (d < 0 ? 1 : d)), zero_data: true }]),
+  );
+  return { name: "execution_thread probe", batch_size: 1, count: 1, inputs };
 }
 
 /** A tensor with its own data buffer (BYTES elements are copied too: they can be transferred as well). */

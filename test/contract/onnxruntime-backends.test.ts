@@ -80,3 +80,29 @@ describe.each(backends)("onnxruntime backend contract (%s)", (_mode, backend, ex
     await expect(backend.load(new Uint8Array([1, 2, 3]), { accelerator })).rejects.toMatchObject({ code: "INVALID_ARG" });
   });
 });
+
+describe("onnxruntime-node placement (execution_thread)", () => {
+  const backend = createOnnxRuntimeNodeBackend({ startWorker: platform.startWorker });
+  const range = Array.from({ length: 16 }, (_, i) => i);
+
+  it("`load()` places a session in this thread for main and in a worker otherwise, and says which", async () => {
+    const inline = await backend.load(simple, { accelerator: "cpu", executionThread: "main" });
+    const worker = await backend.load(simple, { accelerator: "cpu", executionThread: "worker" });
+    expect(inline.executionThread).toBe("main");
+    expect(worker.executionThread).toBe("worker");
+    const [a, b] = await Promise.all([inline, worker].map((s) => s.run({ INPUT0: int32(range), INPUT1: int32(range) })));
+    expect([...(a!.OUTPUT0!.data as Int32Array)]).toEqual(range.map((i) => 2 * i));
+    expect([...(b!.OUTPUT0!.data as Int32Array)]).toEqual(range.map((i) => 2 * i));
+    await Promise.all([inline.release(), worker.release()]);
+  });
+
+  it("`release()` of an inline session waits for the run in flight instead of pulling the session from under it", async () => {
+    const session = await backend.load(simple, { accelerator: "cpu", executionThread: "main" });
+    const runs = Array.from({ length: 20 }, () => session.run({ INPUT0: int32(range), INPUT1: int32(range) }));
+    const released = session.release();
+    const settled = await Promise.allSettled(runs);
+    await released;
+    // Each run either finished or was refused; none was left pending or took the process down.
+    expect(settled.filter((r) => r.status === "fulfilled").length).toBeGreaterThanOrEqual(1);
+  });
+});

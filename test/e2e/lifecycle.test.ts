@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { cpSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { inProcess, startServer } from "../support/start-server.ts";
 import type { TestServer } from "../support/start-server.ts";
@@ -43,7 +43,10 @@ describe("lifecycle through the real server", () => {
       });
       return { ...handle, onExit: (handler) => void ((reportExit = handler), handle.onExit(handler)) };
     };
-    server = await startServer({ repository: tempRepository("simple"), platform: { ...base, log: { info() {}, warn() {}, error() {} }, startWorker } });
+    // `simple` is cheap enough for `auto` to run it on the event loop: ask for the worker thread.
+    const repository = tempRepository("simple");
+    appendFileSync(join(repository, "simple", "function.yaml"), "parameters: { execution_thread: { string_value: worker } }\n");
+    server = await startServer({ repository, platform: { ...base, log: { info() {}, warn() {}, error() {} }, startWorker } });
     expect((await infer(server.url, "simple")).status).toBe(200);
     await Promise.all(crashes.map((crash) => crash())); // every ORT thread, the pool's idle one too
     const answers = await Promise.all([1, 2, 3].map(() => infer(server!.url, "simple")));

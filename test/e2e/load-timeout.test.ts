@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
 import { startServer } from "../support/start-server.ts";
 import type { TestServer } from "../support/start-server.ts";
 import { tempRepository } from "../support/spawn-server.ts";
@@ -11,6 +13,13 @@ afterEach(async () => {
   await server?.close();
   server = undefined;
 });
+
+/** `simple` on a worker thread: `auto` would time it in-process first, a load the gate counts too. */
+function workerRepository(): string {
+  const repository = tempRepository("simple");
+  appendFileSync(join(repository, "simple", "function.yaml"), "parameters: { execution_thread: { string_value: worker } }\n");
+  return repository;
+}
 
 const range = (n: number, f: (i: number) => number) => Array.from({ length: n }, (_, i) => f(i));
 const body = JSON.stringify({
@@ -26,7 +35,7 @@ describe("--load-timeout-secs (loadTimeoutMs)", () => {
   it("answers 503 naming the load when an on-demand load outlasts it, then serves once the load finishes", async () => {
     // The load cannot finish before the gate opens, so 1 ms is always too short: no race to win.
     const gated = gatedOnnxRuntime();
-    server = await startServer({ repository: tempRepository("simple"), backends: gated.backends, loadTimeoutMs: 1 });
+    server = await startServer({ repository: workerRepository(), backends: gated.backends, loadTimeoutMs: 1 });
     const [first, second] = await Promise.all([infer(server.url), infer(server.url)]);
     expect([first.status, second.status]).toEqual([503, 503]);
     expect((await first.json()).error).toMatch(/timed out after 1 ms waiting for 'simple' version 1 to load/);
@@ -46,7 +55,7 @@ describe("--load-timeout-secs (loadTimeoutMs)", () => {
   it("measures the wait on the injected clock: 503 once the fake clock passes the timeout, not before", async () => {
     const gated = gatedOnnxRuntime();
     const clock = new FakeClock();
-    server = await startServer({ repository: tempRepository("simple"), backends: gated.backends, clock, loadTimeoutMs: 60_000 });
+    server = await startServer({ repository: workerRepository(), backends: gated.backends, clock, loadTimeoutMs: 60_000 });
     const pending = infer(server.url);
     await expect.poll(() => gated.seen.loads).toBe(1);
     let settled = false;
@@ -63,7 +72,7 @@ describe("--load-timeout-secs (loadTimeoutMs)", () => {
 
   it("lets a request wait for a load that finishes within the timeout", async () => {
     const gated = gatedOnnxRuntime();
-    server = await startServer({ repository: tempRepository("simple"), backends: gated.backends, loadTimeoutMs: 60_000 });
+    server = await startServer({ repository: workerRepository(), backends: gated.backends, loadTimeoutMs: 60_000 });
     const pending = infer(server.url);
     await expect.poll(() => stateOf(server!.url)).toEqual(["LOADING"]);
     gated.open();

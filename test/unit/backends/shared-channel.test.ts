@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { arenaBytesFor, arenaSizeFor, CONTROL_BYTES, INITIAL_ARENA_BYTES, readTensors, writeTensors } from "../../../runtime/backends/_shared-channel.ts";
+import type { Tensor } from "../../../runtime/core/mod.ts";
+
+const names = ["a", "b", "c"];
+
+describe("shared channel layout", () => {
+  it("`writeTensors()` then `readTensors()` round-trips mixed datatypes at 8-byte-aligned offsets", () => {
+    const tensors: Record<string, Tensor> = {
+      b: { datatype: "UINT8", shape: [1, 3], data: Uint8Array.of(1, 2, 3) },
+      c: { datatype: "INT64", shape: [2], data: BigInt64Array.of(-1n, 2n ** 62n) },
+      a: { datatype: "FP32", shape: [], data: Float32Array.of(0.5) },
+    };
+    expect(arenaBytesFor(names, tensors)).toBe(8 + 16 + 8);
+    const control = new Int32Array(new SharedArrayBuffer(CONTROL_BYTES));
+    const arena = new SharedArrayBuffer(INITIAL_ARENA_BYTES);
+    writeTensors(control, new Uint8Array(arena), names, tensors);
+    const views = readTensors(control, arena, names, false);
+    const copies = readTensors(control, arena, names, true);
+    expect(copies).toEqual(tensors);
+    expect((views.c!.data as BigInt64Array).buffer).toBe(arena);
+    expect((copies.c!.data as BigInt64Array).buffer).toBeInstanceOf(ArrayBuffer);
+  });
+
+  it("`arenaBytesFor()` is -1 for what the channel cannot carry: BYTES, names outside the signature", () => {
+    expect(arenaBytesFor(names, { a: { datatype: "BYTES", shape: [1], data: [Uint8Array.of(65)] } })).toBe(-1);
+    expect(arenaBytesFor(names, { z: { datatype: "FP32", shape: [1], data: Float32Array.of(1) } })).toBe(-1);
+  });
+
+  it("`arenaSizeFor()` grows in powers of two from the initial size", () => {
+    expect(arenaSizeFor(1)).toBe(INITIAL_ARENA_BYTES);
+    expect(arenaSizeFor(INITIAL_ARENA_BYTES + 1)).toBe(2 * INITIAL_ARENA_BYTES);
+  });
+});
