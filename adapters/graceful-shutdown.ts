@@ -1,4 +1,4 @@
-import type { Clock, Logger } from "../runtime/mod.ts";
+import type { Clock, Logger, ServeEnv } from "../runtime/mod.ts";
 import type { Listener } from "./host.ts";
 
 export type ShutdownSignal = "SIGINT" | "SIGTERM";
@@ -40,12 +40,12 @@ export class RequestTracker {
     for (const stream of this.#streams) stream.abort();
   }
 
-  wrap(fetch: (request: Request) => Response | Promise<Response>): (request: Request) => Promise<Response> {
-    return async (request) => {
+  wrap(fetch: (request: Request, env?: ServeEnv) => Response | Promise<Response>): (request: Request, env?: ServeEnv) => Promise<Response> {
+    return async (request, env) => {
       this.#received++;
       this.#inFlight++;
       try {
-        const response = await fetch(request);
+        const response = await fetch(request, env);
         if (this.#draining) return withConnectionClose(response);
         return response.headers.get("content-type")?.startsWith("text/event-stream") ? this.#endable(response) : response;
       } finally {

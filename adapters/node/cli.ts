@@ -5,6 +5,8 @@ import process from "node:process";
 import { serve } from "@hono/node-server";
 import { runCli } from "../cli.ts";
 import type { Host } from "../host.ts";
+import { answerClientErrors } from "./client-error.ts";
+import { withDirectBody } from "./direct-body.ts";
 import { createNodePlatform } from "./platform.ts";
 
 /** Node host: @hono/node-server for sockets, process for signals and exit. */
@@ -15,12 +17,13 @@ export function nodeHost(args: string[]): Host {
     serve: (fetch, { hostname, port }) =>
       new Promise((resolve) => {
         const active = new Set<ServerResponse>();
-        const server = serve({ fetch, hostname, port }, (info) => {
+        const server = serve({ fetch: withDirectBody(fetch), hostname, port }, (info) => {
           resolve({
             url: `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${info.port}`,
             close: () => closeGracefully(server, active),
           });
         }) as Server;
+        answerClientErrors(server);
         server.on("request", (_request, response: ServerResponse) => {
           active.add(response);
           response.once("close", () => active.delete(response));

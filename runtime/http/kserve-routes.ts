@@ -16,6 +16,7 @@ import type { RequestHeader } from "../tensor/mod.ts";
 import type { Deployment, ModelManager } from "../lifecycle/mod.ts";
 import { jsonError } from "./error-status.ts";
 import { readBody, refuseDeclaredOversize } from "./read-body.ts";
+import type { ServeEnv } from "./direct-body.ts";
 
 /** What the KServe routes need from the runtime. */
 export interface KserveContext {
@@ -64,12 +65,15 @@ export function registerKserveRoutes(app: Hono, ctx: KserveContext): void {
       // against the model and the element budget, and only then decode tensor data.
       const name = c.req.param("name")!;
       const version = c.req.param("version");
-      const signal = c.req.raw.signal;
-      await refuseDeclaredOversize(c.req.raw, ctx.maxInputBytes);
+      // On Node the adapter hands over the socket's body (and a signal) directly: touching
+      // `c.req.raw.signal` or its body would build the web-stream bridge this skips.
+      const direct = (c.env as ServeEnv | undefined)?.directBody;
+      const signal = direct?.signal ?? c.req.raw.signal;
+      await refuseDeclaredOversize(c.req.raw, ctx.maxInputBytes, direct);
       ctx.models.admit(name, version, (header) => c.req.header(header));
-      const d = await deployment(c, ctx);
+      const d = await deployment(c, ctx, signal);
       d.checkRoom();
-      const body = await readBody(c.req.raw, ctx.maxInputBytes);
+      const body = await readBody(c.req.raw, ctx.maxInputBytes, direct);
       const request = decode(body, c.req.header("inference-header-content-length"), d, ctx.maxElements ?? DEFAULT_MAX_ELEMENTS);
       const response = await ctx.models.infer(name, version, request, { signal });
       const encoded = encodeInferResponse(response, request);
@@ -94,8 +98,8 @@ function statistics(ctx: KserveContext, name?: string, version?: string) {
 }
 
 /** The deployment a request names, loaded on demand (lazy mode, or a parked function). */
-function deployment(c: Context, ctx: KserveContext): Promise<Deployment> {
-  return ctx.models.acquire(c.req.param("name")!, c.req.param("version"), { signal: c.req.raw.signal });
+function deployment(c: Context, ctx: KserveContext, signal = c.req.raw.signal): Promise<Deployment> {
+  return ctx.models.acquire(c.req.param("name")!, c.req.param("version"), { signal });
 }
 
 function decode(body: Uint8Array, header: string | undefined, d: Deployment, maxElements: number): InferRequest {
@@ -145,7 +149,13 @@ function metadata(d: Deployment, ctx: KserveContext) {
     platform: config.platform || config.backend,
     inputs: config.input.map(tensor),
     outputs: config.output.map(tensor),
-    parameters: { state: "READY", instance_count: d.instanceCount, execution_provider: d.provider },
+    parameters: {
+      state: "READY",
+      instance_count: d.instanceCount,
+      execution_provider: d.provider,
+      // `auto`'s choice (main = on the event loop), when the backend places sessions.
+      ...(config.parameters.execution_thread && { execution_thread: config.parameters.execution_thread.string_value }),
+    },
   };
 }
 

@@ -1,4 +1,5 @@
 import { invalidArg, RuntimeError } from "../core/mod.ts";
+import type { DirectBody } from "./direct-body.ts";
 
 /**
  * The client closed the connection before its body arrived: nobody is left to answer, so it is
@@ -17,10 +18,13 @@ export class ClientAbortedError extends RuntimeError {
  * first: a server that answers while the client is still sending makes some clients see a broken
  * pipe instead of the 413. Larger ones go unread.
  */
-export async function refuseDeclaredOversize(request: Request, limit: number): Promise<void> {
+export async function refuseDeclaredOversize(request: Request, limit: number, direct?: DirectBody): Promise<void> {
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (!(declared > limit)) return;
-  if (declared <= DRAIN_LIMIT && request.body) await drain(request.body).catch(() => {});
+  if (declared <= DRAIN_LIMIT) {
+    if (direct) await direct.read(DRAIN_LIMIT).catch(() => {});
+    else if (request.body) await drain(request.body).catch(() => {});
+  }
   throw tooLarge(limit);
 }
 
@@ -29,10 +33,11 @@ export async function refuseDeclaredOversize(request: Request, limit: number): P
  * anything larger than `limit` bytes (before or after inflation) with RESOURCE_EXHAUSTED (413).
  * A client that goes away mid-body gets a `ClientAbortedError`.
  */
-export async function readBody(request: Request, limit: number): Promise<Uint8Array> {
-  await refuseDeclaredOversize(request, limit);
+export async function readBody(request: Request, limit: number, direct?: DirectBody): Promise<Uint8Array> {
+  await refuseDeclaredOversize(request, limit, direct);
   const declared = Number(request.headers.get("content-length") ?? NaN);
   const encoding = request.headers.get("content-encoding")?.trim().toLowerCase();
+  if (direct) return await readDirect(direct, { limit, declared, encoding });
   if (!request.body) return new Uint8Array();
   try {
     if (!encoding || encoding === "identity") {
@@ -54,6 +59,33 @@ export async function readBody(request: Request, limit: number): Promise<Uint8Ar
 }
 
 const DRAIN_LIMIT = 16 * 1024 * 1024;
+
+/** `readBody` over an adapter's `DirectBody`: the same limits, inflation and errors as the stream path. */
+async function readDirect(
+  direct: DirectBody,
+  { limit, declared, encoding }: { limit: number; declared: number; encoding: string | undefined },
+): Promise<Uint8Array> {
+  if (encoding && encoding !== "identity" && encoding !== "gzip" && encoding !== "deflate") {
+    throw invalidArg(`unsupported Content-Encoding '${encoding}'; use gzip, deflate or none`);
+  }
+  let raw: Uint8Array | undefined;
+  try {
+    raw = await direct.read(limit);
+  } catch {
+    throw new ClientAbortedError(declared);
+  }
+  if (raw === undefined) throw tooLarge(limit);
+  if (encoding !== "gzip" && encoding !== "deflate") return raw;
+  // Compressed bodies are rare: inflate through the web stream, bounded as it goes.
+  try {
+    const inflated = new Blob([raw as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream(encoding));
+    return await collect(inflated, limit, "inflated request body");
+  } catch (error) {
+    if (error instanceof RuntimeError) throw error;
+    if (direct.signal.aborted) throw new ClientAbortedError(declared);
+    throw invalidArg(`request body is not valid ${encoding} data: ${(error as Error).message}`);
+  }
+}
 
 async function drain(stream: ReadableStream<Uint8Array>): Promise<void> {
   const reader = stream.getReader();

@@ -3,6 +3,7 @@ import { type DataType, elementCount, type Tensor, type TensorData } from "../co
 import { storageFor } from "./datatypes.ts";
 import { parseJsonLossless } from "./_lossless-json.ts";
 import type { DataSpan } from "./_json-scan.ts";
+import { readFlatNumbers } from "./_json-numbers.ts";
 
 /** Which tensor a JSON `data` array belongs to; `name` appears in every error message. */
 export interface JsonTensorTarget {
@@ -114,8 +115,9 @@ export function decodeJsonData(target: JsonTensorTarget, data: unknown): TensorD
 
 /**
  * Decodes the `data` of one input from its span in the request text (see `scanJsonHeader`).
- * The element count is checked from the scan before anything is parsed; then only this span is
- * parsed, and re-read digit-exact when an INT64/UINT64 value may have been rounded.
+ * The element count is checked from the scan before anything is parsed. A flat numeric array is
+ * then read straight into its typed array (`readFlatNumbers`); anything else is parsed by
+ * `JSON.parse`, and re-read digit-exact when an INT64/UINT64 value may have been rounded.
  */
 export function decodeJsonSpan(text: string, span: DataSpan, target: JsonTensorTarget): TensorData {
   const { name, datatype, shape } = target;
@@ -124,6 +126,11 @@ export function decodeJsonSpan(text: string, span: DataSpan, target: JsonTensorT
   if (span.leaves >= 0 && span.leaves !== count) {
     throw invalidArg(`input '${name}': expected ${count} elements for shape [${shape.join(",")}], got ${span.leaves}`);
   }
+  if (span.arrays === 0 && datatype !== "BYTES" && datatype !== "BOOL") {
+    const fast = readFlatNumbers(text, span.start, span.end, datatype, count);
+    if (fast) return fast;
+  }
+  // Anything but a flat array of valid numbers: parsed, and reported, by the reference path.
   const source = text.slice(span.start, span.end);
   let values: unknown;
   try {

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { Pool } from "undici";
-import { startServer } from "../support/start-server.ts";
+import { connect } from "node:net";
+import { startServer, TARGET_RUNTIME } from "../support/start-server.ts";
 import type { TestServer } from "../support/start-server.ts";
 import { fuzzRequest } from "../support/fuzz-requests.ts";
 import { checkStillCorrect, describeCase, sendFuzzRequest, violation } from "../support/fuzz-client.ts";
@@ -58,4 +59,21 @@ describe("the HTTP surface under fuzzing", () => {
     },
     240_000,
   );
+});
+
+describe("requests the HTTP parser refuses", () => {
+  it.runIf(TARGET_RUNTIME === "node")("answers a request head over 16 KiB with 431 and a JSON error, then keeps serving", async () => {
+    const { hostname, port } = new URL(server.url);
+    const answer = await new Promise<string>((resolve, reject) => {
+      let text = "";
+      const socket = connect(Number(port), hostname, () => socket.write(`GET /v2/${"a".repeat(17_600)} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`));
+      socket.on("data", (chunk) => (text += chunk.toString()));
+      socket.on("close", () => resolve(text));
+      socket.on("error", reject);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 431 /);
+    const body = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)) as { error: string };
+    expect(body.error).toMatch(/Request Header Fields Too Large/);
+    expect(await checkStillCorrect(pool)).toBeUndefined();
+  });
 });

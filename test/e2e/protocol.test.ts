@@ -51,7 +51,7 @@ describe("health and metadata", () => {
         { name: "OUTPUT0", datatype: "INT32", shape: [-1, 16] },
         { name: "OUTPUT1", datatype: "INT32", shape: [-1, 16] },
       ],
-      parameters: { state: "READY", instance_count: 1, execution_provider: "cpu" },
+      parameters: { state: "READY", instance_count: 1, execution_provider: "cpu", execution_thread: "main" },
     });
     expect((await fetch(`${server.url}/v2/models/simple/versions/1`)).status).toBe(200);
     expect((await fetch(`${server.url}/v2/models/simple/versions/1/ready`)).status).toBe(200);

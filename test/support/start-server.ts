@@ -1,4 +1,5 @@
 import { serve } from "@hono/node-server";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -8,6 +9,8 @@ import { createRuntime } from "../../runtime/mod.ts";
 import type { Runtime, RuntimeOptions } from "../../runtime/mod.ts";
 import { LIMIT_FLAGS } from "../../runtime/config/mod.ts";
 import { createNodePlatform } from "../../adapters/node/platform.ts";
+import { answerClientErrors } from "../../adapters/node/client-error.ts";
+import { withDirectBody } from "../../adapters/node/direct-body.ts";
 
 export const FUNCTIONS = fileURLToPath(new URL("../../functions", import.meta.url));
 
@@ -33,7 +36,8 @@ export async function startServer(options: Partial<RuntimeOptions> = {}): Promis
   const platform = createNodePlatform();
   const quiet = { info() {}, warn() {}, error() {} };
   const runtime = await createRuntime({ platform: { ...platform, log: quiet }, repository: FUNCTIONS, ...options });
-  const server = serve({ fetch: runtime.app.fetch, hostname: "127.0.0.1", port: 0 });
+  const server = serve({ fetch: withDirectBody(runtime.app.fetch), hostname: "127.0.0.1", port: 0 });
+  answerClientErrors(server as Server);
   await new Promise<void>((resolve) => server.once("listening", () => resolve()));
   const { port } = server.address() as AddressInfo;
   return {

@@ -1,0 +1,22 @@
+/**
+ * A request body the adapter reads from its socket itself, skipping the web-stream bridge: on Node,
+ * @hono/node-server turns the IncomingMessage into a ReadableStream for `request.arrayBuffer()`, which
+ * cost ≈100 µs of latency and CPU for a 200-byte body (bench/RESULTS.md). The adapter passes it as
+ * the fetch handler's second argument (`ServeEnv`); Bun and Deno pass none and keep their `Request`.
+ * Called once per request by the infer route.
+ */
+export interface DirectBody {
+  /** Aborted when the client goes away before its response finished (replaces `request.signal`). */
+  readonly signal: AbortSignal;
+  /**
+   * The whole body as sent (still Content-Encoded), in a buffer of its own (never a pooled slice).
+   * Resolves `undefined` as soon as more than `limit` bytes arrived, and stops reading; rejects when
+   * the client aborts mid-body.
+   */
+  read(limit: number): Promise<Uint8Array | undefined>;
+}
+
+/** What an adapter may pass to the app's fetch handler as its second argument (Hono's `c.env`). */
+export interface ServeEnv {
+  directBody?: DirectBody;
+}
