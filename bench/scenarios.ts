@@ -1,25 +1,29 @@
 /**
  * `npm run bench`: measures, in one run on this machine, the raw onnxruntime-node limit, tensorfn
- * served with and without dynamic batching, a naive hand-written server, the per-request overhead
- * and the adaptive queue delay, then writes bench/RESULTS.md (and the step data to
- * bench/out/scenarios.json). Progress goes to stderr. Takes about five minutes.
+ * against two hand-written servers (plain node:http and Hono) with JSON and binary tensors, tensorfn
+ * with and without dynamic batching, the per-request overhead, the adaptive queue delay, readiness
+ * and scrapes under load and the wake-up from PARKED, then writes bench/RESULTS.md with issue 11's
+ * Targets table (and the step data to bench/out/scenarios.json). Progress goes to stderr. Takes
+ * about nine minutes (the plan's length is printed at the start).
  *
  *   npm run bench [-- --quick] [-- --server-root <dir>]
  *
  * `--quick` shortens every window fourfold and writes to bench/out/ instead (for trying changes);
  * `--server-root` serves tensorfn from another checkout (e.g. a clean `git archive` of HEAD).
  */
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { writeBenchRepository } from "./scenarios/bench-repository.ts";
+import { measureColdStarts } from "./scenarios/cold-start-phase.ts";
 import { measureRaw, recheckRaw } from "./scenarios/raw-phase.ts";
 import { renderResults } from "./scenarios/results-md.ts";
 import { replaceSection } from "./results-section.ts";
 import type { Measured } from "./scenarios/measure-step.ts";
-import type { ScenarioResults } from "./scenarios/scenario-results.ts";
+import type { RunSubject, ScenarioResults } from "./scenarios/scenario-results.ts";
 import { benchFunctions, plannedSeconds, planSteps, runServedSteps } from "./scenarios/served.ts";
 import { startServerProcess } from "./scenarios/server-process.ts";
 import type { ServerProcess } from "./scenarios/server-process.ts";
@@ -50,14 +54,16 @@ const machine = {
 };
 log(`bench: ${machine.nproc} cores, ${machine.cpuModel}, Node ${machine.node}, onnxruntime-node ${machine.onnxruntimeNode}, load ${machine.loadAverage}`);
 
-log("bench: 1/4 raw onnxruntime-node limit (about 50 s)");
+const subject = runSubject(serverRoot);
+log(`bench: measuring tensorfn ${subject.commit}${subject.dirty ? " + uncommitted changes" : ""} from ${serverRoot} on ${subject.runtime}`);
+log("bench: 1/5 raw onnxruntime-node limit (about 50 s)");
 const raw = await measureRaw(FUNCTIONS, { scale, log });
 
 const repo = writeBenchRepository(FUNCTIONS, benchFunctions());
 const servers: ServerProcess[] = [];
 let served: Measured[];
 try {
-  log(`bench: 2/4 starting tensorfn (${serverRoot}) on ${repo}, the naive server and the bare HTTP server`);
+  log(`bench: 2/5 starting tensorfn (${serverRoot}) on ${repo}, the hand-written servers and the bare HTTP server`);
   const start = async (args: string[]) => {
     const server = await startServerProcess("node", args);
     servers.push(server);
@@ -66,22 +72,27 @@ try {
   // Every function loaded up front and never parked (Triton's default mode), so no step pays a load.
   const tensorfn = await start([join(serverRoot, "adapters", "node", "bin.mjs"), "serve", "--repo", repo, "--model-control-mode", "none", "--port", "0"]);
   const naive = await start(["--import", "tsx", join(ROOT, "bench", "naive-server.ts"), "--repo", FUNCTIONS, "--models", "simple,mlp,resnet", "--port", "0"]);
+  const handwritten = await start(["--import", "tsx", join(ROOT, "bench", "handwritten-server.ts"), "--repo", FUNCTIONS, "--models", "simple,mlp", "--port", "0"]);
   const bare = await start(["--import", "tsx", join(ROOT, "bench", "scenarios", "bare-http-server.ts"), "--port", "0"]);
   const targets = {
     tensorfn: { name: "tensorfn", url: tensorfn.url, pid: tensorfn.pid },
     naive: { name: "naive", url: naive.url, pid: naive.pid },
+    // No metadata routes of its own: requests are built from tensorfn's metadata for the same model.
+    handwritten: { name: "handwritten", url: handwritten.url, pid: handwritten.pid, metadataUrl: tensorfn.url },
     bare: { name: "bare", url: bare.url, pid: bare.pid, metadataUrl: tensorfn.url },
   } as const;
   const steps = planSteps(targets, scale);
-  log(`bench: 3/4 ${steps.length} served steps, about ${plannedSeconds(steps).toFixed(0)} s`);
+  log(`bench: 3/5 ${steps.length} served steps, about ${plannedSeconds(steps).toFixed(0)} s`);
   served = await runServedSteps(steps, log);
 } finally {
   await Promise.all(servers.map((s) => s.stop()));
   rmSync(repo, { recursive: true, force: true });
 }
-log("bench: 4/4 raw recheck of the best batches (drift)");
+log("bench: 4/5 first responses from PARKED against raw session create + first run");
+const coldStarts = await measureColdStarts(FUNCTIONS, { serverRoot, reps: values.quick ? 3 : 5, log });
+log("bench: 5/5 raw recheck of the best batches (drift)");
 raw.recheck = await recheckRaw(FUNCTIONS, raw, { scale, log });
-const results: ScenarioResults = { startedAt, seconds: (performance.now() - started) / 1000, machine, raw, served };
+const results: ScenarioResults = { startedAt, seconds: (performance.now() - started) / 1000, machine, subject, raw, served, coldStarts };
 
 const outDir = join(ROOT, "bench", "out");
 mkdirSync(outDir, { recursive: true });
@@ -89,6 +100,20 @@ writeFileSync(join(outDir, values.quick ? "scenarios.quick.json" : "scenarios.js
 const resultsPath = values.quick ? join(outDir, "RESULTS.quick.md") : join(ROOT, "bench", "RESULTS.md");
 writeFileSync(resultsPath, replaceSection(existsSync(resultsPath) ? readFileSync(resultsPath, "utf8") : undefined, "scenarios", renderResults(results)));
 log(`bench: wrote ${resultsPath} after ${results.seconds.toFixed(0)} s`);
+
+/** The commit and working-tree state of `root`, and the runtime that serves it (`node`, as spawned). */
+function runSubject(root: string): RunSubject {
+  const git = (...args: string[]) => execFileSync("git", ["-C", root, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+  let commit = "unknown";
+  let dirty: boolean | null = null;
+  try {
+    commit = git("rev-parse", "--short", "HEAD");
+    dirty = git("status", "--porcelain").length > 0;
+  } catch {
+    // Not a git checkout (e.g. a `git archive` of HEAD): say so rather than guess.
+  }
+  return { serverRoot: root, commit, dirty, runtime: `Node ${process.version}` };
+}
 
 function readText(path: string): string {
   try {

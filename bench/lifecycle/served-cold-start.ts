@@ -34,18 +34,23 @@ async function post(url: string, path: string, body?: Uint8Array, headers?: Reco
  * (`<model>_disk`, `park: none`: parking unloads, so the next request reads the file again).
  */
 export async function servedColdStart(url: string, model: string, reps: number): Promise<{ fromParkedMs: number; fromDiskMs: number }> {
-  const measure = async (name: string) => {
-    const { body, headers } = await zeroRequest(url, name); // loads it once
-    const samples: number[] = [];
-    for (let i = 0; i < reps; i++) {
-      await post(url, `/v2/repository/models/${name}/park`);
-      const started = performance.now();
-      await post(url, `/v2/models/${name}/infer`, body, headers);
-      samples.push(performance.now() - started);
-    }
-    return median(samples);
-  };
-  return { fromParkedMs: await measure(model), fromDiskMs: await measure(`${model}_disk`) };
+  return { fromParkedMs: await firstResponseAfterPark(url, model, reps), fromDiskMs: await firstResponseAfterPark(url, `${model}_disk`, reps) };
+}
+
+/**
+ * Median client-side time of the first inference after `POST /v2/repository/models/<name>/park`,
+ * over `reps` park-and-call rounds (the function is loaded once first).
+ */
+export async function firstResponseAfterPark(url: string, name: string, reps: number): Promise<number> {
+  const { body, headers } = await zeroRequest(url, name); // loads it once
+  const samples: number[] = [];
+  for (let i = 0; i < reps; i++) {
+    await post(url, `/v2/repository/models/${name}/park`);
+    const started = performance.now();
+    await post(url, `/v2/models/${name}/infer`, body, headers);
+    samples.push(performance.now() - started);
+  }
+  return median(samples);
 }
 
 /** Resident set size of a process, in bytes (Linux). */

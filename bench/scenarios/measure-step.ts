@@ -9,6 +9,11 @@ import type { ServerStepStats, StatsReading } from "../server-stats.ts";
 import { summarizeStep } from "../step-summary.ts";
 import { startCpuMeter } from "./cpu-meter.ts";
 import type { CoresUsed, CpuMeter } from "./cpu-meter.ts";
+import { startProbes } from "./probes.ts";
+import type { Prober, ProbeResults } from "./probes.ts";
+
+/** How the tensors travel: JSON `data` arrays, or the binary tensor extension. */
+export type Encoding = "json" | "binary";
 
 /** One closed-loop step against one model, as `tensorfn bench` measures it, plus CPU use. */
 export interface Measured {
@@ -27,6 +32,10 @@ export interface Measured {
   cores: CoresUsed;
   /** Windows measured (more than 1 when other work disturbed the first; the least disturbed is kept). */
   attempts?: number;
+  /** How the requests carried their tensors; absent in older runs, which were all binary. */
+  encoding?: Encoding;
+  /** Readiness and scrape latencies probed during the window, when the plan asked for them. */
+  probes?: ProbeResults;
 }
 
 /** Where to send and how long to load it. */
@@ -42,15 +51,18 @@ export interface StepPlan {
   concurrency: number;
   warmupMs: number;
   durationMs: number;
+  encoding: Encoding;
+  /** Probe readiness and `/metrics` during the window (target 7). */
+  probe?: boolean;
 }
 
 /**
  * The request `tensorfn bench --binary` would send to `model` (batch 1, seeded random data),
  * built from `url`'s metadata. `shapes` gives variable dims, as `--shape` does.
  */
-export async function benchRequest(url: string, model: string, shapes?: Record<string, number[]>): Promise<EncodedRequest> {
+export async function benchRequest(url: string, model: string, options: { shapes?: Record<string, number[]>; encoding?: Encoding } = {}): Promise<EncodedRequest> {
   const info = await fetchModelInfo(url, { name: model });
-  return buildRequest(info.metadata, { batching: info.batching, batchSize: 1, shapes, binary: true, inputData: "random" });
+  return buildRequest(info.metadata, { batching: info.batching, batchSize: 1, shapes: options.shapes, binary: options.encoding !== "json", inputData: "random" });
 }
 
 /**
@@ -63,6 +75,8 @@ export async function measureStep(plan: StepPlan, request: EncodedRequest): Prom
   let before: StatsReading | undefined;
   let after: StatsReading | undefined;
   let meter: CpuMeter | undefined;
+  let prober: Prober | undefined;
+  let probes: ProbeResults | undefined;
   let cores: CoresUsed = { self: 0, server: null, serverMain: null, other: null };
   let raw;
   try {
@@ -72,9 +86,11 @@ export async function measureStep(plan: StepPlan, request: EncodedRequest): Prom
       onMeasureStart: async () => {
         if (plan.stats) before = await fetchModelStats(plan.url, model);
         meter = startCpuMeter(plan.pid);
+        if (plan.probe) prober = startProbes(plan.url);
       },
       onMeasureEnd: async () => {
         cores = meter!.stop();
+        probes = await prober?.stop();
         if (before?.ok) after = await fetchModelStats(plan.url, model);
       },
     });
@@ -95,5 +111,7 @@ export async function measureStep(plan: StepPlan, request: EncodedRequest): Prom
     firstError: client.firstError ?? null,
     server: typeof diff === "string" ? null : diff,
     cores,
+    encoding: plan.encoding,
+    ...(probes ? { probes } : {}),
   };
 }

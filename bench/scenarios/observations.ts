@@ -1,7 +1,7 @@
 import { DISTURBED_CORES } from "./cpu-meter.ts";
 import type { Measured } from "./measure-step.ts";
 import type { RawPoint } from "./raw.ts";
-import { ADAPTIVE_LOOSE_TARGET_MS, ADAPTIVE_TARGET_MS } from "./served.ts";
+import { ADAPTIVE_LEVELS, ADAPTIVE_LOOSE_TARGET_MS, ADAPTIVE_TARGET_MS } from "./served.ts";
 import { adaptiveComparison, bestResnetBatched, bestStaticMlp, cpuPerRequest, delayOf, fixed, overheadUs, step } from "./scenario-results.ts";
 import type { ScenarioResults } from "./scenario-results.ts";
 
@@ -120,7 +120,7 @@ function overhead(results: ScenarioResults): string | undefined {
 
 function adaptive(results: ScenarioResults): string[] {
   let sawtoothSaid = false;
-  return [32, 64].flatMap((c) => {
+  return ADAPTIVE_LEVELS.flatMap((c) => {
     const { adaptive: a, bestUnder, bestOverall, underTarget } = adaptiveComparison(results, c);
     if (!a?.latencyMs) return [];
     const parts = [`**Adaptive at c=${c}.** p99 ${fixed(a.latencyMs.p99, 2)} ms (${underTarget ? "under" : "over"} the ${ADAPTIVE_TARGET_MS} ms target), ${fixed(a.inferPerS, 0)} infer/s with batches of ${fixed(a.server?.avgBatchSize, 1)} and ${fixed(a.server?.queueUsPerRequest, 0)} µs queueing per request.`];

@@ -1,8 +1,9 @@
 import type { Measured } from "./measure-step.ts";
 import type { RawPoint } from "./raw.ts";
-import { ADAPTIVE_LOOSE_TARGET_MS, ADAPTIVE_TARGET_MS, LEVELS, MLP_DELAYS_US, mlpBatched, RESNET_DELAY_US } from "./served.ts";
-import { adaptiveComparison, checkTargets, cpuPerRequest, fixed, step } from "./scenario-results.ts";
+import { ADAPTIVE_LEVELS, ADAPTIVE_LOOSE_TARGET_MS, ADAPTIVE_TARGET_MS, LEVELS, MLP_DELAYS_US, mlpBatched, RESNET_DELAY_US } from "./served.ts";
+import { adaptiveComparison, cpuPerRequest, fixed, step } from "./scenario-results.ts";
 import type { ScenarioResults } from "./scenario-results.ts";
+import { targetsSection } from "./targets-md.ts";
 import { observations } from "./observations.ts";
 
 /** This script's section of RESULTS.md, rendered from one run's numbers only. */
@@ -21,8 +22,8 @@ export function renderResults(results: ScenarioResults): string {
     "",
     `- Date: ${results.startedAt} (the run took ${fixed(results.seconds, 0)} s)`,
     `- Machine: ${machine.nproc} cores (\`nproc\`), ${machine.cpuModel}; Node ${machine.node}; onnxruntime-node ${machine.onnxruntimeNode}; load average at start ${machine.loadAverage}`,
-    "- The load generator (this script, undici `Pool`, closed loop, binary tensors, batch 1 per request), the",
-    "  tensorfn server and the naive server all run on the same cores: client CPU is taken from the server.",
+    "- The load generator (this script, undici `Pool`, closed loop, binary tensors unless a row says JSON, batch 1",
+    "  per request), the tensorfn server and the hand-written servers all run on the same cores: client CPU is taken from the server.",
     "  The `cores` columns say who used the CPU during each measurement window: `client` (the load",
     "  generator), `server` (all its threads; in brackets its main thread: HTTP, codecs, scheduling) and",
     "  `other` (the rest of the machine — other work running meanwhile, which this run does not control).",
@@ -30,12 +31,7 @@ export function renderResults(results: ScenarioResults): string {
     "  `srv batch` = Δinference_count ÷ Δexecution_count; queue per request; compute (input + infer +",
     "  output, which includes the hop to the ORT worker thread) per execution. The naive server has none.",
     "",
-    "### Targets",
-    "",
-    "| target | goal | measured | met? |",
-    "|---|---|---|---|",
-    ...checkTargets(results).map((c) => `| ${c.target} | ${c.goal} | ${c.measured} | ${c.met === null ? "n/a" : c.met ? "met" : "**missed**"} |`),
-    "",
+    ...targetsSection(results),
     ...rawSection(results),
     ...servedSection(results),
     ...overheadSection(results),
@@ -85,7 +81,9 @@ function rawSection(results: ScenarioResults): string[] {
 
 function servedSection(results: ScenarioResults): string[] {
   const mlpRows = LEVELS.flatMap((c) => [
+    ...(c < 64 ? [row(step(results, "handwritten", "mlp", c), "hand-written (node:http + session.run)")] : []),
     row(step(results, "naive", "mlp", c), "naive (Hono + session.run)"),
+    ...(c < 64 ? [row(step(results, "tensorfn", "mlp", c), "tensorfn `mlp` (bundled function.yaml)")] : []),
     row(step(results, "tensorfn", "mlp_single", c), "tensorfn `mlp_single` (no batching)"),
     row(step(results, "tensorfn", mlpBatched(0), c), "tensorfn `mlp_batched` (delay 0)"),
     row(step(results, "tensorfn", mlpBatched(500), c), "tensorfn `mlp_batched_500us` (delay 500 µs)"),
@@ -136,7 +134,8 @@ function overheadSection(results: ScenarioResults): string[] {
     httpRow(at1("bare", "simple"), "bare node:http server", "reads the body, answers 256 fixed bytes: undici client + loopback + Node's HTTP server"),
     httpRow(at1("naive", "_noop"), "Hono on @hono/node-server, body not read", "the framework and its adapter (web Request/Response)"),
     httpRow(at1("naive", "_echo"), "Hono on @hono/node-server, `await c.req.arrayBuffer()`", "reading the body through the adapter's web stream"),
-    httpRow(at1("naive", "simple"), "naive server `simple`", "JSON header parse, session.run on the event loop, binary answer"),
+    httpRow(at1("handwritten", "simple"), "hand-written node:http server `simple`", "JSON header parse, session.run on the event loop, binary answer; no framework"),
+    httpRow(at1("naive", "simple"), "naive server `simple`", "the same on Hono: JSON header parse, session.run on the event loop, binary answer"),
     httpRow(identity, "tensorfn `simple_identity` (identity backend, no model)", `tensorfn's HTTP layer, codecs and batcher; its statistics count ${fixed(identity?.server?.requestUsPerRequest, 0)} µs/request`),
     httpRow(served, "tensorfn `simple` (no batching, delay 0)", `statistics: ${fixed(served?.server?.requestUsPerRequest, 0)} µs/request, compute ${fixed(served?.server?.computeUsPerExecution, 0)} µs/execution (worker hop + ORT + conversions)`),
     "",
@@ -146,7 +145,7 @@ function overheadSection(results: ScenarioResults): string[] {
 function adaptiveSection(results: ScenarioResults): string[] {
   const single32 = step(results, "tensorfn", "mlp_single", 32);
   const staticP99s = MLP_DELAYS_US.flatMap((d) => step(results, "tensorfn", mlpBatched(d), 32)?.latencyMs?.p99 ?? []);
-  const rows = [32, 64].flatMap((c) => {
+  const rows = ADAPTIVE_LEVELS.flatMap((c) => {
     const settings = [
       ...MLP_DELAYS_US.map((d) => [mlpBatched(d), `static ${d} µs`]),
       ["mlp_adaptive", `adaptive, target ${ADAPTIVE_TARGET_MS} ms`],
@@ -171,7 +170,7 @@ function adaptiveSection(results: ScenarioResults): string[] {
     "(2× the unbatched p99 would have been the other candidate; it cannot be derived from this run's numbers",
     "because the repository is written before the server starts, and the loose target below shows what a",
     "target that generous does.) The adaptive step gets a",
-    "3 s warm-up (the delay moves once per 128 answers) and a 4 s window; it runs right after the static ones.",
+    `3 s warm-up (to let the delay settle) and a 4 s window, at c = ${ADAPTIVE_LEVELS.join(", ")} right after the static ones (at c=1 right after delay 0, for target 5's p50).`,
     `At concurrency 32 a second function with a loose ${ADAPTIVE_LOOSE_TARGET_MS} ms target runs for contrast (its row's "p99 < target" uses ${ADAPTIVE_LOOSE_TARGET_MS} ms).`,
     "",
     "| concurrency | queue delay | infer/s | p50 ms | p99 ms | p99 < target | srv batch | srv queue µs/req | other cores |",

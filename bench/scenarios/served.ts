@@ -3,7 +3,7 @@ import { batchingYaml, RESNET_TENSORS } from "./bench-repository.ts";
 import type { BenchFunction } from "./bench-repository.ts";
 import { leastDisturbed } from "./cpu-meter.ts";
 import { benchRequest, measureStep } from "./measure-step.ts";
-import type { Measured } from "./measure-step.ts";
+import type { Encoding, Measured } from "./measure-step.ts";
 
 /** The closed-loop levels of the served comparison. */
 export const LEVELS = [1, 8, 32, 64];
@@ -26,6 +26,8 @@ export function benchFunctions(): BenchFunction[] {
   return [
     { name: "simple", from: "simple" },
     { name: "simple_identity", from: "simple_identity" },
+    // Copied with its bundled function.yaml, read at run time: what a user who copies the example gets.
+    { name: "mlp", from: "mlp" },
     { name: "mlp_single", from: "mlp", yaml: batchingYaml(undefined) },
     ...MLP_DELAYS_US.map((delayUs) => ({ name: mlpBatched(delayUs), from: "mlp", yaml: batchingYaml({ delayUs }) })),
     { name: "mlp_adaptive", from: "mlp", yaml: batchingYaml({ delayUs: 0, targetLatencyMs: ADAPTIVE_TARGET_MS }) },
@@ -38,7 +40,7 @@ export function benchFunctions(): BenchFunction[] {
 
 /** A server under test: where it listens and its process id. */
 export interface Target {
-  name: "tensorfn" | "naive" | "bare";
+  name: "tensorfn" | "naive" | "handwritten" | "bare";
   url: string;
   pid: number;
   /** Where to read model metadata when the server has none of its own (the bare HTTP server). */
@@ -46,7 +48,7 @@ export interface Target {
 }
 
 /** One planned step: which server, which function, how much load for how long. */
-interface Step {
+export interface Step {
   target: Target;
   model: string;
   /** The model whose metadata shapes the request, when `model` has none (the naive server's probes). */
@@ -54,45 +56,77 @@ interface Step {
   concurrency: number;
   warmupMs: number;
   durationMs: number;
+  /** Binary unless given. */
+  encoding?: Encoding;
+  /** Probe readiness and `/metrics` during the window. */
+  probe?: boolean;
 }
 
+/** The functions target 1 compares with the hand-written servers, served with their bundled functions/<name>/function.yaml. */
+export const BUNDLED = ["simple", "mlp"] as const;
+/** The concurrency levels of target 1. */
+export const COMPARE_LEVELS = [1, 8, 32];
+/** Both tensor encodings of target 1. */
+export const ENCODINGS: readonly Encoding[] = ["json", "binary"];
+/** The levels where the adaptive delay is compared with the static sweep (target 5; c=1 is compared with delay 0 only). */
+export const ADAPTIVE_LEVELS = [8, 32, 64];
+/** The concurrency of the saturating JSON load during which readiness and `/metrics` are probed (target 7). */
+export const PROBE_CONCURRENCY = 32;
+
 /**
- * Every served step, interleaved so that the variants compared with each other (naive, single,
- * batched) run back to back at each level: a change in background load then hits them alike.
- * `scale` multiplies every warm-up and window (1 for the real run).
+ * Every served step, interleaved so that the variants compared with each other run back to back
+ * at each level (a change in background load then hits them alike): first target 1's
+ * hand-written / Hono / tensorfn triples (with the bare round trip right after `simple` at c=1,
+ * binary, for target 2), the readiness probe under load, the overhead ladder, the mlp levels, the
+ * adaptive sweep, resnet. A step planned twice runs once. `scale` multiplies every warm-up and window.
  */
-export function planSteps(targets: { tensorfn: Target; naive: Target; bare: Target }, scale = 1): Step[] {
-  const { tensorfn, naive, bare } = targets;
+export function planSteps(targets: { tensorfn: Target; naive: Target; handwritten: Target; bare: Target }, scale = 1): Step[] {
+  const { tensorfn, naive, handwritten, bare } = targets;
   const times = (warmupMs: number, durationMs: number) => ({ warmupMs: warmupMs * scale, durationMs: durationMs * scale });
   const short = times(1000, 3000);
+  // The adaptive delay settles over its first answers: give it a longer warm-up.
+  const settle = times(3000, 4000);
   // resnet answers a few dozen requests a second: longer windows keep the counts meaningful.
   const resnetTiming = (concurrency: number) => (concurrency >= 32 ? times(2000, 5000) : short);
-  const steps: Step[] = [
-    { target: tensorfn, model: "simple", concurrency: 1, ...short },
-    { target: naive, model: "simple", concurrency: 1, ...short },
-    { target: tensorfn, model: "simple_identity", concurrency: 1, ...short },
-    { target: bare, model: "simple", concurrency: 1, ...short },
-    { target: naive, model: "_noop", requestModel: "simple", concurrency: 1, ...short },
-    { target: naive, model: "_echo", requestModel: "simple", concurrency: 1, ...short },
-  ];
+  const steps: Step[] = [];
+  const seen = new Set<string>();
+  const add = (step: Step) => {
+    const key = `${step.target.name} ${step.model} ${step.concurrency} ${step.encoding ?? "binary"}${step.probe ? " probe" : ""}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    steps.push(step);
+  };
+  for (const model of BUNDLED) {
+    for (const concurrency of COMPARE_LEVELS) {
+      for (const encoding of ENCODINGS) {
+        for (const target of [handwritten, naive, tensorfn]) add({ target, model, concurrency, encoding, ...short });
+        if (model === "simple" && concurrency === 1 && encoding === "binary") add({ target: bare, model, concurrency, ...short });
+      }
+    }
+  }
+  add({ target: tensorfn, model: "mlp", concurrency: PROBE_CONCURRENCY, encoding: "json", probe: true, ...short });
+  add({ target: tensorfn, model: "simple_identity", concurrency: 1, ...short });
+  add({ target: naive, model: "_noop", requestModel: "simple", concurrency: 1, ...short });
+  add({ target: naive, model: "_echo", requestModel: "simple", concurrency: 1, ...short });
   for (const concurrency of LEVELS) {
     for (const [target, model] of [[naive, "mlp"], [tensorfn, "mlp_single"], [tensorfn, mlpBatched(0)], [tensorfn, mlpBatched(500)]] as const) {
-      steps.push({ target, model, concurrency, ...short });
+      add({ target, model, concurrency, ...short });
+      // Target 5 at c=1: the adaptive delay's p50 right after delay 0's.
+      if (concurrency === 1 && model === mlpBatched(0)) add({ target: tensorfn, model: "mlp_adaptive", concurrency, ...settle });
     }
     // The HTTP ceiling for mlp-sized requests, with the client on the same cores.
-    if (concurrency === 32) steps.push({ target: bare, model: "mlp_single", concurrency, ...short });
+    if (concurrency === 32) add({ target: bare, model: "mlp_single", concurrency, ...short });
   }
-  for (const concurrency of [32, 64]) {
+  for (const concurrency of ADAPTIVE_LEVELS) {
     for (const delayUs of MLP_DELAYS_US.filter((d) => d !== 0 && d !== 500)) {
-      steps.push({ target: tensorfn, model: mlpBatched(delayUs), concurrency, ...short });
+      add({ target: tensorfn, model: mlpBatched(delayUs), concurrency, ...short });
     }
-    // The adaptive delay starts at 0 and moves once per 128 answers: give it time to settle.
-    steps.push({ target: tensorfn, model: "mlp_adaptive", concurrency, ...times(3000, 4000) });
-    if (concurrency === 32) steps.push({ target: tensorfn, model: "mlp_adaptive_loose", concurrency, ...times(3000, 4000) });
+    add({ target: tensorfn, model: "mlp_adaptive", concurrency, ...settle });
+    if (concurrency === 32) add({ target: tensorfn, model: "mlp_adaptive_loose", concurrency, ...settle });
   }
   for (const concurrency of LEVELS) {
     for (const [target, model] of [[naive, "resnet"], [tensorfn, "resnet_single"], [tensorfn, "resnet_batched"], [tensorfn, "resnet_batched_pref8"]] as const) {
-      steps.push({ target, model, concurrency, ...resnetTiming(concurrency) });
+      add({ target, model, concurrency, ...resnetTiming(concurrency) });
     }
   }
   return steps;
@@ -115,9 +149,10 @@ export async function runServedSteps(steps: readonly Step[], log: (line: string)
     const { target } = step;
     const metadataUrl = target.metadataUrl ?? target.url;
     const source = step.requestModel ?? step.model;
-    const key = `${metadataUrl} ${baseModel(source)}`;
-    if (!requests.has(key)) requests.set(key, await benchRequest(metadataUrl, source, source === "simple_identity" ? { INPUT0: [16] } : undefined));
-    const plan = { target: target.name, url: target.url, pid: target.pid, stats: target.name === "tensorfn", model: step.model, concurrency: step.concurrency, warmupMs: step.warmupMs, durationMs: step.durationMs };
+    const encoding = step.encoding ?? "binary";
+    const key = `${metadataUrl} ${baseModel(source)} ${encoding}`;
+    if (!requests.has(key)) requests.set(key, await benchRequest(metadataUrl, source, { shapes: source === "simple_identity" ? { INPUT0: [16] } : undefined, encoding }));
+    const plan = { target: target.name, url: target.url, pid: target.pid, stats: target.name === "tensorfn", model: step.model, concurrency: step.concurrency, warmupMs: step.warmupMs, durationMs: step.durationMs, encoding, probe: step.probe };
     const measured = await leastDisturbed(() => measureStep(plan, requests.get(key)!), (m) => m.cores.other, 1);
     results.push(measured);
     const p99 = measured.latencyMs ? `${measured.latencyMs.p99.toFixed(2)} ms` : "n/a";
@@ -125,7 +160,8 @@ export async function runServedSteps(steps: readonly Step[], log: (line: string)
     const errors = measured.errors > 0 ? `, ${measured.errors} errors (${measured.firstError})` : "";
     const retried = measured.attempts > 1 ? `, ${measured.attempts} windows (other work: ${measured.cores.other?.toFixed(2)} cores in the kept one)` : "";
     const elapsed = ((performance.now() - started) / 1000).toFixed(0);
-    log(`[${index + 1}/${steps.length}, ${elapsed}s] ${target.name} ${step.model} c=${step.concurrency}: ${measured.inferPerS.toFixed(1)} infer/s, p99 ${p99}${batch}${errors}${retried}`);
+    const probes = measured.probes ? `, ready p99 ${measured.probes.ready?.p99.toFixed(2) ?? "n/a"} ms, /metrics max ${measured.probes.metrics?.max.toFixed(1) ?? "n/a"} ms` : "";
+    log(`[${index + 1}/${steps.length}, ${elapsed}s] ${target.name} ${step.model} c=${step.concurrency} ${encoding}: ${measured.inferPerS.toFixed(1)} infer/s, p99 ${p99}${batch}${errors}${retried}${probes}`);
   }
   return results;
 }

@@ -1,0 +1,48 @@
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { rawColdStart } from "../lifecycle/raw-cold-start.ts";
+import { firstResponseAfterPark } from "../lifecycle/served-cold-start.ts";
+import { startServerProcess } from "./server-process.ts";
+
+/** One model's wake-up from PARKED against the raw cost of the same work (issue 11, target 6). */
+export interface ColdStart {
+  model: string;
+  /** Raw: create the onnxruntime session from bytes in memory and run it once, in-process (median). */
+  rawMs: number;
+  /** Served: the first response after `POST …/park` with `park: host` (median, client side). */
+  fromParkedMs: number;
+  reps: number;
+}
+
+/** The models target 6 names. */
+export const COLD_START_MODELS = ["mlp", "resnet"] as const;
+
+/**
+ * bench/lifecycle.ts's PARKED measurement, shortened for `npm run bench`: the raw cold start in this
+ * process, then a tensorfn server (default control mode) on copies of the bundled functions with
+ * `scale: { idle_timeout_ms: 0, park: host }` appended, each parked and called `reps` times.
+ */
+export async function measureColdStarts(functionsDir: string, options: { serverRoot: string; reps: number; log: (line: string) => void }): Promise<ColdStart[]> {
+  const raw = new Map<string, number>();
+  for (const model of COLD_START_MODELS) raw.set(model, (await rawColdStart(join(functionsDir, model, "1", "model.onnx"), options.reps)).fromMemoryMs);
+  const repo = mkdtempSync(join(tmpdir(), "tensorfn-bench-park-"));
+  for (const model of COLD_START_MODELS) {
+    cpSync(join(functionsDir, model), join(repo, model), { recursive: true });
+    const yaml = readFileSync(join(functionsDir, model, "function.yaml"), "utf8");
+    writeFileSync(join(repo, model, "function.yaml"), `${yaml}\nscale: { idle_timeout_ms: 0, park: host }\n`);
+  }
+  const server = await startServerProcess("node", [join(options.serverRoot, "adapters", "node", "bin.mjs"), "serve", "--repo", repo, "--port", "0"]);
+  const results: ColdStart[] = [];
+  try {
+    for (const model of COLD_START_MODELS) {
+      const fromParkedMs = await firstResponseAfterPark(server.url, model, options.reps);
+      results.push({ model, rawMs: raw.get(model)!, fromParkedMs, reps: options.reps });
+      options.log(`cold start ${model}: raw create + first run ${raw.get(model)!.toFixed(1)} ms, first response from PARKED ${fromParkedMs.toFixed(1)} ms`);
+    }
+  } finally {
+    await server.stop();
+    rmSync(repo, { recursive: true, force: true });
+  }
+  return results;
+}

@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { plannedSeconds, planSteps } from "../../../bench/scenarios/served.ts";
+import type { Target } from "../../../bench/scenarios/served.ts";
+
+const target = (name: Target["name"]): Target => ({ name, url: `http://${name}`, pid: 1 });
+const targets = { tensorfn: target("tensorfn"), naive: target("naive"), handwritten: target("handwritten"), bare: target("bare") };
+const key = (s: ReturnType<typeof planSteps>[number]) => `${s.target.name} ${s.model} ${s.concurrency} ${s.encoding ?? "binary"}${s.probe ? " probe" : ""}`;
+
+describe("planSteps()", () => {
+  const steps = planSteps(targets);
+  const keys = steps.map(key);
+
+  it("plans every step a target of issue 11 needs, each once", () => {
+    expect(new Set(keys).size).toBe(keys.length);
+    for (const model of ["simple", "mlp"]) {
+      for (const c of [1, 8, 32]) {
+        for (const encoding of ["json", "binary"]) {
+          for (const name of ["handwritten", "naive", "tensorfn"]) expect(keys).toContain(`${name} ${model} ${c} ${encoding}`);
+        }
+      }
+    }
+    expect(keys).toEqual(expect.arrayContaining(["bare simple 1 binary", "tensorfn mlp 32 json probe", "tensorfn resnet_batched 64 binary", "tensorfn mlp_single 32 binary", "tensorfn mlp_adaptive 1 binary", "tensorfn mlp_batched 1 binary"]));
+    for (const c of [8, 32, 64]) {
+      expect(keys).toContain(`tensorfn mlp_adaptive ${c} binary`);
+      for (const d of ["mlp_batched", "mlp_batched_250us", "mlp_batched_500us", "mlp_batched_1000us", "mlp_batched_2000us", "mlp_batched_5000us"]) expect(keys).toContain(`tensorfn ${d} ${c} binary`);
+    }
+  });
+
+  it("runs the three servers of a target-1 point back to back, and the bare round trip right after simple c=1 binary", () => {
+    const at = keys.indexOf("handwritten mlp 8 json");
+    expect(keys.slice(at, at + 3)).toEqual(["handwritten mlp 8 json", "naive mlp 8 json", "tensorfn mlp 8 json"]);
+    expect(keys[keys.indexOf("tensorfn simple 1 binary") + 1]).toBe("bare simple 1 binary");
+    expect(keys[keys.indexOf("tensorfn mlp_batched 1 binary") + 1]).toBe("tensorfn mlp_adaptive 1 binary");
+  });
+
+  it("keeps the served steps under seven minutes, and --quick at a quarter of that", () => {
+    expect(plannedSeconds(steps)).toBeLessThanOrEqual(420);
+    expect(plannedSeconds(planSteps(targets, 0.25))).toBeCloseTo(plannedSeconds(steps) / 4);
+  });
+});
