@@ -1,16 +1,8 @@
 import type { DataType, TensorData } from "../core/tensor.ts";
+import { INTEGER_RANGE } from "./datatypes.ts";
 
 /** Exact powers of ten: a product or quotient with one of them rounds correctly (Clinger's fast path). */
 const POW10 = Array.from({ length: 23 }, (_, i) => Number(`1e${i}`));
-
-const INT_RANGE: Partial<Record<DataType, readonly [number, number]>> = {
-  UINT8: [0, 0xff],
-  UINT16: [0, 0xffff],
-  UINT32: [0, 0xffffffff],
-  INT8: [-0x80, 0x7f],
-  INT16: [-0x8000, 0x7fff],
-  INT32: [-0x80000000, 0x7fffffff],
-};
 
 const STORAGE = {
   FP32: Float32Array,
@@ -44,7 +36,7 @@ export function readFlatNumbers(text: string, start: number, end: number, dataty
   const numbers = out as Float64Array;
   const bigints = out as BigInt64Array;
   const float = datatype === "FP32" || datatype === "FP64";
-  const range = INT_RANGE[datatype];
+  const range = INTEGER_RANGE[datatype];
   let i = skipSpace(text, start + 1);
   if (text.charCodeAt(i) === 0x5d) return i === end - 1 && count === 0 ? out : undefined;
   let k = 0;

@@ -118,6 +118,16 @@ export function storageFor(dt: DataType): StorageConstructor | undefined {
   return TABLE[dt].storage;
 }
 
+/** The value range of the integer datatypes that fit a JS number exactly (64-bit ones use bigint). */
+export const INTEGER_RANGE: Partial<Record<DataType, readonly [number, number]>> = {
+  UINT8: [0, 0xff],
+  UINT16: [0, 0xffff],
+  UINT32: [0, 0xffffffff],
+  INT8: [-0x80, 0x7f],
+  INT16: [-0x8000, 0x7fff],
+  INT32: [-0x80000000, 0x7fffffff],
+};
+
 /** Zero-filled storage for `count` elements of `dt` (BYTES: `count` empty elements). */
 export function allocate(dt: DataType, count: number): TensorData {
   const Storage = TABLE[dt].storage;

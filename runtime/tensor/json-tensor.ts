@@ -1,6 +1,6 @@
 import { invalidArg } from "../core/errors.ts";
 import { type DataType, elementCount, type Tensor, type TensorData } from "../core/tensor.ts";
-import { storageFor } from "./datatypes.ts";
+import { INTEGER_RANGE, storageFor } from "./datatypes.ts";
 import { parseJsonLossless } from "./_lossless-json.ts";
 import type { DataSpan } from "./_json-scan.ts";
 import { readFlatNumbers } from "./_json-numbers.ts";
@@ -11,15 +11,6 @@ export interface JsonTensorTarget {
   datatype: DataType;
   shape: readonly number[];
 }
-
-const INT_RANGE: Partial<Record<DataType, [number, number]>> = {
-  UINT8: [0, 0xff],
-  UINT16: [0, 0xffff],
-  UINT32: [0, 0xffffffff],
-  INT8: [-0x80, 0x7f],
-  INT16: [-0x8000, 0x7fff],
-  INT32: [-0x80000000, 0x7fffffff],
-};
 
 const BIG_RANGE: Partial<Record<DataType, [bigint, bigint]>> = {
   UINT64: [0n, 0xffffffffffffffffn],
@@ -98,7 +89,7 @@ export function decodeJsonData(target: JsonTensorTarget, data: unknown): TensorD
     }
     return out;
   }
-  const range = INT_RANGE[datatype];
+  const range = INTEGER_RANGE[datatype];
   const Storage = storageFor(datatype);
   if (range === undefined || Storage === undefined) throw new Error(`no JSON decoding for ${datatype}`);
   const out = new Storage(count) as Exclude<TensorData, Uint8Array[] | BigInt64Array | BigUint64Array>;
