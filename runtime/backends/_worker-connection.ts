@@ -111,6 +111,11 @@ export class WorkerConnection {
     return this.#dead === undefined;
   }
 
+  /** The fastest of `runs` executions of `feeds` in µs, timed in the worker after one untimed run; the feeds are copied. */
+  time(feeds: Record<string, Tensor>, runs: number): Promise<number> {
+    return this.#call({ op: "time", feeds, runs }).then((r) => r.us!);
+  }
+
   /** Releases the session but keeps the thread, so a later load skips the thread's start-up. */
   async release(): Promise<void> {
     this.#names = undefined;

@@ -5,6 +5,7 @@ import type { OrtSessionSettings } from "./_ort-session.ts";
 export type WorkerRequest =
   | { id: number; op: "load"; model: Uint8Array; settings: OrtSessionSettings; package: "node" | "web" }
   | { id: number; op: "run"; feeds: Record<string, Tensor> }
+  | { id: number; op: "time"; feeds: Record<string, Tensor>; runs: number }
   | { id: number; op: "release" };
 
 /**
@@ -33,5 +34,5 @@ export function transferables(tensors: Record<string, Tensor>): ArrayBuffer[] {
  * whose outputs did not fit the output arena answers here, with the larger arena it grew in `output`.
  */
 export type WorkerReply =
-  | { id: number; ok: true; signature?: ModelSignature; outputs?: Record<string, Tensor>; output?: SharedArrayBuffer }
+  | { id: number; ok: true; signature?: ModelSignature; outputs?: Record<string, Tensor>; output?: SharedArrayBuffer; us?: number }
   | { id: number; ok: false; error: string; invalid?: boolean };

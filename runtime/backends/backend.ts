@@ -59,6 +59,12 @@ export interface Session {
   /** Where it computes, for backends that can place a session either way. */
   readonly executionThread?: ExecutionThread;
   run(feeds: Record<string, Tensor>, options?: { signal?: AbortSignal }): Promise<Record<string, Tensor>>;
+  /**
+   * The fastest of `runs` executions of `feeds`, in µs, timed on the thread that computes (after one
+   * untimed run). Present where that thread is not the event loop (a worker), so the time is the
+   * model's own, not what else the server was doing; `execution_thread: auto` reads it at load.
+   */
+  time?(feeds: Record<string, Tensor>, options: { runs: number }): Promise<number>;
   release(): Promise<void>;
 }
 
@@ -73,6 +79,7 @@ export function describedSession(session: Omit<Session, "provider" | "fallbackRe
       return session.alive;
     },
     run: (feeds, options) => session.run(feeds, options),
+    ...(session.time && { time: session.time.bind(session) }),
     release: () => session.release(),
   };
 }

@@ -11,6 +11,8 @@ import { InlineGate } from "./_inline-gate.ts";
 interface Engine {
   signature: ModelSignature;
   run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>>;
+  /** Worker engines time runs on their own thread (Session.time). */
+  time?(feeds: Record<string, Tensor>, runs: number): Promise<number>;
   release(): Promise<void>;
 }
 
@@ -47,7 +49,7 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
     const open = async (settings: OrtSessionSettings): Promise<Engine> => {
       if (!connection) return inlineEngine(await OrtSession.create(ortNode, model, settings), gate);
       const signature = await connection.load(model, settings);
-      return { signature, run: (feeds) => connection.run(feeds), release: () => pool!.give(connection) };
+      return { signature, run: (feeds) => connection.run(feeds), time: (feeds, runs) => connection.time(feeds, runs), release: () => pool!.give(connection) };
     };
     const reasons: string[] = [];
     try {
@@ -79,6 +81,7 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
               return connection?.alive;
             },
             run: (feeds) => engine.run(feeds),
+            ...(engine.time && { time: (feeds: Record<string, Tensor>, { runs }: { runs: number }) => engine.time!(feeds, runs) }),
             release: () => engine.release(),
           };
         } catch (error) {

@@ -86,6 +86,18 @@ async function handle(request: WorkerRequest | WorkerNotice): Promise<void> {
         const outputs = await session.run(request.feeds);
         return scope.postMessage({ id: request.id, ok: true, outputs }, transferables(outputs));
       }
+      case "time": {
+        // Timed here, where nothing else waits on this thread's event loop: the model's own cost.
+        if (!session) throw new Error("time before load");
+        await session.run(request.feeds);
+        let best = Infinity;
+        for (let i = 0; i < request.runs; i++) {
+          const start = performance.now();
+          await session.run(request.feeds);
+          best = Math.min(best, (performance.now() - start) * 1000);
+        }
+        return scope.postMessage({ id: request.id, ok: true, us: best });
+      }
       case "release":
         await runPending();
         await session?.release();

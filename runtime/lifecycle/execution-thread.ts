@@ -29,21 +29,39 @@ export interface InlineMeasurement {
   maxBatch?: number;
 }
 
+/** Times `feeds` on a session: the fastest of `runs` executions in µs, after one untimed run. */
+export type Timer = (feeds: Record<string, Tensor>, runs: number) => Promise<number>;
+
 /**
- * Times the in-process session on the probe feeds: one untimed run (first runs allocate), then
- * the fastest of five. The fastest, not the median: a run timed on the event loop includes the
- * turn ORT waits for, so a busy process only ever adds time, and the choice must not depend on
- * what else the server was doing at load. The largest batch is timed only when batch 1 is under the threshold (cheap),
- * so a large model blocks the loop for one or two runs at load, not ten.
+ * What `auto` decides on: the fastest of five runs at batch 1, and of three at the largest batch
+ * when batch 1 is under the threshold (cheap), so a large model runs a handful of times at load,
+ * not ten. The fastest, not the median: noise only ever adds time.
  */
-export async function measureInline(session: Session, config: FunctionConfig, feeds: (batch: number) => Record<string, Tensor>): Promise<InlineMeasurement> {
-  const batch1Us = await fastestUs(session, () => feeds(1), 5);
+export async function measureInline(time: Timer, config: FunctionConfig, feeds: (batch: number) => Record<string, Tensor>): Promise<InlineMeasurement> {
+  const batch1Us = await time(feeds(1), 5);
   const result: InlineMeasurement = { batch1Us };
   if (batch1Us < INLINE_THRESHOLD_US && config.max_batch_size > 1) {
     result.maxBatch = config.max_batch_size;
-    result.maxBatchUs = await fastestUs(session, () => feeds(config.max_batch_size), 3);
+    result.maxBatchUs = await time(feeds(config.max_batch_size), 3);
   }
   return result;
+}
+
+/**
+ * Times a session from the event loop, for sessions that cannot time themselves (no worker): a
+ * busy loop inflates it, which `auto` then reads as a slow model — the safe side.
+ */
+export function timeFromHere(session: Session): Timer {
+  return async (feeds, runs) => {
+    await session.run(feeds);
+    let best = Infinity;
+    for (let i = 0; i < runs; i++) {
+      const start = performance.now();
+      await session.run(feeds);
+      best = Math.min(best, (performance.now() - start) * 1000);
+    }
+    return best;
+  };
 }
 
 /** `auto`'s law: main when batch 1 is under INLINE_THRESHOLD_US and the largest batch under INLINE_MAX_BATCH_US. */
@@ -65,14 +83,3 @@ export function threadParameters(setting: "auto" | ExecutionThread, thread: Exec
   return parameters;
 }
 
-async function fastestUs(session: Session, feeds: () => Record<string, Tensor>, runs: number): Promise<number> {
-  await session.run(feeds());
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const input = feeds();
-    const start = performance.now();
-    await session.run(input);
-    times.push((performance.now() - start) * 1000);
-  }
-  return Math.min(...times);
-}

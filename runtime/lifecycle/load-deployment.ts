@@ -9,7 +9,7 @@ import type { ResourceLimiter, ResourceNeeds } from "../scheduler/mod.ts";
 import { Deployment } from "./deployment.ts";
 import { instancePlacements } from "./instance-placement.ts";
 import { prepareRequest } from "./prepare-request.ts";
-import { chooseThread, executionThreadSetting, inlineCandidate, measureInline, threadParameters } from "./execution-thread.ts";
+import { chooseThread, executionThreadSetting, inlineCandidate, measureInline, threadParameters, timeFromHere } from "./execution-thread.ts";
 import type { InlineMeasurement } from "./execution-thread.ts";
 
 export interface LoadDeploymentOptions {
@@ -30,6 +30,12 @@ export interface LoadDeploymentOptions {
   resourceLimiter?: ResourceLimiter;
   /** Aborted by an unload: no more instances are created, those made so far are released. */
   signal?: AbortSignal;
+  /**
+   * Runs `execution_thread: auto`'s probe (in-process create and timed runs) exclusively among the
+   * server's loads: a probe times runs on the event loop, and another model's in-process create or
+   * probe blocking it would count as this model's time (at start, every function loads at once).
+   */
+  exclusive?: <T>(task: () => Promise<T>) => Promise<T>;
 }
 
 /**
@@ -56,12 +62,14 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     signature: identity ? identitySignature(declared) : undefined,
     log: { info: (m) => log.info(`${prefix}: ${m}`), warn: (m) => log.warn(`${prefix}: ${m}`) },
   };
-  // `auto` first loads in-process and measures; a model too slow for the event loop moves to a worker.
+  // `auto`, for one instance that cannot scale out, loads into a worker, times the model there (its
+  // own cost, not the event loop's) and moves it onto the event loop when it is cheap.
   const setting = identity ? "worker" : executionThreadSetting(declared);
   if (setting === "main" && initial > 1) {
     log.warn(`${prefix}: execution_thread main with ${initial} instances: inline instances share the event loop and never overlap`);
   }
-  let thread: "main" | "worker" = setting === "auto" ? (inlineCandidate(initial, declared.scale.max_instances) ? "main" : "worker") : setting;
+  let thread: "main" | "worker" = setting === "auto" ? "worker" : setting;
+  const probing = setting === "auto" && inlineCandidate(initial, declared.scale.max_instances);
   let next = 0;
   // What each instance needs from the rate limiter, from its placement's group.
   const needs = new WeakMap<Session, ResourceNeeds>();
@@ -84,11 +92,19 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     sessions.push(await createInstance());
     const config: FunctionConfig = identity ? completeIdentityConfig(declared) : completeConfig(declared, sessions[0]!.signature);
     let measured: InlineMeasurement | undefined;
-    if (setting === "auto" && sessions[0]!.executionThread === "main") {
+    if (probing) {
+      const session = sessions[0]!;
       const probe = config.model_warmup[0] ?? zeroSample(config);
-      measured = await measureInline(sessions[0]!, config, (batch) => sampleFeeds({ ...probe, batch_size: batch }, config, backend)());
-      thread = chooseThread(measured);
-      if (thread === "worker") {
+      const feeds = (batch: number) => sampleFeeds({ ...probe, batch_size: batch }, config, backend)();
+      if (session.time) {
+        measured = await measureInline((f, runs) => session.time!(f, { runs }), config, feeds);
+      } else if (session.executionThread === "main") {
+        // No worker to time it in (this runtime has none): time it here, one probe at a time.
+        const time = timeFromHere(session);
+        measured = await (options.exclusive ?? ((task) => task()))(() => measureInline(time, config, feeds));
+      }
+      if (measured && chooseThread(measured) === "main" && session.executionThread === "worker") {
+        thread = "main";
         await sessions.pop()!.release();
         next = 0;
         sessions.push(await createInstance());

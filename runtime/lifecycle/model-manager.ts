@@ -17,6 +17,7 @@ import type { IdlePolicy, VersionLoader } from "./managed-version.ts";
 import type { Budgets } from "./memory-budget.ts";
 import { estimateFootprint, PoolManager } from "./pool-manager.ts";
 import { KeyedRateLimiter } from "./rate-limiter.ts";
+import { serially } from "./serially.ts";
 import { checkUploadQuota } from "./upload-quota.ts";
 
 /**
@@ -97,6 +98,8 @@ export class ModelManager {
   #timers: unknown[] = [];
   #stopped = false;
   readonly #limits: LoadLimits;
+  /** `execution_thread: auto` probes, one at a time (see LoadDeploymentOptions.exclusive). */
+  readonly #probes = serially();
   /** Scanner warnings already logged (skipped folders), so polls do not repeat them. */
   readonly #warned = new Set<string>();
 
@@ -424,6 +427,7 @@ export class ModelManager {
             resourceLimiter: this.#options.resourceLimiter,
             onActivity: (busy) => managed.activity(busy),
             signal,
+            exclusive: this.#probes,
           });
         if (!this.#pool) return await load();
         const versions = [...this.#functions.values()].flatMap((f) => [...f.versions.values()]);

@@ -128,3 +128,16 @@ describe.each(["main", "worker"] as const)("execution_thread %s (forced)", (thre
     await checkEveryFunction(server);
   });
 });
+
+describe("execution_thread auto while every function loads at once (--model-control-mode none)", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({ controlMode: "none" });
+  }, 120_000);
+  afterAll(() => server.close());
+
+  it("still puts simple on the event loop and resnet in a worker: the timing is the worker thread's, not the busy loop's", async () => {
+    expect((await parameters(server, "simple")).config.execution_thread).toEqual({ string_value: "main" });
+    expect((await parameters(server, "resnet")).config.execution_thread).toEqual({ string_value: "worker" });
+  });
+});
