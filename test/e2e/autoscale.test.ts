@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { appendFileSync } from "node:fs";
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startServer } from "../support/start-server.ts";
 import type { TestServer } from "../support/start-server.ts";
@@ -34,8 +34,10 @@ describe("autoscaling on real sessions", () => {
     // Requests wait 10 s (fake) for a fuller batch, so they stay in flight while the autoscaler
     // ticks every 1 s: 3 in flight at target_concurrency 1 wants 3 instances (a panic: ≥ 2 × 1).
     const repo = tempRepository("simple");
+    const yaml = join(repo, "simple", "function.yaml");
+    writeFileSync(yaml, readFileSync(yaml, "utf8").replace(/^dynamic_batching:.*\n/m, "")); // replaced below
     appendFileSync(
-      join(repo, "simple", "function.yaml"),
+      yaml,
       "dynamic_batching: { max_queue_delay_microseconds: 10000000 }\nscale: { min_instances: 1, max_instances: 3, target_concurrency: 1 }\n",
     );
     const clock = new FakeClock();
