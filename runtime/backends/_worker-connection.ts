@@ -178,13 +178,17 @@ export class WorkerConnection {
     });
   }
 
-  /** Every message is counted in the control block, so a worker waiting on the channel leaves to read it. */
+  /**
+   * Every message is counted in the control block, so a worker waiting on the channel leaves to read
+   * it. Counted before it is posted: a worker that read it before the count moved would see more
+   * messages read than posted, and one that compared for inequality left the channel for a
+   * message already handled, then slept with a run submitted (a hang, about 1 load in 10).
+   */
   #post(message: WorkerRequest | WorkerNotice, transfer?: ArrayBuffer[]): void {
-    this.#handle.postMessage(message, transfer);
     this.#posted++;
-    if (!this.#channel) return;
-    Atomics.store(this.#channel.control, POSTED, this.#posted);
-    this.#wake(this.#channel.control);
+    if (this.#channel) Atomics.store(this.#channel.control, POSTED, this.#posted);
+    this.#handle.postMessage(message, transfer);
+    if (this.#channel) this.#wake(this.#channel.control);
   }
 
   #wake(control: Int32Array): void {

@@ -140,7 +140,7 @@ function waitForWork({ control, spinMicros }: Channel): boolean {
     const epoch = Atomics.load(control, EPOCH);
     // Messages first: one may carry the grown arena a submitted run was written into. A release
     // or load among them runs the submitted run before it (runPending).
-    if (unhandled > 0 || Atomics.load(control, POSTED) !== received) return false;
+    if (unhandled > 0 || Atomics.load(control, POSTED) > received) return false;
     if (Atomics.load(control, STATE) === SUBMITTED) return true;
     // A short spin skips the futex sleep and wake when the next batch follows closely.
     if (spinUntil !== 0 && performance.now() < spinUntil) continue;
