@@ -89,3 +89,18 @@ describe("rate_limit", () => {
     expect((await infer()).status).toBe(200);
   });
 });
+
+describe("rate_limit with key_header, across keys", () => {
+  it("caps all keys together: 100 requests with random keys get at most total_burst through", async () => {
+    server = await startServer({ repository: limitedRepository("{ requests_per_second: 0.001, burst: 2, key_header: x-api-key }") });
+    const statuses: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      const response = await infer(`random-${i}`);
+      statuses.push(response.status);
+      await response.arrayBuffer();
+    }
+    // Default total_burst: 10 × burst = 20.
+    expect(statuses.filter((s) => s === 200).length).toBe(20);
+    expect(statuses.filter((s) => s === 429).length).toBe(80);
+  });
+});

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { deflateSync, gzipSync } from "node:zlib";
+import { encodeBinaryTensor } from "../../runtime/tensor/mod.ts";
 
 /**
  * Generators of hostile and careless HTTP requests for the bundled functions (test/e2e/fuzz.test.ts,
@@ -53,17 +54,9 @@ function int32Bytes(values: number[]): Uint8Array {
   return new Uint8Array(Int32Array.from(values).buffer);
 }
 
+/** BYTES elements in the binary extension's layout, by the server's own encoder. */
 function bytesElements(strings: string[]): Uint8Array {
-  const parts = strings.map((s) => utf8.encode(s));
-  const out = new Uint8Array(parts.reduce((n, p) => n + 4 + p.byteLength, 0));
-  const view = new DataView(out.buffer);
-  let at = 0;
-  for (const p of parts) {
-    view.setUint32(at, p.byteLength, true);
-    out.set(p, at + 4);
-    at += 4 + p.byteLength;
-  }
-  return out;
+  return encodeBinaryTensor({ datatype: "BYTES", shape: [strings.length], data: strings.map((x) => utf8.encode(x)) });
 }
 
 const strings16 = range(16, (i) => String(i));
