@@ -14,6 +14,7 @@ export const NODE_ONLY = [
   "test/e2e/load-timeout.test.ts",
   "test/e2e/autoscale.test.ts",
   "test/e2e/park-rss.test.ts",
+  "test/e2e/fast-lane.test.ts",
 ];
 
 const otherRuntime = process.env.TENSORFN_RUNTIME === "bun" || process.env.TENSORFN_RUNTIME === "deno";

@@ -1,4 +1,4 @@
-import type { Platform, ServeEnv } from "../runtime/mod.ts";
+import type { FastLane, Platform, ServeEnv } from "../runtime/mod.ts";
 import type { ShutdownSignal } from "./graceful-shutdown.ts";
 
 /** A listening server as an adapter hands it back. */
@@ -15,8 +15,11 @@ export interface Listener {
 export interface Host {
   platform: Platform;
   args: string[];
-  /** `env` is the adapter's to give (a `DirectBody` on Node); handlers must work without it. */
-  serve(fetch: (request: Request, env?: ServeEnv) => Response | Promise<Response>, options: { hostname: string; port: number }): Promise<Listener>;
+  /**
+   * `env` is the adapter's to give (a `DirectBody` on Node); handlers must work without it. An
+   * adapter with its own HTTP server may answer `lane`'s routes itself; others ignore it.
+   */
+  serve(fetch: (request: Request, env?: ServeEnv) => Response | Promise<Response>, options: { hostname: string; port: number; lane?: FastLane }): Promise<Listener>;
   /** Calls `onChange` when anything under `dir` changes; returns a function that stops watching. Optional. */
   watch?(dir: string, onChange: () => void): () => void;
   writeTextFile(path: string, text: string): Promise<void>;

@@ -2,5 +2,5 @@
 export { createRuntime, DEFAULT_MAX_INPUT_BYTES, VERSION } from "./runtime.ts";
 export type { Runtime, RuntimeOptions } from "./runtime.ts";
 export type { Clock, DirEntry, InferRequest, InferResponse, Logger, Platform, Tensor } from "./core/mod.ts";
-export type { DirectBody, ServeEnv } from "./http/mod.ts";
+export type { DirectBody, FastLane, LaneRequest, Reply, ServeEnv } from "./http/mod.ts";
 export { RuntimeError } from "./core/mod.ts";

@@ -5,7 +5,8 @@ import { createIdentityBackend, createOnnxRuntimeBackend, createOnnxRuntimeWebBa
 import type { Backend } from "./backends/mod.ts";
 import { ModelManager } from "./lifecycle/mod.ts";
 import type { ModelManagerOptions } from "./lifecycle/mod.ts";
-import { createApp, metricsOnly } from "./http/mod.ts";
+import { createApp, createFastLane, metricsOnly } from "./http/mod.ts";
+import type { AppContext, FastLane } from "./http/mod.ts";
 import { createPrometheus, TraceRecorder } from "./metrics/mod.ts";
 import { ResourceLimiter } from "./scheduler/mod.ts";
 import type { ResourceOverride } from "./scheduler/mod.ts";
@@ -50,6 +51,11 @@ export interface RuntimeOptions
 export interface Runtime {
   readonly models: ModelManager;
   readonly app: Hono;
+  /**
+   * Inference and health without the app, for an adapter that has its own HTTP server (Node):
+   * same behaviour, a fraction of the CPU per request. `undefined` means "give it to `app.fetch`".
+   */
+  readonly lane: FastLane;
   /** The timeline of the last `seconds`, as Chrome trace JSON (`--trace-file` writes it at shutdown). */
   trace(seconds: number): unknown;
   /** Serves only /metrics, for a separate metrics port. */
@@ -78,7 +84,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   );
   const traceJson = (seconds: number) => trace.export(clock.now(), seconds);
   let draining = false;
-  const app = createApp({
+  const appContext: AppContext = {
     draining: () => draining,
     prometheus,
     trace: traceJson,
@@ -94,10 +100,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       extensions: ["binary_tensor_data", "parameters", "model_configuration", "statistics", "schedule_policy", "model_repository"],
     },
     log: platform.log,
-  });
+  };
+  const app = createApp(appContext);
   return {
     models,
     app,
+    lane: createFastLane(appContext),
     metricsFetch: metricsOnly(prometheus),
     trace: traceJson,
     drain: () => void (draining = true),

@@ -1,28 +1,30 @@
 import { watch as fsWatch } from "node:fs";
 import { writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
 import type { Server, ServerResponse } from "node:http";
 import process from "node:process";
-import { serve } from "@hono/node-server";
 import { runCli } from "../cli.ts";
 import type { Host } from "../host.ts";
 import { answerClientErrors } from "./client-error.ts";
-import { withDirectBody } from "./direct-body.ts";
+import { requestListener } from "./request-listener.ts";
 import { createNodePlatform } from "./platform.ts";
 
-/** Node host: @hono/node-server for sockets, process for signals and exit. */
+/** Node host: node:http with the runtime's fast lane, @hono/node-server for the rest; process for signals and exit. */
 export function nodeHost(args: string[]): Host {
   return {
     platform: createNodePlatform(),
     args,
-    serve: (fetch, { hostname, port }) =>
+    serve: (fetch, { hostname, port, lane }) =>
       new Promise((resolve) => {
         const active = new Set<ServerResponse>();
-        const server = serve({ fetch: withDirectBody(fetch), hostname, port }, (info) => {
+        const server: Server = createServer(requestListener(fetch, lane));
+        server.listen(port, hostname, () => {
+          const address = server.address();
           resolve({
-            url: `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${info.port}`,
+            url: `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${typeof address === "object" && address ? address.port : port}`,
             close: () => closeGracefully(server, active),
           });
-        }) as Server;
+        });
         answerClientErrors(server);
         server.on("request", (_request, response: ServerResponse) => {
           active.add(response);

@@ -16,7 +16,7 @@ export function withDirectBody(fetch: Fetch) {
     fetch(request, { directBody: new NodeBody(node.incoming as IncomingMessage, node.outgoing as ServerResponse) });
 }
 
-class NodeBody implements DirectBody {
+export class NodeBody implements DirectBody {
   readonly #incoming: IncomingMessage;
   readonly #outgoing: ServerResponse;
   #abort: AbortController | undefined;
@@ -40,6 +40,11 @@ class NodeBody implements DirectBody {
       });
     }
     return abort.signal;
+  }
+
+  /** True once the whole body was read (Node needs nothing drained before the socket's next request). */
+  get ended(): boolean {
+    return this.#incoming.readableEnded;
   }
 
   read(limit: number): Promise<Uint8Array | undefined> {

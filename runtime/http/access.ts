@@ -3,6 +3,7 @@ import { RuntimeError } from "../core/mod.ts";
 import { API_GROUPS, apiGroup, CONTROL_GROUPS } from "./api-groups.ts";
 import type { ApiGroup } from "./api-groups.ts";
 import { KeySet } from "./key-set.ts";
+import type { HeaderLookup } from "./read-body.ts";
 
 /** Who may call what; every field is optional and absent means "not configured". */
 export interface AccessOptions {
@@ -26,18 +27,35 @@ export interface AccessOptions {
  * Preflights (OPTIONS) pass: browsers never attach credentials to them.
  */
 export function accessControl(options: AccessOptions): MiddlewareHandler {
-  const apiKeys = KeySet.create(options.apiKeys ?? []);
-  const adminKeys = KeySet.create(options.adminKeys ?? []);
-  const trusted = (options.trustedOrigins ?? []).filter((o) => o !== "*").map((o) => o.toLowerCase());
+  const authorize = createAuthorizer(options);
   return async (c, next) => {
-    if (c.req.method !== "OPTIONS") await authorize(c.req.raw, apiGroup(c.req.path), { api: await apiKeys, admin: await adminKeys, trusted });
+    if (c.req.method !== "OPTIONS") await authorize(c.req.method, c.req.path, (name) => c.req.header(name));
     await next();
   };
 }
 
-async function authorize(request: Request, group: ApiGroup, keys: { api: KeySet; admin: KeySet; trusted: string[] }): Promise<void> {
+/** Throws UNAUTHENTICATED/PERMISSION_DENIED when the request may not call its route; the policy above. */
+export type Authorize = (method: string, path: string, header: HeaderLookup) => Promise<void>;
+
+/** The access policy as one function, for the Hono middleware and for an adapter's own lane. */
+export function createAuthorizer(options: AccessOptions): Authorize {
+  const keys = Promise.all([KeySet.create(options.apiKeys ?? []), KeySet.create(options.adminKeys ?? [])]);
+  const trusted = (options.trustedOrigins ?? []).filter((o) => o !== "*").map((o) => o.toLowerCase());
+  return async (method, path, header) => {
+    const [api, admin] = await keys;
+    await authorize({ method, path, header }, apiGroup(path), { api, admin, trusted });
+  };
+}
+
+interface Call {
+  method: string;
+  path: string;
+  header: HeaderLookup;
+}
+
+async function authorize(request: Call, group: ApiGroup, keys: { api: KeySet; admin: KeySet; trusted: string[] }): Promise<void> {
   if (group === "health" || group === "metrics") return;
-  const what = `${request.method} ${new URL(request.url).pathname}`;
+  const what = `${request.method} ${request.path}`;
   if (API_GROUPS.has(group)) {
     if (keys.api.size === 0) return;
     const token = bearer(request, what);
@@ -55,9 +73,9 @@ async function authorize(request: Request, group: ApiGroup, keys: { api: KeySet;
 }
 
 /** The key from `Authorization: Bearer <key>`; the key itself never appears in a message. */
-function bearer(request: Request, what: string): string {
-  const header = request.headers.get("authorization");
-  if (header === null) throw new RuntimeError("UNAUTHENTICATED", `${what} needs a key: send 'Authorization: Bearer <key>'`);
+function bearer(request: Call, what: string): string {
+  const header = request.header("authorization");
+  if (header === undefined) throw new RuntimeError("UNAUTHENTICATED", `${what} needs a key: send 'Authorization: Bearer <key>'`);
   const match = /^Bearer +(\S+) *$/i.exec(header);
   if (!match) throw new RuntimeError("UNAUTHENTICATED", `${what}: the Authorization header must be 'Bearer <key>'`);
   return match[1]!;
@@ -69,18 +87,18 @@ function badKey(what: string): RuntimeError {
 
 const LOOPBACK_HOST = /^(localhost|127(\.[0-9]{1,3}){3}|\[::1\])(:[0-9]{1,5})?$/;
 
-function localOnly(request: Request, what: string, trusted: string[]): void {
-  const host = (request.headers.get("host") ?? "").toLowerCase();
+function localOnly(request: Call, what: string, trusted: string[]): void {
+  const host = (request.header("host") ?? "").toLowerCase();
   const hint = "without --admin-key-file, control routes answer only requests to the server's loopback address";
   if (!LOOPBACK_HOST.test(host)) {
     throw new RuntimeError("PERMISSION_DENIED", `${what} refused: ${hint} (Host 127.0.0.1, localhost or [::1]), not Host '${quote(host)}'`);
   }
-  const origin = request.headers.get("origin")?.toLowerCase();
+  const origin = request.header("origin")?.toLowerCase();
   if (origin !== undefined && origin !== `http://${host}` && origin !== `https://${host}` && !trusted.includes(origin)) {
     throw new RuntimeError("PERMISSION_DENIED", `${what} refused: ${hint} from a page the server served itself, not from Origin '${quote(origin)}'`);
   }
-  const hasBody = Number(request.headers.get("content-length") ?? 0) > 0 || request.headers.has("transfer-encoding");
-  const type = request.headers.get("content-type") ?? "";
+  const hasBody = Number(request.header("content-length") ?? 0) > 0 || request.header("transfer-encoding") !== undefined;
+  const type = request.header("content-type") ?? "";
   if (hasBody && !/^application\/([a-z0-9.+-]+\+)?json *(;|$)/i.test(type)) {
     throw new RuntimeError("PERMISSION_DENIED", `${what} refused: a request body to a control route must be sent as Content-Type: application/json, not '${quote(type)}'`);
   }

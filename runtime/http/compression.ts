@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from "hono";
+import type { Reply } from "./error-status.ts";
 
 /**
  * Compresses responses when `Accept-Encoding` asks for gzip or deflate, as Triton does, whatever
@@ -21,8 +22,18 @@ export function compressResponses(): MiddlewareHandler {
   };
 }
 
+/** The same for a reply held as bytes (the fast lane's): compressed whole, with the same headers. */
+export async function compressReply(reply: Reply, acceptEncoding: string | undefined): Promise<Reply> {
+  const encoding = pickEncoding(acceptEncoding);
+  if (!encoding) return reply;
+  const source = typeof reply.body === "string" ? new TextEncoder().encode(reply.body) : reply.body;
+  const compressed = new Response(new Blob([source as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new CompressionStream(encoding)));
+  const body = new Uint8Array(await compressed.arrayBuffer());
+  return { status: reply.status, headers: { ...reply.headers, "content-encoding": encoding, vary: "Accept-Encoding" }, body };
+}
+
 /** gzip or deflate from an Accept-Encoding header, honouring q=0; gzip wins a tie. */
-function pickEncoding(header: string | undefined): "gzip" | "deflate" | undefined {
+export function pickEncoding(header: string | undefined): "gzip" | "deflate" | undefined {
   if (!header) return undefined;
   const weights = new Map<string, number>();
   for (const part of header.toLowerCase().split(",")) {

@@ -16,26 +16,46 @@ const statusByCode: Record<ErrorCode, number> = {
   INTERNAL: 500,
 };
 
-/** The one place where an error becomes an HTTP status and a `{"error": ...}` body. */
-export function errorResponse(error: unknown, log?: (message: string) => void): Response {
+/** A response as plain data, for the routes an adapter answers itself (fast-lane.ts). */
+export interface Reply {
+  status: number;
+  headers: Record<string, string>;
+  body: string | Uint8Array;
+}
+
+/** The one place where an error becomes an HTTP status, headers and a `{"error": ...}` body. */
+export function errorReply(error: unknown, log?: (message: string) => void): Reply {
   if (error instanceof ClientAbortedError) {
     // Expected, and nobody is left to read an answer: one line, no stack.
     log?.(error.message);
-    return jsonError(statusByCode[error.code], error.message);
+    return jsonReply(statusByCode[error.code], error.message);
   }
   if (error instanceof RuntimeError) {
-    const response = jsonError(statusByCode[error.code], error.message);
+    const reply = jsonReply(statusByCode[error.code], error.message);
     // A body refused unread leaves the connection in an unknown state: ask the client not to reuse it.
-    if (error.code === "RESOURCE_EXHAUSTED") response.headers.set("connection", "close");
+    if (error.code === "RESOURCE_EXHAUSTED") reply.headers.connection = "close";
     // RFC 6750: a 401 names the scheme the client should use.
-    if (error.code === "UNAUTHENTICATED") response.headers.set("www-authenticate", 'Bearer realm="tensorfn"');
+    if (error.code === "UNAUTHENTICATED") reply.headers["www-authenticate"] = 'Bearer realm="tensorfn"';
     // Retry-After counts whole seconds (RFC 9110); the message gives the exact wait.
-    if (error.retryAfterMs !== undefined) response.headers.set("retry-after", String(Math.max(1, Math.ceil(error.retryAfterMs / 1000))));
-    return response;
+    if (error.retryAfterMs !== undefined) reply.headers["retry-after"] = String(Math.max(1, Math.ceil(error.retryAfterMs / 1000)));
+    return reply;
   }
   // Anything else is our bug, not the client's: say so, and keep the details in the log.
   log?.(`internal error: ${(error as Error)?.stack ?? error}`);
-  return jsonError(500, `internal error: ${(error as Error)?.message ?? String(error)}`);
+  return jsonReply(500, `internal error: ${(error as Error)?.message ?? String(error)}`);
+}
+
+/** `errorReply` as a web Response (the Hono app's error handler). */
+export function errorResponse(error: unknown, log?: (message: string) => void): Response {
+  return toResponse(errorReply(error, log));
+}
+
+export function toResponse(reply: Reply): Response {
+  return new Response(reply.body as BodyInit, { status: reply.status, headers: reply.headers });
+}
+
+function jsonReply(status: number, message: string): Reply {
+  return { status, headers: { "content-type": "application/json" }, body: JSON.stringify({ error: message }) };
 }
 
 export function jsonError(status: number, message: string): Response {

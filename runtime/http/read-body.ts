@@ -12,19 +12,19 @@ export class ClientAbortedError extends RuntimeError {
   }
 }
 
+/** A request header by lower-case name, whoever carries the request (a `Request`, an adapter's own lane). */
+export type HeaderLookup = (name: string) => string | undefined;
+
 /**
  * Refuses a body whose declared `Content-Length` is over `limit` (RESOURCE_EXHAUSTED → 413)
  * before anything else is decided about the request. A body of up to 16 MiB is read and dropped
  * first: a server that answers while the client is still sending makes some clients see a broken
  * pipe instead of the 413. Larger ones go unread.
  */
-export async function refuseDeclaredOversize(request: Request, limit: number, direct?: DirectBody): Promise<void> {
-  const declared = Number(request.headers.get("content-length") ?? NaN);
+export async function refuseDeclaredOversize(header: HeaderLookup, body: DirectBody, limit: number): Promise<void> {
+  const declared = Number(header("content-length") ?? NaN);
   if (!(declared > limit)) return;
-  if (declared <= DRAIN_LIMIT) {
-    if (direct) await direct.read(DRAIN_LIMIT).catch(() => {});
-    else if (request.body) await drain(request.body).catch(() => {});
-  }
+  if (declared <= DRAIN_LIMIT) await body.read(DRAIN_LIMIT).catch(() => {});
   throw tooLarge(limit);
 }
 
@@ -33,44 +33,16 @@ export async function refuseDeclaredOversize(request: Request, limit: number, di
  * anything larger than `limit` bytes (before or after inflation) with RESOURCE_EXHAUSTED (413).
  * A client that goes away mid-body gets a `ClientAbortedError`.
  */
-export async function readBody(request: Request, limit: number, direct?: DirectBody): Promise<Uint8Array> {
-  await refuseDeclaredOversize(request, limit, direct);
-  const declared = Number(request.headers.get("content-length") ?? NaN);
-  const encoding = request.headers.get("content-encoding")?.trim().toLowerCase();
-  if (direct) return await readDirect(direct, { limit, declared, encoding });
-  if (!request.body) return new Uint8Array();
-  try {
-    if (!encoding || encoding === "identity") {
-      if (Number.isFinite(declared)) return new Uint8Array(await request.arrayBuffer());
-      return await collect(request.body, limit, "request body");
-    }
-    if (encoding !== "gzip" && encoding !== "deflate") {
-      throw invalidArg(`unsupported Content-Encoding '${encoding}'; use gzip, deflate or none`);
-    }
-    return await collect(request.body.pipeThrough(new DecompressionStream(encoding)), limit, "inflated request body");
-  } catch (error) {
-    if (error instanceof RuntimeError) throw error;
-    // The runtimes differ in what they throw (Node: "aborted", Deno/Bun: their own); the signal agrees.
-    if (request.signal.aborted || !encoding || encoding === "identity") {
-      throw new ClientAbortedError(declared);
-    }
-    throw invalidArg(`request body is not valid ${encoding} data: ${(error as Error).message}`);
-  }
-}
-
-const DRAIN_LIMIT = 16 * 1024 * 1024;
-
-/** `readBody` over an adapter's `DirectBody`: the same limits, inflation and errors as the stream path. */
-async function readDirect(
-  direct: DirectBody,
-  { limit, declared, encoding }: { limit: number; declared: number; encoding: string | undefined },
-): Promise<Uint8Array> {
+export async function readBody(header: HeaderLookup, body: DirectBody, limit: number): Promise<Uint8Array> {
+  await refuseDeclaredOversize(header, body, limit);
+  const declared = Number(header("content-length") ?? NaN);
+  const encoding = header("content-encoding")?.trim().toLowerCase();
   if (encoding && encoding !== "identity" && encoding !== "gzip" && encoding !== "deflate") {
     throw invalidArg(`unsupported Content-Encoding '${encoding}'; use gzip, deflate or none`);
   }
   let raw: Uint8Array | undefined;
   try {
-    raw = await direct.read(limit);
+    raw = await body.read(limit);
   } catch {
     throw new ClientAbortedError(declared);
   }
@@ -82,15 +54,43 @@ async function readDirect(
     return await collect(inflated, limit, "inflated request body");
   } catch (error) {
     if (error instanceof RuntimeError) throw error;
-    if (direct.signal.aborted) throw new ClientAbortedError(declared);
+    if (body.signal.aborted) throw new ClientAbortedError(declared);
     throw invalidArg(`request body is not valid ${encoding} data: ${(error as Error).message}`);
   }
 }
 
-async function drain(stream: ReadableStream<Uint8Array>): Promise<void> {
-  const reader = stream.getReader();
-  while (!(await reader.read()).done);
+/**
+ * A web `Request`'s body as a `DirectBody` (Bun, Deno, tests, and Node routes the adapter gives no
+ * body of its own): the native `arrayBuffer()` when the length is declared and allowed, else read
+ * as a stream and stopped as soon as it passes the limit.
+ */
+export function requestBody(request: Request): DirectBody {
+  return {
+    get signal() {
+      return request.signal;
+    },
+    async read(limit) {
+      if (!request.body) return new Uint8Array();
+      const declared = Number(request.headers.get("content-length") ?? NaN);
+      if (Number.isFinite(declared) && declared <= limit) return new Uint8Array(await request.arrayBuffer());
+      const reader = request.body.getReader();
+      const chunks: Uint8Array[] = [];
+      let size = 0;
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return concat(chunks, size);
+        size += value.byteLength;
+        if (size > limit) {
+          await reader.cancel().catch(() => {});
+          return undefined;
+        }
+        chunks.push(value);
+      }
+    },
+  };
 }
+
+const DRAIN_LIMIT = 16 * 1024 * 1024;
 
 async function collect(stream: ReadableStream<Uint8Array>, limit: number, what: string): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
@@ -106,6 +106,10 @@ async function collect(stream: ReadableStream<Uint8Array>, limit: number, what: 
     }
     chunks.push(value);
   }
+  return concat(chunks, size);
+}
+
+function concat(chunks: Uint8Array[], size: number): Uint8Array {
   if (chunks.length === 1) return chunks[0]!;
   const body = new Uint8Array(size);
   let offset = 0;

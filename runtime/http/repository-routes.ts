@@ -3,7 +3,7 @@ import { invalidArg, RuntimeError } from "../core/mod.ts";
 import { functionNameProblem, MAX_VERSION, parseTritonJsonConfig, parseVersion } from "../config/mod.ts";
 import type { DeclaredConfig, LoadLimits } from "../config/mod.ts";
 import type { ModelManager } from "../lifecycle/mod.ts";
-import { readBody } from "./read-body.ts";
+import { readBody, requestBody } from "./read-body.ts";
 
 /** Triton's model-repository extension: index, load (with config and file overrides), unload. */
 export function registerRepositoryRoutes(app: Hono, ctx: { models: ModelManager; maxInputBytes: number }): void {
@@ -45,7 +45,7 @@ function validName(name: string): string {
 
 /** An optional JSON object body (Triton accepts an empty one). */
 async function jsonBody(request: Request, limit: number): Promise<Record<string, unknown>> {
-  const bytes = await readBody(request, limit);
+  const bytes = await readBody((name) => request.headers.get(name) ?? undefined, requestBody(request), limit);
   if (bytes.byteLength === 0) return {};
   let parsed: unknown;
   try {

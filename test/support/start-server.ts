@@ -1,5 +1,4 @@
-import { serve } from "@hono/node-server";
-import type { Server } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -10,7 +9,7 @@ import type { Runtime, RuntimeOptions } from "../../runtime/mod.ts";
 import { LIMIT_FLAGS } from "../../runtime/config/mod.ts";
 import { createNodePlatform } from "../../adapters/node/platform.ts";
 import { answerClientErrors } from "../../adapters/node/client-error.ts";
-import { withDirectBody } from "../../adapters/node/direct-body.ts";
+import { requestListener } from "../../adapters/node/request-listener.ts";
 
 export const FUNCTIONS = fileURLToPath(new URL("../../functions", import.meta.url));
 
@@ -36,9 +35,10 @@ export async function startServer(options: Partial<RuntimeOptions> = {}): Promis
   const platform = createNodePlatform();
   const quiet = { info() {}, warn() {}, error() {} };
   const runtime = await createRuntime({ platform: { ...platform, log: quiet }, repository: FUNCTIONS, ...options });
-  const server = serve({ fetch: withDirectBody(runtime.app.fetch), hostname: "127.0.0.1", port: 0 });
-  answerClientErrors(server as Server);
-  await new Promise<void>((resolve) => server.once("listening", () => resolve()));
+  // The Node adapter's listener: inference and health through the runtime's fast lane, the rest through the app.
+  const server = createServer(requestListener(runtime.app.fetch, runtime.lane));
+  answerClientErrors(server);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,

@@ -105,8 +105,6 @@ export class DynamicBatcher implements Scheduler {
 
   enqueue(request: ScheduledRequest, options: { signal?: AbortSignal } = {}): Promise<ScheduledResult> {
     if (this.#stopping) return Promise.reject(new RuntimeError("UNAVAILABLE", "the model is being unloaded"));
-    const { signal } = options;
-    if (signal?.aborted) return Promise.reject(cancelled());
     const level = this.#queue.levelFor(request.priority);
     if (this.#queue.isFull(level)) {
       return Promise.reject(new RuntimeError("UNAVAILABLE", `Exceeds maximum queue size (${this.#queue.policy(level).maxQueueSize} at priority level ${level})`));
@@ -114,6 +112,8 @@ export class DynamicBatcher implements Scheduler {
     const { clock } = this.#options;
     return new Promise<ScheduledResult>((resolve, reject) => {
       let timer: unknown;
+      let signal: AbortSignal | undefined;
+      let queued = true;
       const leave = (error: RuntimeError) => {
         if (!this.#queue.remove(entry)) return; // already dispatched: the result is delivered as usual
         pending.detach();
@@ -127,6 +127,7 @@ export class DynamicBatcher implements Scheduler {
         resolve,
         reject,
         detach: () => {
+          queued = false;
           if (timer !== undefined) clock.clearTimeout(timer);
           signal?.removeEventListener("abort", onAbort);
         },
@@ -142,10 +143,15 @@ export class DynamicBatcher implements Scheduler {
           this.#pump();
         }, timeoutMs);
       }
-      signal?.addEventListener("abort", onAbort, { once: true });
       this.#outlook.arrived(entry.enqueuedAt);
       this.#queue.push(entry);
       this.#pump();
+      if (!queued) return;
+      // Only a request left waiting listens for its client going away: `options.signal` may be
+      // built on first read (the Node adapter's is), and one dispatched at once runs anyway.
+      signal = options.signal;
+      if (signal?.aborted) return leave(cancelled());
+      signal?.addEventListener("abort", onAbort, { once: true });
     });
   }
 

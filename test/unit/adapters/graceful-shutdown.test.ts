@@ -102,6 +102,29 @@ describe("RequestTracker", () => {
   });
 });
 
+describe("RequestTracker.wrapLane", () => {
+  it("counts only the requests the lane takes, and marks its replies `Connection: close` once draining", async () => {
+    const tracker = new RequestTracker();
+    let finish = () => {};
+    const lane = tracker.wrapLane((request) => {
+      if (request.url !== "/lane") return undefined;
+      return new Promise((resolve) => (finish = () => resolve({ status: 200, headers: { "content-type": "text/plain" }, body: "ok" })));
+    });
+    const body = { signal: new AbortController().signal, read: async () => new Uint8Array() };
+    const call = (url: string) => lane({ method: "GET", url, header: () => undefined, body });
+    expect(call("/elsewhere")).toBeUndefined();
+    const first = call("/lane")!;
+    expect([tracker.received, tracker.inFlight]).toEqual([1, 1]);
+    finish();
+    expect((await first).headers.connection).toBeUndefined();
+    tracker.startDraining();
+    const second = call("/lane")!;
+    finish();
+    expect((await second).headers).toEqual({ "content-type": "text/plain", connection: "close" });
+    expect([tracker.received, tracker.inFlight]).toEqual([2, 0]);
+  });
+});
+
 describe("RequestTracker event streams", () => {
   it("startDraining() ends an event stream that would never end, and cancels its source", async () => {
     const tracker = new RequestTracker();

@@ -1,0 +1,55 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { getRequestListener } from "@hono/node-server";
+import type { FastLane, Reply, ServeEnv } from "../../runtime/mod.ts";
+import { NodeBody, withDirectBody } from "./direct-body.ts";
+
+type Fetch = (request: Request, env?: ServeEnv) => Response | Promise<Response>;
+
+/**
+ * A body left unread larger than this (or of unknown length) closes the connection after the
+ * reply instead of being read and dropped: a 503 to a 50 MB upload should not cost 50 MB of reading.
+ */
+const DRAIN_MAX_BYTES = 1024 * 1024;
+
+/**
+ * Node's request listener: the runtime's fast lane (inference, health) answered straight on
+ * `node:http`, everything else through @hono/node-server to the app. The lane never sees a web
+ * `Request` or `Response`; that is where its CPU saving comes from (bench/RESULTS.md).
+ */
+export function requestListener(fetch: Fetch, lane?: FastLane): (incoming: IncomingMessage, outgoing: ServerResponse) => void {
+  const app = getRequestListener(withDirectBody(fetch));
+  if (!lane) return app;
+  return (incoming, outgoing) => {
+    const body = new NodeBody(incoming, outgoing);
+    const headers = incoming.headers;
+    const header = (name: string) => {
+      const value = headers[name];
+      return typeof value === "string" ? value : value?.join(", ");
+    };
+    const reply = lane({ method: incoming.method ?? "GET", url: incoming.url ?? "/", header, body });
+    if (!reply) return void app(incoming, outgoing);
+    reply.then(
+      (r) => write(incoming, outgoing, body, r),
+      () => {
+        // The lane turns every error into a reply; this is only a guard against our own bug.
+        if (!outgoing.headersSent) outgoing.writeHead(500, { "content-type": "application/json" });
+        outgoing.end('{"error":"internal error"}');
+      },
+    );
+  };
+}
+
+function write(incoming: IncomingMessage, outgoing: ServerResponse, body: NodeBody, reply: Reply): void {
+  if (outgoing.destroyed) return;
+  const length = typeof reply.body === "string" ? Buffer.byteLength(reply.body) : reply.body.byteLength;
+  const headers: Record<string, string | number> = { ...reply.headers, "content-length": length };
+  if (!body.ended && unreadMayExceed(incoming, DRAIN_MAX_BYTES)) headers.connection = "close";
+  outgoing.writeHead(reply.status, headers);
+  outgoing.end(reply.body);
+}
+
+/** Whether a body not read may hold more than `limit` bytes: a larger declared length, or chunked. */
+function unreadMayExceed(incoming: IncomingMessage, limit: number): boolean {
+  if (incoming.headers["transfer-encoding"] !== undefined) return true;
+  return Number(incoming.headers["content-length"] ?? 0) > limit;
+}

@@ -1,0 +1,57 @@
+import type { AppContext } from "./create-app.ts";
+import { createAuthorizer } from "./access.ts";
+import { compressReply } from "./compression.ts";
+import type { DirectBody } from "./direct-body.ts";
+import { errorReply } from "./error-status.ts";
+import type { Reply } from "./error-status.ts";
+import { inferCall } from "./infer-call.ts";
+import { health } from "./kserve-routes.ts";
+import type { HeaderLookup } from "./read-body.ts";
+
+/** A request as an adapter's own HTTP server sees it, before any web `Request` is built. */
+export interface LaneRequest {
+  method: string;
+  /** Path and query, as on the request line. */
+  url: string;
+  header: HeaderLookup;
+  body: DirectBody;
+}
+
+/**
+ * The routes a loaded server answers thousands of times a second, answered without the Hono app:
+ * `undefined` when the request is not one of them (the adapter then hands it to `app.fetch`).
+ * On Node, building the web `Request`, its `Headers`, the `Response` and the middleware chain cost
+ * more CPU per small inference than decoding, batching and running the model (bench/RESULTS.md).
+ * Same behaviour as the app: the same access policy, the same `inferCall` and `health`, the same
+ * error replies, compressed as the app compresses. A request with an Origin goes to the app when
+ * `--cors-origin` is set (its CORS middleware answers preflights and adds the headers).
+ */
+export type FastLane = (request: LaneRequest) => Promise<Reply> | undefined;
+
+const INFER = /^\/v2\/models\/([A-Za-z0-9_.-]+)(?:\/versions\/([0-9]+))?\/infer(?:\?|$)/;
+const HEALTH = /^\/v2\/health\/(live|ready)(?:\?|$)/;
+
+export function createFastLane(ctx: AppContext): FastLane {
+  const authorize = createAuthorizer({ ...ctx.access, trustedOrigins: ctx.corsOrigins });
+  const cors = (ctx.corsOrigins?.length ?? 0) > 0;
+  const fail = (error: unknown) => errorReply(error, ctx.log.error);
+  return (request) => {
+    const { method, url, header } = request;
+    if (cors && header("origin") !== undefined) return undefined;
+    let answer: Promise<Reply>;
+    if (method === "POST") {
+      const m = INFER.exec(url);
+      if (!m) return undefined;
+      const path = url.split("?", 1)[0]!;
+      answer = authorize(method, path, header).then(() => inferCall(ctx, { name: m[1]!, version: m[2], header, body: request.body }));
+    } else if (method === "GET") {
+      const m = HEALTH.exec(url);
+      if (!m) return undefined;
+      answer = Promise.resolve(m[1] as "live" | "ready").then((which) => health(ctx, which));
+    } else {
+      return undefined;
+    }
+    const encoding = header("accept-encoding");
+    return answer.catch(fail).then((reply) => (encoding === undefined ? reply : compressReply(reply, encoding)));
+  };
+}

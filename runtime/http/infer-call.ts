@@ -1,0 +1,99 @@
+import { elementCount, invalidArg } from "../core/mod.ts";
+import type { InferRequest } from "../core/mod.ts";
+import type { FunctionConfig } from "../config/mod.ts";
+import {
+  byteSize,
+  checkElementBudget,
+  DEFAULT_MAX_ELEMENTS,
+  decodeInferRequest,
+  decodeRawBinaryRequest,
+  encodeInferResponse,
+  fromConfigType,
+} from "../tensor/mod.ts";
+import type { RequestHeader } from "../tensor/mod.ts";
+import type { Deployment, ModelManager } from "../lifecycle/mod.ts";
+import type { DirectBody } from "./direct-body.ts";
+import type { Reply } from "./error-status.ts";
+import { readBody, refuseDeclaredOversize } from "./read-body.ts";
+import type { HeaderLookup } from "./read-body.ts";
+
+/** What an inference call needs from the server. */
+export interface InferContext {
+  models: ModelManager;
+  /** Largest accepted request body, compressed or inflated (`--max-input-size`). */
+  maxInputBytes: number;
+  /** Weighted elements one request may carry (`--max-elements`; see `checkElementBudget`). */
+  maxElements?: number;
+}
+
+/** One `POST /v2/models/{name}[/versions/{version}]/infer`, whoever carries it. */
+export interface InferCall {
+  name: string;
+  version: string | undefined;
+  header: HeaderLookup;
+  body: DirectBody;
+}
+
+/**
+ * KServe v2 inference, the one definition both the Hono route and an adapter's fast lane run.
+ * Cheapest refusals first, all before the body is read: its declared size, the function and
+ * version (404), the rate limit (429), room in the queue (503). Then read, check the header
+ * against the model and the element budget, and only then decode tensor data.
+ */
+export async function inferCall(ctx: InferContext, call: InferCall): Promise<Reply> {
+  const { name, version, header, body } = call;
+  await refuseDeclaredOversize(header, body, ctx.maxInputBytes);
+  ctx.models.admit(name, version, header);
+  // Read only where the request waits (a load, the queue): on Node the signal is built on first
+  // read, and building it cost more than a small model's execution (bench/RESULTS.md).
+  const cancel = {
+    get signal() {
+      return body.signal;
+    },
+  };
+  const d = await ctx.models.acquire(name, version, cancel);
+  d.checkRoom();
+  const bytes = await readBody(header, body, ctx.maxInputBytes);
+  const request = decode(bytes, header("inference-header-content-length"), d, ctx.maxElements ?? DEFAULT_MAX_ELEMENTS);
+  const response = await ctx.models.infer(name, version, request, cancel);
+  const encoded = encodeInferResponse(response, request);
+  if (encoded.headerLength === undefined) return { status: 200, headers: { "content-type": "application/json" }, body: encoded.body };
+  return {
+    status: 200,
+    headers: { "content-type": "application/octet-stream", "inference-header-content-length": String(encoded.headerLength) },
+    body: encoded.body,
+  };
+}
+
+function decode(body: Uint8Array, header: string | undefined, d: Deployment, maxElements: number): InferRequest {
+  const check = (h: RequestHeader) => d.checkRequest(h);
+  if (header === undefined) return decodeInferRequest(body, { check, maxElements });
+  if (!/^[0-9]+$/.test(header.trim())) throw invalidArg(`Inference-Header-Content-Length '${header}' is not a byte count`);
+  const headerLength = Number(header);
+  if (headerLength > 0) return decodeInferRequest(body, { headerLength, check, maxElements });
+  const input = rawInput(d.config, body.byteLength);
+  checkElementBudget([{ name: input.name, datatype: input.datatype, elements: elementCount(input.shape) }], maxElements);
+  return decodeRawBinaryRequest(body, input);
+}
+
+/**
+ * The single input a raw binary request (header length 0) fills: batch 1, and the one variable
+ * dimension, if any, resolved from the body size.
+ */
+function rawInput(config: FunctionConfig, bytes: number) {
+  if (config.input.length !== 1) {
+    throw invalidArg(`raw binary requests (Inference-Header-Content-Length: 0) need a model with exactly one input; '${config.name}' has ${config.input.length}`);
+  }
+  const input = config.input[0]!;
+  const datatype = fromConfigType(input.data_type);
+  const dims = config.max_batch_size > 0 ? [1, ...input.dims] : [...input.dims];
+  if (datatype === "BYTES") {
+    if (dims.some((d) => d !== 1 && d !== -1)) throw invalidArg(`raw binary BYTES input '${input.name}' must have shape [1]`);
+    return { name: input.name, datatype, shape: dims.map(() => 1) };
+  }
+  const variable = dims.filter((d) => d === -1).length;
+  if (variable > 1) throw invalidArg(`raw binary input '${input.name}' has more than one variable dimension`);
+  const known = dims.reduce((n, d) => (d === -1 ? n : n * d), 1);
+  const elements = bytes / byteSize(datatype);
+  return { name: input.name, datatype, shape: dims.map((d) => (d === -1 ? elements / known : d)) };
+}

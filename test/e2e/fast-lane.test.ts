@@ -1,0 +1,113 @@
+import { Pool } from "undici";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServer } from "../support/start-server.ts";
+import type { TestServer } from "../support/start-server.ts";
+
+// On Node, inference and health are answered by the runtime's fast lane (runtime/http/fast-lane.ts)
+// straight on node:http; Bun, Deno and every other route go through the Hono app. The same
+// request must get the same answer either way: here each one is sent over HTTP (the lane) and
+// to `app.fetch` in this process (the app), and the two answers compared.
+let server: TestServer;
+let pool: Pool;
+const API_KEY = "lane-test-key";
+beforeAll(async () => {
+  server = await startServer({ controlMode: "none", maxInputBytes: 4096, apiKeys: [API_KEY] });
+  pool = new Pool(server.url, { connections: 2 });
+});
+afterAll(async () => {
+  await pool?.close();
+  await server?.close();
+});
+
+const ints = Array.from({ length: 16 }, (_, i) => i);
+const json = JSON.stringify({
+  id: "r1",
+  inputs: [
+    { name: "INPUT0", datatype: "INT32", shape: [1, 16], data: ints },
+    { name: "INPUT1", datatype: "INT32", shape: [1, 16], data: ints.map(() => 2) },
+  ],
+});
+const header = new TextEncoder().encode(
+  JSON.stringify({
+    inputs: [
+      { name: "INPUT0", datatype: "INT32", shape: [1, 16], parameters: { binary_data_size: 64 } },
+      { name: "INPUT1", datatype: "INT32", shape: [1, 16], parameters: { binary_data_size: 64 } },
+    ],
+    outputs: [{ name: "OUTPUT0", parameters: { binary_data: true } }, { name: "OUTPUT1" }],
+  }),
+);
+const binary = new Uint8Array([...header, ...new Uint8Array(new Int32Array(ints).buffer), ...new Uint8Array(new Int32Array(16).fill(3).buffer)]);
+const auth = { authorization: `Bearer ${API_KEY}` };
+
+interface Case {
+  what: string;
+  method: "GET" | "POST";
+  path: string;
+  headers?: Record<string, string>;
+  body?: string | Uint8Array;
+  status: number;
+}
+
+const cases: Case[] = [
+  { what: "JSON inference", method: "POST", path: "/v2/models/simple/infer", headers: { ...auth, "content-type": "application/json" }, body: json, status: 200 },
+  { what: "a version named in the path", method: "POST", path: "/v2/models/simple/versions/1/infer", headers: auth, body: json, status: 200 },
+  { what: "binary tensors", method: "POST", path: "/v2/models/simple/infer", headers: { ...auth, "inference-header-content-length": String(header.byteLength) }, body: binary, status: 200 },
+  { what: "an unknown function", method: "POST", path: "/v2/models/nope/infer", headers: auth, body: json, status: 404 },
+  { what: "an unknown version", method: "POST", path: "/v2/models/simple/versions/9/infer", headers: auth, body: json, status: 404 },
+  { what: "malformed JSON", method: "POST", path: "/v2/models/simple/infer", headers: auth, body: "{", status: 400 },
+  { what: "a wrong datatype", method: "POST", path: "/v2/models/simple/infer", headers: auth, body: json.replace('"INT32"', '"FP32"'), status: 400 },
+  { what: "a bad header length", method: "POST", path: "/v2/models/simple/infer", headers: { ...auth, "inference-header-content-length": "x" }, body: binary, status: 400 },
+  { what: "a body over --max-input-size", method: "POST", path: "/v2/models/simple/infer", headers: auth, body: "x".repeat(5000), status: 413 },
+  { what: "no key", method: "POST", path: "/v2/models/simple/infer", body: json, status: 401 },
+  { what: "a wrong key", method: "POST", path: "/v2/models/simple/infer", headers: { authorization: "Bearer nope" }, body: json, status: 401 },
+  { what: "liveness", method: "GET", path: "/v2/health/live", status: 200 },
+  { what: "readiness", method: "GET", path: "/v2/health/ready", status: 200 },
+];
+
+const COMPARED = ["content-type", "inference-header-content-length", "www-authenticate", "connection", "content-encoding"];
+
+function picked(headers: Record<string, string | string[] | undefined> | Headers): Record<string, string | undefined> {
+  const get = (name: string) => (headers instanceof Headers ? (headers.get(name) ?? undefined) : (headers[name] as string | undefined));
+  const out: Record<string, string | undefined> = {};
+  // Node answers keep-alive requests with an explicit `Connection: keep-alive`; only `close` matters.
+  for (const name of COMPARED) out[name] = name === "connection" && get(name) !== "close" ? undefined : get(name);
+  return out;
+}
+
+describe("the fast lane answers as the app does", () => {
+  it.each(cases)("$what ($status)", async (c) => {
+    const lane = await pool.request({ method: c.method, path: c.path, headers: c.headers, body: c.body });
+    const laneBody = new Uint8Array(await lane.body.arrayBuffer());
+    const request = new Request(`${server.url}${c.path}`, { method: c.method, headers: c.headers, body: c.body as BodyInit | undefined });
+    const app = await server.runtime!.app.fetch(request);
+    const appBody = new Uint8Array(await app.arrayBuffer());
+    expect(lane.statusCode).toBe(c.status);
+    expect(app.status).toBe(c.status);
+    expect(picked(lane.headers)).toEqual(picked(app.headers));
+    expect(Buffer.from(laneBody).toString("latin1")).toEqual(Buffer.from(appBody).toString("latin1"));
+  });
+
+  it("compresses when asked, as the app does", async () => {
+    const lane = await pool.request({ method: "POST", path: "/v2/models/simple/infer", headers: { ...auth, "accept-encoding": "gzip" }, body: json });
+    expect(lane.statusCode).toBe(200);
+    expect(lane.headers["content-encoding"]).toBe("gzip");
+    expect(lane.headers.vary).toBe("Accept-Encoding");
+    const { gunzipSync } = await import("node:zlib");
+    const answer = JSON.parse(gunzipSync(Buffer.from(await lane.body.arrayBuffer())).toString()) as { outputs: { name: string; data: number[] }[] };
+    expect(answer.outputs.find((o) => o.name === "OUTPUT0")!.data).toEqual(ints.map((i) => i + 2));
+  });
+
+  it("keeps serving on the same connection after a refusal decided before the body was read", async () => {
+    const one = new Pool(server.url, { connections: 1 });
+    try {
+      const refused = await one.request({ method: "POST", path: "/v2/models/nope/infer", headers: auth, body: json });
+      expect(refused.statusCode).toBe(404);
+      await refused.body.arrayBuffer();
+      const served = await one.request({ method: "POST", path: "/v2/models/simple/infer", headers: auth, body: json });
+      expect(served.statusCode).toBe(200);
+      await served.body.arrayBuffer();
+    } finally {
+      await one.close();
+    }
+  });
+});

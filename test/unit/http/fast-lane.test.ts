@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import { createFastLane } from "../../../runtime/http/fast-lane.ts";
+import type { AppContext } from "../../../runtime/http/create-app.ts";
+import type { DirectBody } from "../../../runtime/http/direct-body.ts";
+
+// Which requests the lane takes (a promise) and which it leaves to the app (undefined). Routing
+// only: the answers themselves are compared with the app's in test/e2e/fast-lane.test.ts.
+function lane(corsOrigins?: string[]) {
+  const models = { allReady: () => true } as unknown as AppContext["models"];
+  const ctx = { models, corsOrigins, log: { error() {} }, maxInputBytes: 1024 } as unknown as AppContext;
+  return createFastLane(ctx);
+}
+
+const body: DirectBody = { signal: new AbortController().signal, read: async () => new Uint8Array() };
+const request = (method: string, url: string, headers: Record<string, string> = {}) => ({ method, url, header: (name: string) => headers[name], body });
+
+describe("the fast lane's routes", () => {
+  it.each([
+    ["POST", "/v2/models/simple/infer"],
+    ["POST", "/v2/models/simple/versions/3/infer"],
+    ["POST", "/v2/models/a.b-c_d/infer?x=1"],
+    ["GET", "/v2/health/ready"],
+    ["GET", "/v2/health/live"],
+  ])("takes %s %s", (method, url) => {
+    const answer = lane()(request(method, url));
+    expect(answer).toBeInstanceOf(Promise);
+    void answer?.catch(() => {});
+  });
+
+  it.each([
+    ["GET", "/v2/models/simple/infer"],
+    ["HEAD", "/v2/health/ready"],
+    ["GET", "/v2/models/simple"],
+    ["GET", "/v2/models/simple/ready"],
+    ["POST", "/v2/repository/index"],
+    ["POST", "/v2/models/sim%70le/infer"],
+    ["POST", "/v2/models/simple/versions/x/infer"],
+    ["POST", "/v2/models/simple/infer/"],
+    ["GET", "/v2/health/ready/"],
+    ["GET", "/metrics"],
+  ])("leaves %s %s to the app", (method, url) => {
+    expect(lane()(request(method, url))).toBeUndefined();
+  });
+
+  it("leaves requests with an Origin to the app when --cors-origin is set (its middleware adds the headers)", () => {
+    expect(lane(["https://app.example"])(request("POST", "/v2/models/simple/infer", { origin: "https://app.example" }))).toBeUndefined();
+    expect(lane(["https://app.example"])(request("GET", "/v2/health/ready"))).toBeInstanceOf(Promise);
+    expect(lane()(request("GET", "/v2/health/ready", { origin: "https://app.example" }))).toBeInstanceOf(Promise);
+  });
+});
