@@ -19,27 +19,21 @@ export function withDirectBody(fetch: Fetch) {
 export class NodeBody implements DirectBody {
   readonly #incoming: IncomingMessage;
   readonly #outgoing: ServerResponse;
-  #abort: AbortController | undefined;
 
   constructor(incoming: IncomingMessage, outgoing: ServerResponse) {
     this.#incoming = incoming;
     this.#outgoing = outgoing;
   }
 
-  /** Made on first use; aborts as @hono/node-server's does: the socket closed before the response finished. */
+  /**
+   * Aborts when the connection closes. One signal per connection, not per request: an HTTP/1.1
+   * client cannot drop one request and keep its connection, and building an AbortController per
+   * request cost more than a small model's execution (bench/RESULTS.md). A request answered
+   * before the close has stopped listening by then.
+   */
   get signal(): AbortSignal {
-    if (this.#abort) return this.#abort.signal;
-    const abort = (this.#abort = new AbortController());
-    const outgoing = this.#outgoing;
-    const incoming = this.#incoming;
-    if (outgoing.closed) abort.abort("Client connection prematurely closed.");
-    else {
-      outgoing.once("close", () => {
-        if (incoming.errored) abort.abort(incoming.errored.toString());
-        else if (!outgoing.writableFinished) abort.abort("Client connection prematurely closed.");
-      });
-    }
-    return abort.signal;
+    if (this.#outgoing.closed) return AbortSignal.abort("Client connection prematurely closed.");
+    return connectionSignal(this.#incoming);
   }
 
   /** True once the whole body was read (Node needs nothing drained before the socket's next request). */
@@ -96,4 +90,17 @@ export class NodeBody implements DirectBody {
       incoming.on("close", onClose);
     });
   }
+}
+
+const signals = new WeakMap<object, AbortSignal>();
+
+function connectionSignal(incoming: IncomingMessage): AbortSignal {
+  const socket = incoming.socket;
+  let signal = signals.get(socket);
+  if (signal) return signal;
+  const abort = new AbortController();
+  signal = abort.signal;
+  signals.set(socket, signal);
+  socket.once("close", () => abort.abort(incoming.errored ? incoming.errored.toString() : "Client connection prematurely closed."));
+  return signal;
 }
