@@ -44,6 +44,15 @@ export class NodeBody implements DirectBody {
   read(limit: number): Promise<Uint8Array | undefined> {
     const incoming = this.#incoming;
     if (incoming.readableEnded) return Promise.resolve(new Uint8Array());
+    // A small body has usually arrived whole with its head: take it from the stream's buffer now,
+    // without a turn of events (Node emits 'end' on its own once the buffer is drained).
+    if (incoming.complete && !incoming.readableFlowing && incoming.readableLength <= limit) {
+      const body = new Uint8Array(incoming.readableLength);
+      let at = 0;
+      for (let chunk: Buffer | null; (chunk = incoming.read() as Buffer | null) !== null; at += chunk.byteLength) body.set(chunk, at);
+      if (at === body.byteLength) return Promise.resolve(body);
+      return Promise.resolve(body.subarray(0, at));
+    }
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
       let size = 0;

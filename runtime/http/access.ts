@@ -34,16 +34,22 @@ export function accessControl(options: AccessOptions): MiddlewareHandler {
   };
 }
 
-/** Throws UNAUTHENTICATED/PERMISSION_DENIED when the request may not call its route; the policy above. */
-export type Authorize = (method: string, path: string, header: HeaderLookup) => Promise<void>;
+/**
+ * Throws (or rejects with) UNAUTHENTICATED/PERMISSION_DENIED when the request may not call its
+ * route; the policy above. Returns `undefined` when the request may, decided without waiting
+ * (no keys to compare): the common case of an open inference server costs no promise.
+ */
+export type Authorize = (method: string, path: string, header: HeaderLookup) => Promise<void> | undefined;
 
 /** The access policy as one function, for the Hono middleware and for an adapter's own lane. */
 export function createAuthorizer(options: AccessOptions): Authorize {
+  const open = !options.apiKeys?.length;
   const keys = Promise.all([KeySet.create(options.apiKeys ?? []), KeySet.create(options.adminKeys ?? [])]);
   const trusted = (options.trustedOrigins ?? []).filter((o) => o !== "*").map((o) => o.toLowerCase());
-  return async (method, path, header) => {
-    const [api, admin] = await keys;
-    await authorize({ method, path, header }, apiGroup(path), { api, admin, trusted });
+  return (method, path, header) => {
+    const group = apiGroup(path);
+    if (group === "health" || group === "metrics" || (open && API_GROUPS.has(group))) return undefined;
+    return keys.then(([api, admin]) => authorize({ method, path, header }, group, { api, admin, trusted }));
   };
 }
 

@@ -43,7 +43,9 @@ export function createFastLane(ctx: AppContext): FastLane {
       const m = INFER.exec(url);
       if (!m) return undefined;
       const path = url.split("?", 1)[0]!;
-      answer = authorize(method, path, header).then(() => inferCall(ctx, { name: m[1]!, version: m[2], header, body: request.body }));
+      const call = { name: m[1]!, version: m[2], header, body: request.body };
+      const allowed = authorize(method, path, header);
+      answer = allowed ? allowed.then(() => inferCall(ctx, call)) : inferCall(ctx, call);
     } else if (method === "GET") {
       const m = HEALTH.exec(url);
       if (!m) return undefined;

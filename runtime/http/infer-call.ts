@@ -55,7 +55,12 @@ export async function inferCall(ctx: InferContext, call: InferCall): Promise<Rep
   d.checkRoom();
   const bytes = await readBody(header, body, ctx.maxInputBytes);
   const request = decode(bytes, header("inference-header-content-length"), d, ctx.maxElements ?? DEFAULT_MAX_ELEMENTS);
-  const response = await ctx.models.infer(name, version, request, cancel);
+  const response = await ctx.models.infer(name, version, request, {
+    acquired: d,
+    get signal() {
+      return body.signal;
+    },
+  });
   const encoded = encodeInferResponse(response, request);
   if (encoded.headerLength === undefined) return { status: 200, headers: { "content-type": "application/json" }, body: encoded.body };
   return {
