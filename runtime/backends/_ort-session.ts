@@ -54,7 +54,10 @@ export class OrtSession {
     // ORT rejects keys that are present but undefined.
     if (settings.intraOpThreads !== undefined) options.intraOpNumThreads = settings.intraOpThreads;
     if (settings.interOpThreads !== undefined) options.interOpNumThreads = settings.interOpThreads;
-    return new OrtSession(await module.InferenceSession.create(model, options), module);
+    // onnxruntime-node's create refuses bytes in shared memory (a kept model's), in a worker too:
+    // one copy here, off the event loop in a worker (a structured clone made two, one on the loop).
+    const own = model.buffer instanceof SharedArrayBuffer ? model.slice() : model;
+    return new OrtSession(await module.InferenceSession.create(own, options), module);
   }
 
   /** Runs the feeds; ORT's refusal of the content comes back as INVALID_ARG. */

@@ -76,10 +76,8 @@ async function handle(request: WorkerRequest | WorkerNotice): Promise<void> {
         session = undefined;
         // Imported on demand: a worker serving onnxruntime-web never loads the native addon.
         const module = request.package === "web" ? await loadOrtWeb(request.settings.provider) : (await import("./_ort-node.ts")).ortNode;
-        // Parked bytes arrive as shared memory, not cloned; ORT's create takes only an ArrayBuffer,
-        // so this thread makes the one copy, off the main thread.
-        const model = request.model.buffer instanceof SharedArrayBuffer ? request.model.slice() : request.model;
-        session = await OrtSession.create(module, model, request.settings);
+        // A version's kept bytes arrive in shared memory, not cloned; OrtSession.create copies them once, here.
+        session = await OrtSession.create(module, request.model, request.settings);
         return scope.postMessage({ id: request.id, ok: true, signature: session.signature });
       case "run": {
         if (!session) throw new Error("run before load");

@@ -48,6 +48,26 @@ export async function measureInline(time: Timer, config: FunctionConfig, feeds: 
 }
 
 /**
+ * `auto`'s measurements by the model bytes they were taken on. A version woken from PARKED loads
+ * the bytes it kept, on the same machine, with the same config: its placement still holds, and
+ * timing it again (six runs of resnet, about 100 ms, on every wake) only delayed the first
+ * response. Other bytes (a reload reads them afresh) or another config measure again. Weak: an
+ * entry goes with its bytes.
+ */
+const measurements = new WeakMap<Uint8Array, { config: string; measured: InlineMeasurement }>();
+
+/** What `auto` measured on these bytes under this config (any string that changes with it), if it did. */
+export function rememberedMeasurement(bytes: Uint8Array, config: string): InlineMeasurement | undefined {
+  const entry = measurements.get(bytes);
+  return entry?.config === config ? entry.measured : undefined;
+}
+
+/** Records what `auto` measured on these bytes, for later loads of them under the same config. */
+export function rememberMeasurement(bytes: Uint8Array, entry: { config: string; measured: InlineMeasurement }): void {
+  measurements.set(bytes, entry);
+}
+
+/**
  * Times a session from the event loop, for sessions that cannot time themselves (no worker): a
  * busy loop inflates it, which `auto` then reads as a slow model — the safe side.
  */

@@ -9,8 +9,16 @@ import type { ResourceLimiter, ResourceNeeds } from "../scheduler/mod.ts";
 import { Deployment } from "./deployment.ts";
 import { instancePlacements } from "./instance-placement.ts";
 import { prepareRequest } from "./prepare-request.ts";
-import { chooseThread, executionThreadSetting, inlineCandidate, measureInline, threadParameters, timeFromHere } from "./execution-thread.ts";
-import type { InlineMeasurement } from "./execution-thread.ts";
+import {
+  chooseThread,
+  executionThreadSetting,
+  inlineCandidate,
+  measureInline,
+  rememberedMeasurement,
+  rememberMeasurement,
+  threadParameters,
+  timeFromHere,
+} from "./execution-thread.ts";
 
 export interface LoadDeploymentOptions {
   /** The declared config, with the accelerator already resolved against the server default. */
@@ -63,13 +71,18 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     log: { info: (m) => log.info(`${prefix}: ${m}`), warn: (m) => log.warn(`${prefix}: ${m}`) },
   };
   // `auto`, for one instance that cannot scale out, loads into a worker, times the model there (its
-  // own cost, not the event loop's) and moves it onto the event loop when it is cheap.
+  // own cost, not the event loop's) and moves it onto the event loop when it is cheap; bytes it
+  // measured before (a wake from PARKED) load straight onto the thread it chose then.
   const setting = identity ? "worker" : executionThreadSetting(declared);
   if (setting === "main" && initial > 1) {
     log.warn(`${prefix}: execution_thread main with ${initial} instances: inline instances share the event loop and never overlap`);
   }
   let thread: "main" | "worker" = setting === "auto" ? "worker" : setting;
   const probing = setting === "auto" && inlineCandidate(initial, declared.scale.max_instances);
+  // What a measurement holds for: these bytes, loaded with this config and these session options.
+  const measuredWith = probing ? JSON.stringify({ declared, shared }) : "";
+  let measured = probing ? rememberedMeasurement(bytes, measuredWith) : undefined;
+  if (measured) thread = chooseThread(measured);
   let next = 0;
   // What each instance needs from the rate limiter, from its placement's group.
   const needs = new WeakMap<Session, ResourceNeeds>();
@@ -91,8 +104,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     // Complete the config from the first instance, so a contradiction fails before the others load.
     sessions.push(await createInstance());
     const config: FunctionConfig = identity ? completeIdentityConfig(declared) : completeConfig(declared, sessions[0]!.signature);
-    let measured: InlineMeasurement | undefined;
-    if (probing) {
+    if (probing && !measured) {
       const session = sessions[0]!;
       const probe = config.model_warmup[0] ?? zeroSample(config);
       const feeds = (batch: number) => sampleFeeds({ ...probe, batch_size: batch }, config, backend)();
@@ -103,6 +115,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
         const time = timeFromHere(session);
         measured = await (options.exclusive ?? ((task) => task()))(() => measureInline(time, config, feeds));
       }
+      if (measured) rememberMeasurement(bytes, { config: measuredWith, measured });
       if (measured && chooseThread(measured) === "main" && session.executionThread === "worker") {
         thread = "main";
         await sessions.pop()!.release();

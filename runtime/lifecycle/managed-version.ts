@@ -34,7 +34,7 @@ export class ManagedVersion {
   #state: DeploymentState = "UNAVAILABLE";
   #reason = "";
   #deployment?: Deployment;
-  /** Model bytes kept in host memory while READY or PARKED with `park: host`. */
+  /** Model bytes kept in host memory while READY or PARKED with `park: host` (see `keptBytes`). */
   #bytes?: Uint8Array;
   #loading?: Promise<Deployment>;
   /** Aborts the load in progress (unload cancels it rather than waiting for every instance). */
@@ -131,7 +131,7 @@ export class ManagedVersion {
       return;
     }
     try {
-      const bytes = await loader.readBytes();
+      const bytes = keptBytes(await loader.readBytes(), idle);
       const next = await loader.load(bytes, this);
       this.#bytes = bytes;
       this.#deployment = next;
@@ -189,7 +189,7 @@ export class ManagedVersion {
     const started = this.#clock.now();
     const abort = (this.#abortLoad = new AbortController());
     try {
-      const bytes = this.#bytes ?? (await this.#loader.readBytes());
+      const bytes = this.#bytes ?? keptBytes(await this.#loader.readBytes(), this.#idle);
       abort.signal.throwIfAborted();
       const deployment = await this.#loader.load(bytes, this, { signal: abort.signal });
       this.#bytes = this.#idle.park === "host" ? bytes : undefined;
@@ -235,4 +235,20 @@ export class ManagedVersion {
     this.#state = state;
     this.#reason = reason;
   }
+}
+
+/**
+ * The bytes as a version reads them: in shared memory when it keeps them (`park: host`), so each
+ * load, and above all each wake, hands the worker thread a reference where a structured clone made
+ * two copies of the model, the first on the event loop (50 ms for resnet's 47 MB). Copied as they
+ * are read, so the read's own array is garbage at once (an upload's stays in its function's files).
+ * A session on the event loop copies them once per create instead (onnxruntime-node refuses shared
+ * memory); `auto` puts only cheap models there.
+ */
+function keptBytes(bytes: Uint8Array, idle: IdlePolicy): Uint8Array {
+  if (idle.park !== "host" || bytes.byteLength === 0 || typeof SharedArrayBuffer !== "function") return bytes;
+  if (bytes.buffer instanceof SharedArrayBuffer) return bytes;
+  const shared = new Uint8Array(new SharedArrayBuffer(bytes.byteLength));
+  shared.set(bytes);
+  return shared;
 }

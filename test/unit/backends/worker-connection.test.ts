@@ -119,3 +119,18 @@ describe("WorkerConnection's shared channel", () => {
     expect((small.INPUT0.data as Int32Array).byteLength).toBe(64);
   });
 });
+
+describe("WorkerConnection's `load()` from shared memory", () => {
+  it("loads a parked model's bytes in shared memory (which onnxruntime-node refuses) and leaves them intact to load again", async () => {
+    const parked = new Uint8Array(new SharedArrayBuffer(simple.byteLength));
+    parked.set(simple);
+    const c = new WorkerConnection(platform.startWorker!(worker));
+    open.push(c);
+    for (let wake = 0; wake < 2; wake++) {
+      await c.load(parked, settings);
+      expect(values((await c.run(feeds(1, 2, 3))).OUTPUT0)).toEqual([5]);
+      await c.release();
+    }
+    expect(parked).toEqual(simple);
+  });
+});

@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import type { Backend } from "../../../runtime/backends/mod.ts";
+import { loadDeployment } from "../../../runtime/lifecycle/load-deployment.ts";
+import { ModelStats } from "../../../runtime/metrics/mod.ts";
+import { FakeClock } from "../../support/fake-clock.ts";
+import { declared, timedBackend } from "./_timed-backend.ts";
+
+const quiet = { info() {}, warn() {}, error() {} };
+const load = (backend: Backend, bytes: Uint8Array, yaml?: string) =>
+  loadDeployment({ declared: declared(yaml), version: 1, bytes, backend, clock: new FakeClock(), cpuCount: 2, log: quiet, stats: new ModelStats() });
+const threadParameters = (parameters: Record<string, { string_value: string }>) =>
+  Object.fromEntries(Object.entries(parameters).filter(([key]) => key.startsWith("execution_thread")));
+
+describe("loadDeployment() with execution_thread auto", () => {
+  it("loads the bytes it measured before (a wake from PARKED) straight onto the thread it chose, without timing them again, and reports the first measurement", async () => {
+    const { backend, seen } = timedBackend({ batch1Us: 40, maxBatchUs: 300 });
+    const bytes = new Uint8Array(16);
+    const first = await load(backend, bytes);
+    expect(seen).toMatchObject({ threads: ["worker", "main"], timings: 2 });
+    await first.close();
+
+    const again = await load(backend, bytes);
+    expect(seen).toMatchObject({ threads: ["worker", "main", "main"], timings: 2 });
+    expect(threadParameters(again.config.parameters)).toEqual(threadParameters(first.config.parameters));
+    expect(threadParameters(again.config.parameters)).toEqual({
+      execution_thread: { string_value: "main" },
+      execution_thread_requested: { string_value: "auto" },
+      execution_thread_measured_us: { string_value: "40.0" },
+      execution_thread_measured_max_batch_us: { string_value: "300.0" },
+    });
+  });
+
+  it("keeps a worker choice for the same bytes: one load, no timing", async () => {
+    const { backend, seen } = timedBackend({ batch1Us: 900 });
+    const bytes = new Uint8Array(16);
+    await (await load(backend, bytes)).close();
+    const again = await load(backend, bytes);
+    expect(seen).toMatchObject({ threads: ["worker", "worker"], timings: 1 });
+    expect(again.config.parameters.execution_thread_measured_us).toEqual({ string_value: "900.0" });
+  });
+
+  it("measures again for other bytes, even with the same content (a reload reads the file afresh)", async () => {
+    const { backend, seen } = timedBackend({ batch1Us: 900 });
+    await (await load(backend, new Uint8Array(16))).close();
+    await (await load(backend, new Uint8Array(16))).close();
+    expect(seen.timings).toBe(2);
+  });
+
+  it("measures again when the config changed", async () => {
+    const { backend, seen } = timedBackend({ batch1Us: 40, maxBatchUs: 300 });
+    const bytes = new Uint8Array(16);
+    await (await load(backend, bytes, "max_batch_size: 8\n")).close();
+    const changed = await load(backend, bytes, "max_batch_size: 64\n");
+    expect(seen.timings).toBe(4);
+    expect(changed.config.parameters.execution_thread_measured_max_batch_us).toEqual({ string_value: "300.0" });
+  });
+});

@@ -1,0 +1,141 @@
+import { describe, expect, it } from "vitest";
+import type { Backend } from "../../../runtime/backends/mod.ts";
+import { loadDeployment } from "../../../runtime/lifecycle/load-deployment.ts";
+import { ManagedVersion } from "../../../runtime/lifecycle/managed-version.ts";
+import type { VersionLoader } from "../../../runtime/lifecycle/managed-version.ts";
+import { FakeClock } from "../../support/fake-clock.ts";
+import { declared, timedBackend } from "./_timed-backend.ts";
+
+const quiet = { info() {}, warn() {}, error() {} };
+const SIZE = 4096;
+
+/** A version of function `f` whose file is read afresh (a new array) on every `readBytes`, like a disk. */
+function version(backend: Backend, park: "host" | "none" = "host") {
+  const reads = { count: 0 };
+  const clock = new FakeClock();
+  const loader: VersionLoader = {
+    readBytes: async () => {
+      reads.count++;
+      return new Uint8Array(SIZE).fill(7);
+    },
+    load: (bytes, managed, { signal } = {}) =>
+      loadDeployment({ declared: declared(), version: 1, bytes, backend, clock, cpuCount: 2, log: quiet, stats: managed.stats, signal }),
+  };
+  const managed = new ManagedVersion("f", 1, { loader, idle: { timeoutMs: 0, park }, clock, log: quiet });
+  return { managed, loader, reads };
+}
+
+describe("ManagedVersion park and wake", () => {
+  it("keeps the bytes in shared memory; every wake loads from them, reads no file, times nothing, and reports the measurement", async () => {
+    const { backend, seen } = timedBackend({ batch1Us: 900 });
+    const { managed, reads } = version(backend);
+    await managed.ensureReady();
+    const measured = managed.deployment!.config.parameters;
+    await managed.park();
+    expect(managed.state).toBe("PARKED");
+    expect(managed.footprint()).toEqual({ host: SIZE, device: 0 });
+
+    for (let wake = 0; wake < 2; wake++) {
+      const woken = await managed.ensureReady();
+      expect(woken.config.parameters).toEqual(measured);
+      await managed.park();
+    }
+    expect(reads.count).toBe(1);
+    expect(seen.timings).toBe(1);
+    const [first, ...wakes] = seen.models;
+    expect(first!.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(wakes).toHaveLength(2);
+    for (const bytes of wakes) expect(bytes).toBe(first);
+    expect(first).toEqual(new Uint8Array(SIZE).fill(7));
+    expect(managed.footprintWhenParked()).toEqual({ host: SIZE, device: 0 });
+  });
+
+  it("loads an event-loop deployment's wake straight onto the event loop, with the measurement", async () => {
+    const { backend, seen } = timedBackend({ batch1Us: 40, maxBatchUs: 300 });
+    const { managed } = version(backend);
+    await managed.ensureReady();
+    await managed.park();
+    await managed.ensureReady();
+    expect(seen.threads).toEqual(["worker", "main", "main"]);
+    expect(seen.timings).toBe(2);
+    expect(managed.deployment!.config.parameters.execution_thread_measured_max_batch_us).toEqual({ string_value: "300.0" });
+  });
+
+  it("with `park: none`, keeps no bytes and loads the file as read", async () => {
+    const { backend, seen } = timedBackend({ batch1Us: 900 });
+    const { managed, reads } = version(backend, "none");
+    await managed.ensureReady();
+    expect(managed.footprintWhenParked()).toEqual({ host: 0, device: 0 });
+    expect(seen.models[0]!.buffer).toBeInstanceOf(ArrayBuffer);
+    await managed.park();
+    expect(managed.state).toBe("UNAVAILABLE");
+    await managed.ensureReady();
+    expect(reads.count).toBe(2);
+  });
+
+  it("after a reload, parked or READY, reads the new file and measures it again; a wake after it does not", async () => {
+    const { backend, seen } = timedBackend({ batch1Us: 900 });
+    const { managed, loader, reads } = version(backend);
+    await managed.ensureReady();
+    await managed.park();
+    await managed.reload(loader, { timeoutMs: 0, park: "host" });
+    await managed.ensureReady();
+    expect([reads.count, seen.timings]).toEqual([2, 2]);
+    await managed.reload(loader, { timeoutMs: 0, park: "host" });
+    expect([reads.count, seen.timings]).toEqual([3, 3]);
+    await managed.park();
+    await managed.ensureReady();
+    expect([reads.count, seen.timings]).toEqual([3, 3]);
+  });
+
+  it("an unload during a wake cancels it and drops the parked bytes: the next load reads the file", async () => {
+    const { backend: timed } = timedBackend({ batch1Us: 900 });
+    let hold: Promise<void> | undefined;
+    let open = () => {};
+    const backend: Backend = {
+      ...timed,
+      load: async (model, options) => {
+        await hold;
+        return await timed.load(model, options);
+      },
+    };
+    const { managed, reads } = version(backend);
+    await managed.ensureReady();
+    await managed.park();
+    hold = new Promise((resolve) => (open = resolve));
+    const wake = managed.ensureReady();
+    const unloaded = managed.unload();
+    open();
+    await expect(wake).rejects.toMatchObject({ code: "UNAVAILABLE", message: expect.stringMatching(/cancelled by an unload/) });
+    await unloaded;
+    expect(managed.state).toBe("UNAVAILABLE");
+    expect(managed.footprint()).toEqual({ host: 0, device: 0 });
+    hold = undefined;
+    await managed.ensureReady();
+    expect(reads.count).toBe(2);
+  });
+
+  it("keeps the parked bytes when a wake fails (its worker died), and the next wake loads from them", async () => {
+    const { backend: timed, seen } = timedBackend({ batch1Us: 900 });
+    let failNext = false;
+    const backend: Backend = {
+      ...timed,
+      load: async (model, options) => {
+        if (!failNext) return await timed.load(model, options);
+        failNext = false;
+        throw new Error("onnxruntime worker stopped: exited with code 1");
+      },
+    };
+    const { managed, reads } = version(backend);
+    await managed.ensureReady();
+    await managed.park();
+    failNext = true;
+    await expect(managed.ensureReady()).rejects.toThrow(/worker stopped/);
+    expect(managed.state).toBe("FAILED");
+    await managed.ensureReady();
+    expect(managed.state).toBe("READY");
+    expect(reads.count).toBe(1);
+    expect(seen.models.at(-1)!.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(seen.models.at(-1)).toEqual(new Uint8Array(SIZE).fill(7));
+  });
+});
