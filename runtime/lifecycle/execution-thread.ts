@@ -3,10 +3,16 @@ import type { DeclaredConfig } from "../config/mod.ts";
 import type { ExecutionThread, Session } from "../backends/backend.ts";
 import type { Tensor } from "../core/mod.ts";
 
-/** `auto` runs a model on the event loop when one batch-1 execution costs less than this (µs). */
-export const INLINE_THRESHOLD_US = 150;
+/**
+ * `auto` runs a model on the event loop when one batch-1 execution costs less than this (µs)…
+ * Measured on the 2-core reference machine (bench/RESULTS.md): `mlp` (batch 1 ≈ 150–350 µs in a
+ * worker, batch 64 ≈ 2 ms) served 1.3–1.5× the requests per second at concurrency 1 and 5–15 %
+ * more at 8 and 32 on the event loop than in a worker, whose hop costs more than its compute;
+ * `ocr_cls` (1.2 ms) and `resnet` (17 ms) stay in workers, where HTTP runs while they compute.
+ */
+export const INLINE_THRESHOLD_US = 500;
 /** …and its largest batch less than this (µs): one inline run is the longest HTTP ever waits. */
-export const INLINE_MAX_BATCH_US = 1000;
+export const INLINE_MAX_BATCH_US = 4000;
 
 /** `parameters.execution_thread` (validated by the config schema); `auto` when unset. */
 export function executionThreadSetting(declared: DeclaredConfig): "auto" | ExecutionThread {

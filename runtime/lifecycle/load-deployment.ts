@@ -39,9 +39,10 @@ export interface LoadDeploymentOptions {
   /** Aborted by an unload: no more instances are created, those made so far are released. */
   signal?: AbortSignal;
   /**
-   * Runs `execution_thread: auto`'s probe (in-process create and timed runs) exclusively among the
-   * server's loads: a probe times runs on the event loop, and another model's in-process create or
-   * probe blocking it would count as this model's time (at start, every function loads at once).
+   * Runs session creates and `execution_thread: auto`'s timed runs one at a time among the
+   * server's loads: at start every function loads at once, and another model's create burning the
+   * cores while this one is timed counted as this model's cost (mlp's batch 64 measured 4–8 ms
+   * instead of 2, and `auto` sent it to a worker).
    */
   exclusive?: <T>(task: () => Promise<T>) => Promise<T>;
 }
@@ -53,6 +54,7 @@ export interface LoadDeploymentOptions {
  */
 export async function loadDeployment(options: LoadDeploymentOptions): Promise<Deployment> {
   const { declared, version, bytes, backend, log, signal } = options;
+  const exclusive = options.exclusive ?? (<T,>(task: () => Promise<T>) => task());
   const identity = declared.backend === "identity";
   const placements = instancePlacements(declared.instance_group, declared.accelerator);
   const initial = Math.min(declared.scale.max_instances ?? Infinity, Math.max(declared.scale.min_instances ?? 0, placements.length, 1));
@@ -89,7 +91,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
   const createInstance = async () => {
     signal?.throwIfAborted();
     const { rateLimiter, ...placement } = placements[next++ % placements.length]!;
-    const session = await backend.load(bytes, { ...shared, ...placement, executionThread: thread });
+    const session = await exclusive(() => backend.load(bytes, { ...shared, ...placement, executionThread: thread }));
     if (signal?.aborted) {
       // A session that finished loading after the unload is released here, never handed out.
       await session.release();
@@ -109,11 +111,11 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
       const probe = config.model_warmup[0] ?? zeroSample(config);
       const feeds = (batch: number) => sampleFeeds({ ...probe, batch_size: batch }, config, backend)();
       if (session.time) {
-        measured = await measureInline((f, runs) => session.time!(f, { runs }), config, feeds);
+        measured = await exclusive(() => measureInline((f, runs) => session.time!(f, { runs }), config, feeds));
       } else if (session.executionThread === "main") {
         // No worker to time it in (this runtime has none): time it here, one probe at a time.
         const time = timeFromHere(session);
-        measured = await (options.exclusive ?? ((task) => task()))(() => measureInline(time, config, feeds));
+        measured = await exclusive(() => measureInline(time, config, feeds));
       }
       if (measured) rememberMeasurement(bytes, { config: measuredWith, measured });
       if (measured && chooseThread(measured) === "main" && session.executionThread === "worker") {

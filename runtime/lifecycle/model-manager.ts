@@ -98,8 +98,8 @@ export class ModelManager {
   #timers: unknown[] = [];
   #stopped = false;
   readonly #limits: LoadLimits;
-  /** `execution_thread: auto` probes, one at a time (see LoadDeploymentOptions.exclusive). */
-  readonly #probes = serially();
+  /** Session creates and `execution_thread: auto` probes, one at a time (see LoadDeploymentOptions.exclusive). */
+  readonly #loadWork = serially();
   /** Scanner warnings already logged (skipped folders), so polls do not repeat them. */
   readonly #warned = new Set<string>();
 
@@ -430,7 +430,7 @@ export class ModelManager {
             resourceLimiter: this.#options.resourceLimiter,
             onActivity: (busy) => managed.activity(busy),
             signal,
-            exclusive: this.#probes,
+            exclusive: this.#loadWork,
           });
         if (!this.#pool) return await load();
         const versions = [...this.#functions.values()].flatMap((f) => [...f.versions.values()]);
