@@ -1,7 +1,8 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { rawColdStart } from "../lifecycle/raw-cold-start.ts";
+import { execFileSync } from "node:child_process";
+import { median, rawColdStart } from "../lifecycle/raw-cold-start.ts";
 import { firstResponseAfterPark } from "../lifecycle/served-cold-start.ts";
 import { startServerProcess } from "./server-process.ts";
 
@@ -10,6 +11,8 @@ export interface ColdStart {
   model: string;
   /** Raw: create the onnxruntime session from bytes in memory and run it once, in-process (median). */
   rawMs: number;
+  /** The same, each time in a fresh process (median): what a hand-written script pays at startup. */
+  rawFreshMs?: number;
   /** Served: the first response after `POST …/park` with `park: host` (median, client side). */
   fromParkedMs: number;
   reps: number;
@@ -25,7 +28,12 @@ export const COLD_START_MODELS = ["mlp", "resnet"] as const;
  */
 export async function measureColdStarts(functionsDir: string, options: { serverRoot: string; reps: number; log: (line: string) => void }): Promise<ColdStart[]> {
   const raw = new Map<string, number>();
-  for (const model of COLD_START_MODELS) raw.set(model, (await rawColdStart(join(functionsDir, model, "1", "model.onnx"), options.reps)).fromMemoryMs);
+  const fresh = new Map<string, number>();
+  for (const model of COLD_START_MODELS) {
+    const path = join(functionsDir, model, "1", "model.onnx");
+    raw.set(model, (await rawColdStart(path, options.reps)).fromMemoryMs);
+    fresh.set(model, median(Array.from({ length: options.reps }, () => freshCreateMs(options.serverRoot, path))));
+  }
   const repo = mkdtempSync(join(tmpdir(), "tensorfn-bench-park-"));
   for (const model of COLD_START_MODELS) {
     cpSync(join(functionsDir, model), join(repo, model), { recursive: true });
@@ -37,12 +45,18 @@ export async function measureColdStarts(functionsDir: string, options: { serverR
   try {
     for (const model of COLD_START_MODELS) {
       const fromParkedMs = await firstResponseAfterPark(server.url, model, options.reps);
-      results.push({ model, rawMs: raw.get(model)!, fromParkedMs, reps: options.reps });
-      options.log(`cold start ${model}: raw create + first run ${raw.get(model)!.toFixed(1)} ms, first response from PARKED ${fromParkedMs.toFixed(1)} ms`);
+      results.push({ model, rawMs: raw.get(model)!, rawFreshMs: fresh.get(model), fromParkedMs, reps: options.reps });
+      options.log(`cold start ${model}: raw create + first run ${raw.get(model)!.toFixed(1)} ms (in a fresh process ${fresh.get(model)!.toFixed(1)} ms), first response from PARKED ${fromParkedMs.toFixed(1)} ms`);
     }
   } finally {
     await server.stop();
     rmSync(repo, { recursive: true, force: true });
   }
   return results;
+}
+
+/** bench/lifecycle/raw-fresh-create.ts in a process of its own: one create + first run, in ms. */
+function freshCreateMs(root: string, modelPath: string): number {
+  const out = execFileSync("node", ["--import", "tsx", join(root, "bench", "lifecycle", "raw-fresh-create.ts"), modelPath], { cwd: root, encoding: "utf8" });
+  return (JSON.parse(out.trim().split("\n").at(-1)!) as { ms: number }).ms;
 }

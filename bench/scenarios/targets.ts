@@ -209,7 +209,9 @@ function target6(results: ScenarioResults): TargetCheck[] {
     id: "6",
     target: `${c.model}: first response from PARKED ÷ raw session create + first run (median of ${c.reps})`,
     goal: `≤ ${GOALS.parkedRatio}×`,
-    measured: `${ratio(c.fromParkedMs / c.rawMs)}× (${fixed(c.fromParkedMs, 1)} ÷ ${fixed(c.rawMs, 1)} ms)`,
+    measured:
+      `${ratio(c.fromParkedMs / c.rawMs)}× (${fixed(c.fromParkedMs, 1)} ÷ ${fixed(c.rawMs, 1)} ms)` +
+      (c.rawFreshMs === undefined ? "" : `; against the same create + first run in a fresh process, ${fixed(c.rawFreshMs, 1)} ms: ${ratio(c.fromParkedMs / c.rawFreshMs)}×`),
     cpu: "n/a (one request at a time)",
     met: c.fromParkedMs / c.rawMs <= GOALS.parkedRatio,
   }));
