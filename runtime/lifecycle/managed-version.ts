@@ -156,7 +156,9 @@ export class ManagedVersion {
     this.#set("UNLOADING", "parking");
     this.#deployment = undefined;
     await d.close();
-    this.#set("PARKED", "parked: sessions released, model kept in host memory");
+    // A request that came while the sessions drained has started a wake: it owns the state now
+    // (PARKED over it would hide its deployment, and the next wake would leak that one).
+    if (this.#state === "UNLOADING") this.#set("PARKED", "parked: sessions released, model kept in host memory");
     this.#onReleased?.();
   }
 

@@ -6,7 +6,7 @@ import { parseFunctionConfig } from "../../../runtime/config/mod.ts";
  * `batch1Us`, any larger batch `maxBatchUs`. It records every load's thread and how often it timed.
  */
 export function timedBackend(us: { batch1Us: number; maxBatchUs?: number }) {
-  const seen = { threads: [] as ExecutionThread[], timings: 0, models: [] as Uint8Array[] };
+  const seen = { threads: [] as ExecutionThread[], timings: 0, models: [] as Uint8Array[], released: 0 };
   const backend: Backend = {
     name: "timed",
     async load(model, options) {
@@ -24,7 +24,9 @@ export function timedBackend(us: { batch1Us: number; maxBatchUs?: number }) {
             return feeds.x!.shape[0] === 1 ? us.batch1Us : (us.maxBatchUs ?? us.batch1Us);
           },
         }),
-        release: async () => {},
+        release: async () => {
+          seen.released++;
+        },
       };
     },
   };

@@ -50,6 +50,21 @@ describe("ManagedVersion park and wake", () => {
     expect(managed.footprintWhenParked()).toEqual({ host: SIZE, device: 0 });
   });
 
+  it("a request arriving while a park releases the sessions wakes it again, and that deployment is the one kept (and later released)", async () => {
+    const { backend, seen } = timedBackend({ batch1Us: 900 });
+    const { managed } = version(backend);
+    await managed.ensureReady();
+    const parking = managed.park();
+    const woken = managed.ensureReady(); // arrives while the park awaits the old deployment's close
+    await parking;
+    const deployment = await woken;
+    expect(managed.state).toBe("READY");
+    expect(managed.deployment).toBe(deployment);
+    await managed.park();
+    expect(managed.state).toBe("PARKED");
+    expect(seen.released).toBe(seen.threads.length); // every session created was released
+  });
+
   it("loads an event-loop deployment's wake straight onto the event loop, with the measurement", async () => {
     const { backend, seen } = timedBackend({ batch1Us: 40, maxBatchUs: 300 });
     const { managed } = version(backend);
