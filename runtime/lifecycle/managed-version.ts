@@ -158,7 +158,7 @@ export class ManagedVersion {
     await d.close();
     // A request that came while the sessions drained has started a wake: it owns the state now
     // (PARKED over it would hide its deployment, and the next wake would leak that one).
-    if (this.#state === "UNLOADING") this.#set("PARKED", "parked: sessions released, model kept in host memory");
+    if ((this.#state as DeploymentState) === "UNLOADING") this.#set("PARKED", "parked: sessions released, model kept in host memory");
     this.#onReleased?.();
   }
 
