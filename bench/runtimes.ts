@@ -1,51 +1,68 @@
 /**
  * `npm run bench:runtimes`: the same served benchmark under Node, Bun and Deno (mlp and resnet at
- * concurrency 1 and 32, binary tensors), as ratios to Node measured in one run; and the raw model
- * on onnxruntime-web (WASM, and WebGPU on whatever adapter Deno finds — llvmpipe here) against
- * onnxruntime-node's CPU provider. Writes its section of bench/RESULTS.md.
+ * concurrency 1 and 32, binary tensors), as ratios to Node measured in one run; issue 11's hot-path
+ * targets 1, 2 and 7 for tensorfn under each of the three, against the hand-written and bare
+ * baselines measured beside them (bench/runtimes/target-phase.ts); and the raw model on
+ * onnxruntime-web (WASM, and WebGPU on whatever adapter Deno finds — llvmpipe here) against
+ * onnxruntime-node's CPU provider. Writes its section of bench/RESULTS.md and bench/out/runtimes.json.
+ *
+ *   npm run bench:runtimes [-- --quick]
+ *
+ * `--quick` shortens every window fourfold, runs one round, and writes bench/out/runtimes.quick.json
+ * and bench/out/RESULTS.quick.md instead (for trying changes; RESULTS.md is left alone).
  */
 import { execFileSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 import { runBench } from "./bench-command.ts";
-import { writeResultsSection } from "./results-section.ts";
+import { replaceSection, writeResultsSection } from "./results-section.ts";
+import { runtimeTargetsSection } from "./runtimes/runtime-targets-md.ts";
 import { roundSpread, runtimesProse } from "./runtimes/runtimes-prose.ts";
 import type { RuntimesRun, ServedStep } from "./runtimes/runtimes-prose.ts";
+import { measureRuntimeTargets } from "./runtimes/target-phase.ts";
+import type { ServeCommand } from "./runtimes/target-phase.ts";
 import { spawnServer } from "../test/support/spawn-server.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const { values } = parseArgs({ options: { quick: { type: "boolean", default: false } } });
+const scale = values.quick ? 0.25 : 1;
 const log = (line: string) => void process.stderr.write(`${line}\n`);
+const started = performance.now();
 const repo = mkdtempSync(join(tmpdir(), "tensorfn-runtimes-"));
 for (const m of ["mlp", "resnet"]) cpSync(join(ROOT, "functions", m), join(repo, m), { recursive: true });
-const serveArgs = ["serve", "--repo", repo, "--port", "0", "--model-control-mode", "none"];
-const RUNTIMES: Record<string, [string, string[]]> = {
-  node: ["node", [join(ROOT, "adapters/node/bin.mjs"), ...serveArgs]],
-  bun: [join(ROOT, "node_modules/.bin/bun"), [join(ROOT, "adapters/bun/main.ts"), ...serveArgs]],
-  deno: [join(ROOT, "node_modules/.bin/deno"), ["run", "-A", "--unstable-no-legacy-abort", join(ROOT, "adapters/deno/main.ts"), ...serveArgs]],
+const serveArgs = (repository: string) => ["serve", "--repo", repository, "--port", "0", "--model-control-mode", "none"];
+const RUNTIMES: Record<string, ServeCommand> = {
+  node: (r) => ["node", [join(ROOT, "adapters/node/bin.mjs"), ...serveArgs(r)]],
+  bun: (r) => [join(ROOT, "node_modules/.bin/bun"), [join(ROOT, "adapters/bun/main.ts"), ...serveArgs(r)]],
+  deno: (r) => [join(ROOT, "node_modules/.bin/deno"), ["run", "-A", "--unstable-no-legacy-abort", join(ROOT, "adapters/deno/main.ts"), ...serveArgs(r)]],
 };
-const STEPS: [string, number, string][] = [
-  ["mlp", 1, "3s"],
-  ["mlp", 32, "3s"],
-  ["resnet", 1, "3s"],
-  ["resnet", 32, "5s"],
+/** model, concurrency, measured window (ms); every step warms up for WARMUP_MS first. */
+const STEPS: [string, number, number][] = [
+  ["mlp", 1, 3000 * scale],
+  ["mlp", 32, 3000 * scale],
+  ["resnet", 1, 3000 * scale],
+  ["resnet", 32, 5000 * scale],
 ];
+const WARMUP_MS = 1000 * scale;
 
-// Two rounds, the runtimes in turn each round, best of two per step: on a small VM one run can
+// Two rounds (one with --quick), the runtimes in turn each round, best of two per step: on a small VM one run can
 // land on a noisy moment, and taking turns keeps that noise from favouring whichever runtime went
 // first. Every round is kept, and the section reports how far rounds of the same step moved.
-const ROUNDS = 2;
+const ROUNDS = values.quick ? 1 : 2;
 const served: Record<string, Record<string, ServedStep>> = {};
 for (let round = 1; round <= ROUNDS; round++) {
-  for (const [name, [command, args]] of Object.entries(RUNTIMES)) {
+  for (const [name, serve] of Object.entries(RUNTIMES)) {
     log(`runtimes: served under ${name} (round ${round} of ${ROUNDS})`);
+    const [command, args] = serve(repo);
     const server = await spawnServer(command, args, { timeoutMs: 90_000, cwd: ROOT });
     served[name] ??= {};
     try {
       for (const [model, concurrency, duration] of STEPS) {
         let out = "";
-        await runBench([server.url, "--model", model, "--concurrency", String(concurrency), "--binary", "--warmup", "1s", "--duration", duration, "--json"], {
+        await runBench([server.url, "--model", model, "--concurrency", String(concurrency), "--binary", "--warmup", `${WARMUP_MS}ms`, "--duration", `${duration}ms`, "--json"], {
           stdout: async (t) => void (out += t),
           stderr: () => {},
         });
@@ -63,6 +80,9 @@ for (let round = 1; round <= ROUNDS; round++) {
   }
 }
 
+log("runtimes: hot-path targets per runtime");
+const targets = await measureRuntimeTargets(RUNTIMES, { root: ROOT, timing: { warmupMs: WARMUP_MS, durationMs: 3000 * scale }, log });
+
 log("runtimes: raw providers");
 /** Runs a bench/runtimes script under `runtime` (a command line) and parses the JSON of its last output line. */
 function scriptResult<T>(runtime: string[], script: string, args: string[]): T {
@@ -70,7 +90,7 @@ function scriptResult<T>(runtime: string[], script: string, args: string[]): T {
   return JSON.parse(out.trim().split("\n").at(-1)!) as T;
 }
 const raw = (runtime: string[], pkg: string, provider: string, model: string, dims: string, batch: number) =>
-  scriptResult<{ inferPerS: number; msPerRun: number }>(runtime, "raw-providers.ts", [pkg, provider, join(ROOT, "functions", model, "1/model.onnx"), dims, String(batch), "3000"]);
+  scriptResult<{ inferPerS: number; msPerRun: number }>(runtime, "raw-providers.ts", [pkg, provider, join(ROOT, "functions", model, "1/model.onnx"), dims, String(batch), String(3000 * scale)]);
 const nodeTsx = [join(ROOT, "node_modules/.bin/tsx")];
 const deno = [join(ROOT, "node_modules/.bin/deno"), "run", "-A"];
 const providers: Record<string, Record<string, { inferPerS: number; msPerRun: number }>> = {};
@@ -89,9 +109,10 @@ const hops = [hopsOf(nodeTsx), hopsOf([join(ROOT, "node_modules/.bin/bun")]), ho
 
 const mlpQueueDelayUs = Number(/max_queue_delay_microseconds:\s*(\d+)/.exec(readFileSync(join(ROOT, "functions/mlp/function.yaml"), "utf8"))?.[1] ?? 0);
 const run: RuntimesRun = { served, hops, mlpQueueDelayUs };
-const results = { date: new Date().toISOString(), served, providers, hops, mlpQueueDelayUs };
-mkdirSync(join(ROOT, "bench", "out"), { recursive: true });
-writeFileSync(join(ROOT, "bench", "out", "runtimes.json"), JSON.stringify(results, null, 2) + "\n");
+const results = { date: new Date().toISOString(), seconds: (performance.now() - started) / 1000, quick: values.quick, served, providers, hops, mlpQueueDelayUs, targets };
+const outDir = join(ROOT, "bench", "out");
+mkdirSync(outDir, { recursive: true });
+writeFileSync(join(outDir, values.quick ? "runtimes.quick.json" : "runtimes.json"), JSON.stringify(results, null, 2) + "\n");
 const spread = roundSpread(run);
 const prose = runtimesProse(run);
 const f = (v: number, d = 1) => v.toFixed(d);
@@ -105,7 +126,7 @@ function verdict(): string {
 const lines = [
   "## Runtimes and providers",
   "",
-  `Reproduce: \`npm run bench:runtimes\` (${results.date}; every round's numbers in \`bench/out/runtimes.json\`). One tensorfn server per runtime (\`--model-control-mode none\`), each measured in turn by the same load generator (binary tensors, 1 s warm-up + 3 s, resnet at 32: 5 s), ${ROUNDS} rounds taking turns, best per step${spread ? `; rounds of one step moved by up to ${f(spread.percent, 0)} % (${spread.where})` : ""}.`,
+  `Reproduce: \`npm run bench:runtimes\` (${results.date}; every round's numbers in \`bench/out/runtimes.json\`). One tensorfn server per runtime (\`--model-control-mode none\`), each measured in turn by the same load generator (binary tensors, ${WARMUP_MS / 1000} s warm-up + ${STEPS[0]![2] / 1000} s, resnet at 32: ${STEPS[3]![2] / 1000} s), ${ROUNDS} round${ROUNDS === 1 ? "" : "s"} taking turns, best per step${spread ? `; rounds of one step moved by up to ${f(spread.percent, 0)} % (${spread.where})` : ""}.`,
   "",
   "| model @ concurrency | Node infer/s | Bun infer/s (÷ Node) | Deno infer/s (÷ Node) |",
   "|---|---|---|---|",
@@ -134,7 +155,14 @@ const lines = [
   ...(prose.length > 0 ? [`Why they differ: ${prose.join(" ")}`, ""] : []),
   "WebGPU here runs on Mesa's software rasteriser (llvmpipe), so its numbers say that the path works, not how fast a GPU is; `bench/gpu-check.sh` measures it on a real GPU (see the GPU check section).",
   "",
+  ...runtimeTargetsSection(targets),
 ];
-writeResultsSection("runtimes", lines.join("\n"));
-log("runtimes: wrote bench/RESULTS.md");
+if (values.quick) {
+  const quickPath = join(outDir, "RESULTS.quick.md");
+  writeFileSync(quickPath, replaceSection(existsSync(quickPath) ? readFileSync(quickPath, "utf8") : undefined, "runtimes", lines.join("\n")));
+  log(`runtimes: wrote ${quickPath} and bench/out/runtimes.quick.json after ${results.seconds.toFixed(0)} s`);
+} else {
+  writeResultsSection("runtimes", lines.join("\n"));
+  log(`runtimes: wrote bench/RESULTS.md and bench/out/runtimes.json after ${results.seconds.toFixed(0)} s`);
+}
 process.exit(0);

@@ -34,7 +34,12 @@ export interface RuntimesRun {
 
 const f = (v: number, d = 1) => v.toFixed(d);
 const RUNTIME_NAMES: Record<string, string> = { node: "Node", bun: "Bun", deno: "Deno" };
-const named = (r: string) => RUNTIME_NAMES[r] ?? r;
+
+/** A runtime's name as the section prints it ("node" → "Node"); an unknown one as given. */
+export function runtimeName(runtime: string): string {
+  return RUNTIME_NAMES[runtime] ?? runtime;
+}
+const named = runtimeName;
 
 /** Largest (max − min) ÷ min between rounds of one step, over every runtime and step, with where. */
 export function roundSpread(run: RuntimesRun): { percent: number; where: string } | undefined {

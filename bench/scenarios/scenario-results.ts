@@ -29,13 +29,16 @@ export interface RunSubject {
   runtime: string;
 }
 
+/** Where a target's steps are looked up: a whole run, or any list of served steps (bench/runtimes.ts, per runtime). */
+export type ServedSteps = Pick<ScenarioResults, "served">;
+
 /** The step of `model` at `concurrency` on `target` with `encoding` (not the probed one), if it ran and got answers. */
-export function step(results: ScenarioResults, target: string, model: string, concurrency: number, encoding: Encoding = "binary"): Measured | undefined {
+export function step(results: ServedSteps, target: string, model: string, concurrency: number, encoding: Encoding = "binary"): Measured | undefined {
   return results.served.find((s) => s.target === target && s.model === model && s.concurrency === concurrency && (s.encoding ?? "binary") === encoding && !s.probes && s.requests > 0);
 }
 
 /** The step during which readiness and `/metrics` were probed, if it ran. */
-export function probeStep(results: ScenarioResults): Measured | undefined {
+export function probeStep(results: ServedSteps): Measured | undefined {
   return results.served.find((s) => s.probes !== undefined);
 }
 

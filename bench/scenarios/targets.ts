@@ -1,6 +1,6 @@
 import type { Encoding, Measured } from "./measure-step.ts";
 import { adaptiveComparison, bestResnetBatched, delayOf, fixed, probeStep, ratio, step } from "./scenario-results.ts";
-import type { ScenarioResults } from "./scenario-results.ts";
+import type { ScenarioResults, ServedSteps } from "./scenario-results.ts";
 import { ADAPTIVE_LEVELS, ADAPTIVE_TARGET_MS, BUNDLED, COMPARE_LEVELS, ENCODINGS, MLP_DELAYS_US, mlpBatched } from "./served.ts";
 
 /** Issue 11's thresholds, in one place. */
@@ -58,7 +58,7 @@ export interface ComparePoint {
 }
 
 /** Target 1's points, in plan order. */
-export function comparePoints(results: ScenarioResults): ComparePoint[] {
+export function comparePoints(results: ServedSteps): ComparePoint[] {
   return BUNDLED.flatMap((model) =>
     COMPARE_LEVELS.flatMap((concurrency) =>
       ENCODINGS.map((encoding): ComparePoint => {
@@ -75,7 +75,7 @@ export function comparePoints(results: ScenarioResults): ComparePoint[] {
 
 /** Issue 11's targets 1–7, each computed from this run's numbers only. */
 export function checkTargets(results: ScenarioResults): TargetCheck[] {
-  return [target1(results), ...target2(results), target3(results), target4(results), ...target5(results), ...target6(results), ...target7(results)];
+  return [checkTarget1(results), ...checkTarget2(results), target3(results), target4(results), ...target5(results), ...target6(results), ...checkTarget7(results)];
 }
 
 /** "client 0.21 / server 1.78 (main 0.77) cores" for each step, joined. */
@@ -93,7 +93,8 @@ function verdict(values: (boolean | null)[]): boolean | null {
   return values.some((v) => v === null) ? null : values.every(Boolean);
 }
 
-function target1(results: ScenarioResults): TargetCheck {
+/** Target 1 over every point of `results`: tensorfn ÷ the hand-written node:http server; shared with bench/runtimes.ts. */
+export function checkTarget1(results: ServedSteps): TargetCheck {
   const points = comparePoints(results);
   const measured = points.filter((p) => p.ratio !== undefined);
   const worst = measured.reduce<ComparePoint | undefined>((a, b) => (a === undefined || b.ratio! < a.ratio! ? b : a), undefined);
@@ -111,7 +112,8 @@ function target1(results: ScenarioResults): TargetCheck {
   };
 }
 
-function target2(results: ScenarioResults): TargetCheck[] {
+/** Target 2: `simple` at c=1 binary, p50 ÷ the bare round trip and server CPU per request; shared with bench/runtimes.ts. */
+export function checkTarget2(results: ServedSteps): TargetCheck[] {
   const served = step(results, "tensorfn", "simple", 1);
   const bare = step(results, "bare", "simple", 1);
   const p50Ratio = served?.latencyMs && bare?.latencyMs ? served.latencyMs.p50 / bare.latencyMs.p50 : undefined;
@@ -217,7 +219,8 @@ function target6(results: ScenarioResults): TargetCheck[] {
   }));
 }
 
-function target7(results: ScenarioResults): TargetCheck[] {
+/** Target 7: readiness p99 and the slowest scrape during the probed step; shared with bench/runtimes.ts. */
+export function checkTarget7(results: ServedSteps): TargetCheck[] {
   const s = probeStep(results);
   const probes = s?.probes;
   const load = s ? `, while mlp answered ${fixed(s.inferPerS, 0)} req/s to ${s.concurrency} JSON clients` : "";
