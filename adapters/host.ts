@@ -16,8 +16,9 @@ export interface Host {
   platform: Platform;
   args: string[];
   /**
-   * `env` is the adapter's to give (a `DirectBody` on Node); handlers must work without it. An
-   * adapter with its own HTTP server may answer `lane`'s routes itself; others ignore it.
+   * `env` is the adapter's to give (a `DirectBody` on Node); handlers must work without it.
+   * `lane` answers inference and health without the app: Node on `node:http` itself, Bun and
+   * Deno through `withFastLane` in front of `fetch`.
    */
   serve(fetch: (request: Request, env?: ServeEnv) => Response | Promise<Response>, options: { hostname: string; port: number; lane?: FastLane }): Promise<Listener>;
   /** Calls `onChange` when anything under `dir` changes; returns a function that stops watching. Optional. */

@@ -4,3 +4,4 @@ export type { Runtime, RuntimeOptions } from "./runtime.ts";
 export type { Clock, DirEntry, InferRequest, InferResponse, Logger, Platform, Tensor } from "./core/mod.ts";
 export type { DirectBody, FastLane, LaneRequest, Reply, ServeEnv } from "./http/mod.ts";
 export { RuntimeError } from "./core/mod.ts";
+export { withFastLane } from "./http/mod.ts";

@@ -4,6 +4,7 @@ import { writeFile } from "node:fs/promises";
 import { runCli } from "../cli.ts";
 import type { Host } from "../host.ts";
 import { createNodePlatform } from "../node/platform.ts";
+import { withFastLane } from "../../runtime/mod.ts";
 
 declare const Bun: {
   version: string;
@@ -16,8 +17,8 @@ declare const Bun: {
 const host: Host = {
   platform: createNodePlatform(`bun ${Bun.version}`),
   args: process.argv.slice(2),
-  serve: async (fetch, { hostname, port }) => {
-    const server = Bun.serve({ fetch, hostname, port });
+  serve: async (fetch, { hostname, port, lane }) => {
+    const server = Bun.serve({ fetch: lane ? withFastLane(fetch, lane) : fetch, hostname, port });
     // stop(false) (measured on Bun 1.4): refuses new connections, closes idle keep-alive sockets
     // at once and resolves when the requests in flight were answered.
     return { url: server.url.href.replace(/\/$/, ""), close: () => server.stop(false) };

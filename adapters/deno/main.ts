@@ -2,12 +2,14 @@
 import { runCli } from "../cli.ts";
 import type { Host } from "../host.ts";
 import { createDenoPlatform } from "./platform.ts";
+import { withFastLane } from "../../runtime/mod.ts";
 
 const host: Host = {
   platform: createDenoPlatform(),
   args: Deno.args,
-  serve: (fetch, { hostname, port }) =>
+  serve: (app, { hostname, port, lane }) =>
     new Promise((resolve) => {
+      const fetch = lane ? withFastLane(app, lane) : app;
       // shutdown() (measured on Deno 2.9) refuses new connections, closes idle keep-alive sockets
       // and waits for responses, but also cuts request bodies still being uploaded (the handler's
       // read fails with BadResource). So close() first waits for the handlers in flight, which

@@ -2,10 +2,11 @@ import type { AppContext } from "./create-app.ts";
 import { createAuthorizer } from "./access.ts";
 import { compressReply } from "./compression.ts";
 import type { DirectBody } from "./direct-body.ts";
-import { errorReply } from "./error-status.ts";
+import { errorReply, toResponse } from "./error-status.ts";
 import type { Reply } from "./error-status.ts";
 import { inferCall } from "./infer-call.ts";
 import { health } from "./kserve-routes.ts";
+import { requestBody } from "./read-body.ts";
 import type { HeaderLookup } from "./read-body.ts";
 
 /** A request as an adapter's own HTTP server sees it, before any web `Request` is built. */
@@ -55,5 +56,23 @@ export function createFastLane(ctx: AppContext): FastLane {
     }
     const encoding = header("accept-encoding");
     return answer.catch(fail).then((reply) => (encoding === undefined ? reply : compressReply(reply, encoding)));
+  };
+}
+
+/**
+ * The lane in front of a fetch handler, for servers that hand over web `Request`s natively (Bun,
+ * Deno): inference and health skip the Hono router and middleware chain; the rest goes to `fetch`.
+ */
+export function withFastLane(fetch: (request: Request) => Response | Promise<Response>, lane: FastLane): (request: Request) => Response | Promise<Response> {
+  return (request) => {
+    const url = request.url;
+    const path = url.indexOf("/", url.indexOf("//") + 2);
+    const reply = lane({
+      method: request.method,
+      url: path < 0 ? "/" : url.slice(path),
+      header: (name) => request.headers.get(name) ?? undefined,
+      body: requestBody(request),
+    });
+    return reply ? reply.then(toResponse) : fetch(request);
   };
 }
