@@ -4,27 +4,11 @@ import { runtimeTargetsSection } from "../../../bench/runtimes/runtime-targets-m
 import { runtimeChecks } from "../../../bench/runtimes/runtime-targets.ts";
 import type { RuntimeStep, RuntimeTargetsRun } from "../../../bench/runtimes/runtime-targets.ts";
 import { planTargetSteps, targetSeconds } from "../../../bench/runtimes/target-plan.ts";
+import { latency, measured as measuredStep } from "./_measured.ts";
 import type { TargetServer } from "../../../bench/runtimes/target-plan.ts";
 
-const latency = (p50: number, p99: number) => ({ p50, p90: p99, p95: p99, p99, avg: p50, max: p99 });
-
 function measured(runtime: string | null, target: string, model: string, concurrency: number, inferPerS: number, extra: Partial<Measured> = {}): RuntimeStep {
-  return {
-    runtime,
-    target,
-    model,
-    concurrency,
-    windowS: 3,
-    requests: Math.round(inferPerS * 3),
-    inferPerS,
-    latencyMs: latency(1, 2),
-    errors: 0,
-    firstError: null,
-    server: null,
-    cores: { self: 0.2, server: 1.5, serverMain: 0.6, other: 0 },
-    encoding: "binary",
-    ...extra,
-  };
+  return { runtime, ...measuredStep(target, model, concurrency, inferPerS, extra) };
 }
 
 const RUNTIMES = ["node", "bun", "deno"];

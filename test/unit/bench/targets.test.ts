@@ -4,26 +4,8 @@ import type { RawPoint } from "../../../bench/scenarios/raw.ts";
 import type { ScenarioResults } from "../../../bench/scenarios/scenario-results.ts";
 import { checkTargets, comparePoints, cpuText } from "../../../bench/scenarios/targets.ts";
 import { targetsSection } from "../../../bench/scenarios/targets-md.ts";
+import { latency, measured } from "./_measured.ts";
 
-const latency = (p50: number, p99: number) => ({ p50, p90: p99, p95: p99, p99, avg: p50, max: p99 });
-
-function measured(target: string, model: string, concurrency: number, inferPerS: number, extra: Partial<Measured> = {}): Measured {
-  return {
-    target,
-    model,
-    concurrency,
-    windowS: 3,
-    requests: Math.round(inferPerS * 3),
-    inferPerS,
-    latencyMs: latency(1, 2),
-    errors: 0,
-    firstError: null,
-    server: null,
-    cores: { self: 0.2, server: 1.5, serverMain: 0.6, other: 0 },
-    encoding: "binary",
-    ...extra,
-  };
-}
 
 const point = (batch: number, inferPerS: number): RawPoint => ({ batch, runs: 10, seconds: 1, inferPerS, runP50Ms: 1, selfCores: 1, otherCores: 0 });
 
