@@ -49,7 +49,7 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
     const open = async (settings: OrtSessionSettings): Promise<Engine> => {
       if (!connection) return inlineEngine(await OrtSession.create(ortNode, model, settings), gate);
       const signature = await connection.load(model, settings);
-      return { signature, run: (feeds) => connection.run(feeds), time: (feeds, runs) => connection.time(feeds, runs), release: () => pool!.give(connection) };
+      return { signature, run: (feeds) => connection.run(feeds), time: async (feeds, runs) => (await pool!.settled(), connection.time(feeds, runs)), release: () => pool!.give(connection) };
     };
     const reasons: string[] = [];
     try {

@@ -39,10 +39,10 @@ export interface LoadDeploymentOptions {
   /** Aborted by an unload: no more instances are created, those made so far are released. */
   signal?: AbortSignal;
   /**
-   * Runs session creates and `execution_thread: auto`'s timed runs one at a time among the
-   * server's loads: at start every function loads at once, and another model's create burning the
-   * cores while this one is timed counted as this model's cost (mlp's batch 64 measured 4–8 ms
-   * instead of 2, and `auto` sent it to a worker).
+   * Runs session creates, warm-ups and `execution_thread: auto`'s timed runs one at a time among
+   * the server's loads: at start every function loads at once, and another model's create or
+   * warm-up burning the cores while this one is timed counted as this model's cost (mlp's batch 64
+   * measured 4–8 ms instead of 2, and `auto` sent it to a worker).
    */
   exclusive?: <T>(task: () => Promise<T>) => Promise<T>;
 }
@@ -128,7 +128,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     const actual = sessions[0]!.executionThread;
     if (actual) config.parameters = { ...config.parameters, ...threadParameters(setting, actual, measured) };
     while (sessions.length < initial) sessions.push(await createInstance());
-    for (const sample of config.model_warmup) await warmUp(sample, config, sessions, { backend, signal });
+    for (const sample of config.model_warmup) await exclusive(() => warmUp(sample, config, sessions, { backend, signal }));
     return new Deployment({
       config,
       version,
