@@ -57,23 +57,39 @@ export async function measureInline(time: Timer, config: FunctionConfig, feeds: 
 }
 
 /**
- * `auto`'s measurements by the model bytes they were taken on. A version woken from PARKED loads
- * the bytes it kept, on the same machine, with the same config: its placement still holds, and
- * timing it again (six runs of resnet, about 100 ms, on every wake) only delayed the first
- * response. Other bytes (a reload reads them afresh) or another config measure again. Weak: an
- * entry goes with its bytes.
+ * `auto`'s measurements, one memory per server, by the model's content and what its cost depends
+ * on (`key`: shapes, batch size, session options — not the function's name or its batching). A
+ * version woken from PARKED, a reload of the same file and a copy of a model under another name
+ * all load onto the thread chosen the first time, reporting that measurement: timing again cost
+ * the first response (six runs of resnet, about 100 ms, on every wake), and timing each copy of a
+ * model placed some on one thread and some on the other by noise alone. Other bytes or another
+ * key measure again.
  */
-const measurements = new WeakMap<Uint8Array, { config: string; measured: InlineMeasurement }>();
+export class PlacementMemory {
+  readonly #byBytes = new WeakMap<Uint8Array, Map<string, InlineMeasurement>>();
+  readonly #byContent = new Map<string, InlineMeasurement>();
 
-/** What `auto` measured on these bytes under this config (any string that changes with it), if it did. */
-export function rememberedMeasurement(bytes: Uint8Array, config: string): InlineMeasurement | undefined {
-  const entry = measurements.get(bytes);
-  return entry?.config === config ? entry.measured : undefined;
+  recall(bytes: Uint8Array, key: string): InlineMeasurement | undefined {
+    return this.#byBytes.get(bytes)?.get(key) ?? this.#byContent.get(`${contentKey(bytes)} ${key}`);
+  }
+
+  remember(bytes: Uint8Array, key: string, measured: InlineMeasurement): void {
+    const forBytes = this.#byBytes.get(bytes) ?? new Map<string, InlineMeasurement>();
+    forBytes.set(key, measured);
+    this.#byBytes.set(bytes, forBytes);
+    this.#byContent.set(`${contentKey(bytes)} ${key}`, measured);
+  }
 }
 
-/** Records what `auto` measured on these bytes, for later loads of them under the same config. */
-export function rememberMeasurement(bytes: Uint8Array, entry: { config: string; measured: InlineMeasurement }): void {
-  measurements.set(bytes, entry);
+/**
+ * Length and an FNV-1a hash over every 61st byte: the same file gives the same key, in well under
+ * a millisecond for a 100 MB model. Two different models agreeing on it would only share a
+ * placement, never an answer.
+ */
+function contentKey(bytes: Uint8Array): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < bytes.length; i += 61) hash = Math.imul(hash ^ bytes[i]!, 0x01000193) >>> 0;
+  return `${bytes.byteLength}:${hash.toString(16)}`;
 }
 
 /**

@@ -7,6 +7,7 @@ import { allocate, fromConfigType } from "../tensor/mod.ts";
 import type { ModelStats, TraceRecorder } from "../metrics/mod.ts";
 import type { ResourceLimiter, ResourceNeeds } from "../scheduler/mod.ts";
 import { Deployment } from "./deployment.ts";
+import type { PlacementMemory } from "./execution-thread.ts";
 import { instancePlacements } from "./instance-placement.ts";
 import { prepareRequest } from "./prepare-request.ts";
 import {
@@ -14,8 +15,6 @@ import {
   executionThreadSetting,
   inlineCandidate,
   measureInline,
-  rememberedMeasurement,
-  rememberMeasurement,
   threadParameters,
   timeFromHere,
 } from "./execution-thread.ts";
@@ -45,6 +44,8 @@ export interface LoadDeploymentOptions {
    * measured 4–8 ms instead of 2, and `auto` sent it to a worker).
    */
   exclusive?: <T>(task: () => Promise<T>) => Promise<T>;
+  /** The server's memory of what `auto` measured (absent: measure every load). */
+  placements?: PlacementMemory;
 }
 
 /**
@@ -81,9 +82,9 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
   }
   let thread: "main" | "worker" = setting === "auto" ? "worker" : setting;
   const probing = setting === "auto" && inlineCandidate(initial, declared.scale.max_instances);
-  // What a measurement holds for: these bytes, loaded with this config and these session options.
-  const measuredWith = probing ? JSON.stringify({ declared, shared }) : "";
-  let measured = probing ? rememberedMeasurement(bytes, measuredWith) : undefined;
+  // What a measurement holds for: this model's content, with what its cost depends on.
+  const costKey = probing ? placementKey(declared, shared) : "";
+  let measured = probing ? options.placements?.recall(bytes, costKey) : undefined;
   if (measured) thread = chooseThread(measured);
   let next = 0;
   // What each instance needs from the rate limiter, from its placement's group.
@@ -117,7 +118,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
         const time = timeFromHere(session);
         measured = await exclusive(() => measureInline(time, config, feeds));
       }
-      if (measured) rememberMeasurement(bytes, { config: measuredWith, measured });
+      if (measured) options.placements?.remember(bytes, costKey, measured);
       if (measured && chooseThread(measured) === "main" && session.executionThread === "worker") {
         thread = "main";
         await sessions.pop()!.release();
@@ -146,6 +147,13 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     await Promise.all(sessions.map((s) => s.release()));
     throw error;
   }
+}
+
+/** What a model's execution cost depends on, beside its bytes: not its name, batching or scale. */
+function placementKey(declared: LoadDeploymentOptions["declared"], shared: Omit<LoadOptions, "accelerator">): string {
+  const { max_batch_size, input, output, optimization, parameters, model_warmup, accelerator } = declared;
+  const { intraOpThreads, interOpThreads, graphLevel, allowSpinning } = shared;
+  return JSON.stringify({ max_batch_size, input, output, optimization, parameters, probe: model_warmup[0], accelerator, intraOpThreads, interOpThreads, graphLevel, allowSpinning });
 }
 
 /**

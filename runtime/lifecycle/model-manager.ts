@@ -12,6 +12,7 @@ import { DeploymentClosedError } from "./deployment.ts";
 import type { Deployment } from "./deployment.ts";
 import type { DeploymentState } from "./deployment-state.ts";
 import { loadDeployment } from "./load-deployment.ts";
+import { PlacementMemory } from "./execution-thread.ts";
 import { ManagedVersion } from "./managed-version.ts";
 import type { IdlePolicy, VersionLoader } from "./managed-version.ts";
 import type { Budgets } from "./memory-budget.ts";
@@ -100,6 +101,8 @@ export class ModelManager {
   readonly #limits: LoadLimits;
   /** Session creates and `execution_thread: auto` probes, one at a time (see LoadDeploymentOptions.exclusive). */
   readonly #loadWork = serially();
+  /** What `execution_thread: auto` measured, by model content (see PlacementMemory). */
+  readonly #placements = new PlacementMemory();
   /** Scanner warnings already logged (skipped folders), so polls do not repeat them. */
   readonly #warned = new Set<string>();
 
@@ -431,6 +434,7 @@ export class ModelManager {
             onActivity: (busy) => managed.activity(busy),
             signal,
             exclusive: this.#loadWork,
+            placements: this.#placements,
           });
         if (!this.#pool) return await load();
         const versions = [...this.#functions.values()].flatMap((f) => [...f.versions.values()]);

@@ -1,13 +1,16 @@
-import { describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import type { Backend } from "../../../runtime/backends/mod.ts";
 import { loadDeployment } from "../../../runtime/lifecycle/load-deployment.ts";
+import { PlacementMemory } from "../../../runtime/lifecycle/execution-thread.ts";
 import { ModelStats } from "../../../runtime/metrics/mod.ts";
 import { FakeClock } from "../../support/fake-clock.ts";
 import { declared, timedBackend } from "./_timed-backend.ts";
 
 const quiet = { info() {}, warn() {}, error() {} };
 const load = (backend: Backend, bytes: Uint8Array, yaml?: string) =>
-  loadDeployment({ declared: declared(yaml), version: 1, bytes, backend, clock: new FakeClock(), cpuCount: 2, log: quiet, stats: new ModelStats() });
+  loadDeployment({ declared: declared(yaml), version: 1, bytes, backend, clock: new FakeClock(), cpuCount: 2, log: quiet, stats: new ModelStats(), placements: memory });
+let memory = new PlacementMemory();
+beforeEach(() => void (memory = new PlacementMemory()));
 const threadParameters = (parameters: Record<string, { string_value: string }>) =>
   Object.fromEntries(Object.entries(parameters).filter(([key]) => key.startsWith("execution_thread")));
 
@@ -39,10 +42,25 @@ describe("loadDeployment() with execution_thread auto", () => {
     expect(again.config.parameters.execution_thread_measured_us).toEqual({ string_value: "1200.0" });
   });
 
-  it("measures again for other bytes, even with the same content (a reload reads the file afresh)", async () => {
+  it("places the same content read again (a reload, a copy under another name) by the first measurement; other content measures again", async () => {
     const { backend, seen } = timedBackend({ batch1Us: 1200 });
-    await (await load(backend, new Uint8Array(16))).close();
-    await (await load(backend, new Uint8Array(16))).close();
+    await (await load(backend, new Uint8Array(4096).fill(1))).close();
+    const copy = await load(backend, new Uint8Array(4096).fill(1), "max_batch_size: 8\ndynamic_batching: { max_queue_delay_microseconds: 500 }\n");
+    expect(seen.timings).toBe(1);
+    expect(copy.config.parameters.execution_thread_measured_us).toEqual({ string_value: "1200.0" });
+    await copy.close();
+    const other = new Uint8Array(4096).fill(1);
+    other[61 * 7] = 2;
+    await (await load(backend, other)).close();
+    expect(seen.timings).toBe(2);
+  });
+
+  it("without a memory (none given), measures every load", async () => {
+    const { backend, seen } = timedBackend({ batch1Us: 1200 });
+    const bytes = new Uint8Array(16);
+    const once = () => loadDeployment({ declared: declared(), version: 1, bytes, backend, clock: new FakeClock(), cpuCount: 2, log: quiet, stats: new ModelStats() });
+    await (await once()).close();
+    await (await once()).close();
     expect(seen.timings).toBe(2);
   });
 

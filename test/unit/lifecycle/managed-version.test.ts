@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Backend } from "../../../runtime/backends/mod.ts";
 import { loadDeployment } from "../../../runtime/lifecycle/load-deployment.ts";
+import { PlacementMemory } from "../../../runtime/lifecycle/execution-thread.ts";
 import { ManagedVersion } from "../../../runtime/lifecycle/managed-version.ts";
 import type { VersionLoader } from "../../../runtime/lifecycle/managed-version.ts";
 import { FakeClock } from "../../support/fake-clock.ts";
@@ -11,15 +12,17 @@ const SIZE = 4096;
 
 /** A version of function `f` whose file is read afresh (a new array) on every `readBytes`, like a disk. */
 function version(backend: Backend, park: "host" | "none" = "host") {
-  const reads = { count: 0 };
+  // `changing`: every read returns new content (the file was edited between reloads).
+  const reads = { count: 0, changing: false };
   const clock = new FakeClock();
+  const placements = new PlacementMemory();
   const loader: VersionLoader = {
     readBytes: async () => {
       reads.count++;
-      return new Uint8Array(SIZE).fill(7);
+      return new Uint8Array(SIZE).fill(reads.changing ? reads.count : 7);
     },
     load: (bytes, managed, { signal } = {}) =>
-      loadDeployment({ declared: declared(), version: 1, bytes, backend, clock, cpuCount: 2, log: quiet, stats: managed.stats, signal }),
+      loadDeployment({ declared: declared(), version: 1, bytes, backend, clock, cpuCount: 2, log: quiet, stats: managed.stats, signal, placements }),
   };
   const managed = new ManagedVersion("f", 1, { loader, idle: { timeoutMs: 0, park }, clock, log: quiet });
   return { managed, loader, reads };
@@ -91,6 +94,7 @@ describe("ManagedVersion park and wake", () => {
   it("after a reload, parked or READY, reads the new file and measures it again; a wake after it does not", async () => {
     const { backend, seen } = timedBackend({ batch1Us: 1200 });
     const { managed, loader, reads } = version(backend);
+    reads.changing = true;
     await managed.ensureReady();
     await managed.park();
     await managed.reload(loader, { timeoutMs: 0, park: "host" });
