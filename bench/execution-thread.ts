@@ -1,7 +1,8 @@
-// Issue 11, execution placement: `simple` at concurrency 1 through the real server with
-// execution_thread main vs worker. Two servers, run alternately (several rounds, median and spread),
-// so both see the same machine; server CPU per request from /proc/<pid>/stat (all its threads).
-// Usage: npx tsx bench/execution-thread.ts [rounds=5] [seconds=2]
+// Issue 11, execution placement: a bundled function (`simple` or `mlp`, its own function.yaml) at a
+// given concurrency through the real server with execution_thread main vs worker. Two servers, run
+// alternately (several rounds, median and spread), so both see the same machine; server CPU per
+// request from /proc/<pid>/stat (all its threads). JSON tensors.
+// Usage: npx tsx bench/execution-thread.ts [rounds=5] [seconds=2] [model=simple] [concurrency=1]
 import { appendFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Pool } from "undici";
@@ -9,6 +10,8 @@ import { spawnServer, tempRepository } from "../test/support/spawn-server.ts";
 
 const rounds = Number(process.argv[2] ?? 5);
 const seconds = Number(process.argv[3] ?? 2);
+const model = process.argv[4] ?? "simple";
+const concurrency = Number(process.argv[5] ?? 1);
 const ticks = 100; // USER_HZ on Linux
 
 function cpuSeconds(pid: number): number {
@@ -17,22 +20,24 @@ function cpuSeconds(pid: number): number {
 }
 
 async function start(thread: "main" | "worker") {
-  const repo = tempRepository("simple");
-  appendFileSync(join(repo, "simple", "function.yaml"), `\nparameters:\n  execution_thread: ${thread}\n`);
+  const repo = tempRepository(model);
+  appendFileSync(join(repo, model, "function.yaml"), `\nparameters:\n  execution_thread: ${thread}\n`);
   return await spawnServer("node", ["adapters/node/bin.mjs", "serve", "--repo", repo, "--port", "0", "--model-control-mode", "none"]);
 }
 
-const body = JSON.stringify({
-  inputs: [
-    { name: "INPUT0", datatype: "INT32", shape: [1, 16], data: Array.from({ length: 16 }, (_, i) => i) },
-    { name: "INPUT1", datatype: "INT32", shape: [1, 16], data: Array.from({ length: 16 }, () => 1) },
-  ],
-});
+const inputs =
+  model === "mlp"
+    ? [{ name: "input", datatype: "FP32", shape: [1, 512], data: Array.from({ length: 512 }, (_, i) => (i % 7) / 7) }]
+    : [
+        { name: "INPUT0", datatype: "INT32", shape: [1, 16], data: Array.from({ length: 16 }, (_, i) => i) },
+        { name: "INPUT1", datatype: "INT32", shape: [1, 16], data: Array.from({ length: 16 }, () => 1) },
+      ];
+const body = JSON.stringify({ inputs });
 
 async function measure(url: string, pid: number) {
-  const pool = new Pool(url, { connections: 1 });
+  const pool = new Pool(url, { connections: concurrency });
   const send = async () => {
-    const res = await pool.request({ path: "/v2/models/simple/infer", method: "POST", body, headers: { "content-type": "application/json" } });
+    const res = await pool.request({ path: `/v2/models/${model}/infer`, method: "POST", body, headers: { "content-type": "application/json" } });
     if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`);
     await res.body.arrayBuffer();
   };
@@ -40,11 +45,14 @@ async function measure(url: string, pid: number) {
   const latencies: number[] = [];
   const cpu0 = cpuSeconds(pid);
   const t0 = performance.now();
-  while (performance.now() - t0 < seconds * 1000) {
-    const s = performance.now();
-    await send();
-    latencies.push(performance.now() - s);
-  }
+  const client = async () => {
+    while (performance.now() - t0 < seconds * 1000) {
+      const s = performance.now();
+      await send();
+      latencies.push(performance.now() - s);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, client));
   const wall = (performance.now() - t0) / 1000;
   const cpu = cpuSeconds(pid) - cpu0;
   await pool.close();
@@ -64,7 +72,7 @@ try {
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const spread = (xs: number[]) => `${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}`;
-console.log(`simple @ c=1, JSON, ${rounds} alternating rounds of ${seconds} s (median, [min–max])`);
+console.log(`${model} @ c=${concurrency}, JSON, ${rounds} alternating rounds of ${seconds} s (median, [min–max])`);
 for (const [thread, rows] of Object.entries(results)) {
   const col = (k: "rps" | "p50Us" | "cpuUsPerReq") => `${median(rows.map((x) => x[k])).toFixed(0)} [${spread(rows.map((x) => x[k]))}]`;
   console.log(`${thread.padEnd(6)}  req/s ${col("rps")}  p50 µs ${col("p50Us")}  server CPU µs/req ${col("cpuUsPerReq")}`);

@@ -5,9 +5,9 @@ import type { Tensor } from "../core/mod.ts";
 
 /**
  * `auto` runs a model on the event loop when one batch-1 execution costs less than this (µs)…
- * Measured on the 2-core reference machine (bench/RESULTS.md): `mlp` (batch 1 ≈ 150–350 µs in a
- * worker, batch 64 ≈ 2 ms) served 1.3–1.5× the requests per second at concurrency 1 and 5–15 %
- * more at 8 and 32 on the event loop than in a worker, whose hop costs more than its compute;
+ * Measured on the 2-core reference machine (bench/execution-thread.ts): `mlp` (batch 1 ≈ 150–350 µs
+ * in a worker, batch 64 ≈ 2 ms) served 1.15–1.5× the requests per second at concurrency 1 on the
+ * event loop than in a worker, whose hop costs about its compute, and the same within noise at 8 and 32;
  * `ocr_cls` (1.2 ms) and `resnet` (17 ms) stay in workers, where HTTP runs while they compute.
  */
 export const INLINE_THRESHOLD_US = 500;
