@@ -28,7 +28,7 @@ export class NodeBody implements DirectBody {
   /**
    * Aborts when the connection closes. One signal per connection, not per request: an HTTP/1.1
    * client cannot drop one request and keep its connection, and building an AbortController per
-   * request cost more than a small model's execution (bench/RESULTS.md). A request answered
+   * request was about 4 % of the server's CPU in a profile under `simple` at 8 clients. A request answered
    * before the close has stopped listening by then.
    */
   get signal(): AbortSignal {

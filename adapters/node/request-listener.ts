@@ -14,7 +14,7 @@ const DRAIN_MAX_BYTES = 1024 * 1024;
 /**
  * Node's request listener: the runtime's fast lane (inference, health) answered straight on
  * `node:http`, everything else through @hono/node-server to the app. The lane never sees a web
- * `Request` or `Response`; that is where its CPU saving comes from (bench/RESULTS.md).
+ * `Request` or `Response`; that is where its CPU saving comes from (see fast-lane.ts).
  */
 export function requestListener(fetch: Fetch, lane?: FastLane): (incoming: IncomingMessage, outgoing: ServerResponse) => void {
   const app = getRequestListener(withDirectBody(fetch));

@@ -28,10 +28,10 @@ export function errorReply(error: unknown, log?: (message: string) => void): Rep
   if (error instanceof ClientAbortedError) {
     // Expected, and nobody is left to read an answer: one line, no stack.
     log?.(error.message);
-    return jsonReply(statusByCode[error.code], error.message);
+    return jsonReply(statusByCode[error.code], { error: error.message });
   }
   if (error instanceof RuntimeError) {
-    const reply = jsonReply(statusByCode[error.code], error.message);
+    const reply = jsonReply(statusByCode[error.code], { error: error.message });
     // A body refused unread leaves the connection in an unknown state: ask the client not to reuse it.
     if (error.code === "RESOURCE_EXHAUSTED") reply.headers.connection = "close";
     // RFC 6750: a 401 names the scheme the client should use.
@@ -42,7 +42,7 @@ export function errorReply(error: unknown, log?: (message: string) => void): Rep
   }
   // Anything else is our bug, not the client's: say so, and keep the details in the log.
   log?.(`internal error: ${(error as Error)?.stack ?? error}`);
-  return jsonReply(500, `internal error: ${(error as Error)?.message ?? String(error)}`);
+  return jsonReply(500, { error: `internal error: ${(error as Error)?.message ?? String(error)}` });
 }
 
 /** `errorReply` as a web Response (the Hono app's error handler). */
@@ -54,8 +54,9 @@ export function toResponse(reply: Reply): Response {
   return new Response(reply.body as BodyInit, { status: reply.status, headers: reply.headers });
 }
 
-function jsonReply(status: number, message: string): Reply {
-  return { status, headers: { "content-type": "application/json" }, body: JSON.stringify({ error: message }) };
+/** A JSON reply; errors are `{"error": message}`. */
+export function jsonReply(status: number, value: unknown): Reply {
+  return { status, headers: { "content-type": "application/json" }, body: JSON.stringify(value) };
 }
 
 export function jsonError(status: number, message: string): Response {

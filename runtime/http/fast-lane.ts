@@ -22,7 +22,8 @@ export interface LaneRequest {
  * The routes a loaded server answers thousands of times a second, answered without the Hono app:
  * `undefined` when the request is not one of them (the adapter then hands it to `app.fetch`).
  * On Node, building the web `Request`, its `Headers`, the `Response` and the middleware chain cost
- * more CPU per small inference than decoding, batching and running the model (bench/RESULTS.md).
+ * more CPU per small inference than decoding, batching and running the model, in a CPU profile of
+ * the server under `simple` at 8 clients (`node --cpu-prof adapters/node/bin.mjs serve …`).
  * Same behaviour as the app: the same access policy, the same `inferCall` and `health`, the same
  * error replies, compressed as the app compresses. A request with an Origin goes to the app when
  * `--cors-origin` is set (its CORS middleware answers preflights and adds the headers).

@@ -44,23 +44,19 @@ export async function inferCall(ctx: InferContext, call: InferCall): Promise<Rep
   const { name, version, header, body } = call;
   await refuseDeclaredOversize(header, body, ctx.maxInputBytes);
   ctx.models.admit(name, version, header);
-  // Read only where the request waits (a load, the queue): on Node the signal is built on first
-  // read, and building it cost more than a small model's execution (bench/RESULTS.md).
-  const cancel = {
+  // The signal is read only where the request waits (a load, the queue): an adapter may build
+  // it on first read (Node's costs an AbortController and a listener).
+  const options = {
+    acquired: undefined as Deployment | undefined,
     get signal() {
       return body.signal;
     },
   };
-  const d = await ctx.models.acquire(name, version, cancel);
+  const d = (options.acquired = await ctx.models.acquire(name, version, options));
   d.checkRoom();
   const bytes = await readBody(header, body, ctx.maxInputBytes);
   const request = decode(bytes, header("inference-header-content-length"), d, ctx.maxElements ?? DEFAULT_MAX_ELEMENTS);
-  const response = await ctx.models.infer(name, version, request, {
-    acquired: d,
-    get signal() {
-      return body.signal;
-    },
-  });
+  const response = await ctx.models.infer(name, version, request, options);
   const encoded = encodeInferResponse(response, request);
   if (encoded.headerLength === undefined) return { status: 200, headers: { "content-type": "application/json" }, body: encoded.body };
   return {

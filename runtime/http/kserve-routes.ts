@@ -3,7 +3,7 @@ import { toTritonJson } from "../config/mod.ts";
 import type { TensorConfig } from "../config/mod.ts";
 import { fromConfigType } from "../tensor/mod.ts";
 import type { Deployment } from "../lifecycle/mod.ts";
-import { jsonError, toResponse } from "./error-status.ts";
+import { jsonError, jsonReply, toResponse } from "./error-status.ts";
 import type { Reply } from "./error-status.ts";
 import { inferCall } from "./infer-call.ts";
 import type { InferContext } from "./infer-call.ts";
@@ -56,10 +56,6 @@ export function health(ctx: Pick<KserveContext, "models" | "draining">, which: "
   if (ctx.draining?.()) return jsonReply(503, { error: "Server not ready: shutting down" });
   if (!ctx.models.allReady()) return jsonReply(503, { error: "Server not ready: not every model is ready; see POST /v2/repository/index" });
   return jsonReply(200, { ready: true });
-}
-
-function jsonReply(status: number, value: unknown): Reply {
-  return { status, headers: { "content-type": "application/json" }, body: JSON.stringify(value) };
 }
 
 /** Triton's statistics, plus our state and instance count per version (extra keys clients ignore). */
