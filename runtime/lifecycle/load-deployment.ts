@@ -7,7 +7,7 @@ import { allocate, fromConfigType } from "../tensor/mod.ts";
 import type { ModelStats, TraceRecorder } from "../metrics/mod.ts";
 import type { ResourceLimiter, ResourceNeeds } from "../scheduler/mod.ts";
 import { Deployment } from "./deployment.ts";
-import type { PlacementMemory } from "./execution-thread.ts";
+import type { PlacementMemory, Timer } from "./execution-thread.ts";
 import { instancePlacements } from "./instance-placement.ts";
 import { prepareRequest } from "./prepare-request.ts";
 import {
@@ -111,14 +111,10 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
       const session = sessions[0]!;
       const probe = config.model_warmup[0] ?? zeroSample(config);
       const feeds = (batch: number) => sampleFeeds({ ...probe, batch_size: batch }, config, backend)();
-      if (session.time) {
-        measured = await exclusive(() => measureInline((f, runs) => session.time!(f, { runs }), config, feeds));
-      } else if (session.executionThread === "main") {
-        // No worker to time it in (this runtime has none): time it here, one probe at a time.
-        const time = timeFromHere(session);
-        measured = await exclusive(() => measureInline(time, config, feeds));
-      }
-      if (measured) options.placements?.remember(bytes, costKey, measured);
+      // No worker to time it in (this runtime has none): time it here, one probe at a time.
+      const time: Timer | undefined = session.time ? (f, runs) => session.time!(f, { runs }) : session.executionThread === "main" ? timeFromHere(session) : undefined;
+      const measure = async () => (time ? exclusive(() => measureInline(time, config, feeds)) : undefined);
+      measured = await (options.placements ? options.placements.measureOnce(bytes, costKey, measure) : measure());
       if (measured && chooseThread(measured) === "main" && session.executionThread === "worker") {
         thread = "main";
         await sessions.pop()!.release();

@@ -55,6 +55,33 @@ describe("loadDeployment() with execution_thread auto", () => {
     expect(seen.timings).toBe(2);
   });
 
+  it("times the largest batch again when it is within a factor of two of its threshold (4 ms), where noise decides", async () => {
+    const { backend, seen } = timedBackend({ batch1Us: 40, maxBatchUs: 3000 });
+    const deployment = await load(backend, new Uint8Array(16));
+    expect(seen.timings).toBe(4); // batch 1 twice, the largest batch twice
+    expect(deployment.config.parameters.execution_thread).toEqual({ string_value: "main" });
+    await deployment.close();
+  });
+
+  it("copies of one model loading at once (a server starting) wait for the first measurement instead of each timing its own", async () => {
+    const { backend, seen } = timedBackend({ batch1Us: 40, maxBatchUs: 300 });
+    const copies = await Promise.all([1, 2, 3].map(() => load(backend, new Uint8Array(4096).fill(1))));
+    expect(seen.timings).toBe(3); // one measurement: batch 1 twice (close to the threshold), then batch 8
+    expect(copies.map((d) => d.config.parameters.execution_thread)).toEqual(Array(3).fill({ string_value: "main" }));
+    expect(seen.threads).toEqual(["worker", "worker", "worker", "main", "main", "main"]);
+    await Promise.all(copies.map((d) => d.close()));
+  });
+
+  it("a copy whose measurement failed elsewhere measures for itself", async () => {
+    const memory = new PlacementMemory();
+    const bytes = new Uint8Array(64);
+    const failing = memory.measureOnce(bytes, "k", () => Promise.reject(new Error("aborted")));
+    const waiting = memory.measureOnce(bytes, "k", async () => ({ batch1Us: 900 }));
+    await expect(failing).rejects.toThrow("aborted");
+    await expect(waiting).resolves.toEqual({ batch1Us: 900 });
+    expect(memory.recall(bytes, "k")).toEqual({ batch1Us: 900 });
+  });
+
   it("without a memory (none given), measures every load", async () => {
     const { backend, seen } = timedBackend({ batch1Us: 1200 });
     const bytes = new Uint8Array(16);
