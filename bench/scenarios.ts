@@ -4,7 +4,7 @@
  * with and without dynamic batching, the per-request overhead, the adaptive queue delay, readiness
  * and scrapes under load and the wake-up from PARKED, then writes bench/RESULTS.md with issue 11's
  * Targets table (and the step data to bench/out/scenarios.json). Progress goes to stderr. Takes
- * about nine minutes (the plan's length is printed at the start).
+ * about ten minutes (the plan's length is printed at the start).
  *
  *   npm run bench [-- --quick] [-- --server-root <dir>]
  *
@@ -62,6 +62,7 @@ const raw = await measureRaw(FUNCTIONS, { scale, log });
 const repo = writeBenchRepository(FUNCTIONS, benchFunctions());
 const servers: ServerProcess[] = [];
 let served: Measured[];
+let placements: Record<string, string> = {};
 try {
   log(`bench: 2/5 starting tensorfn (${serverRoot}) on ${repo}, the hand-written servers and the bare HTTP server`);
   const start = async (args: string[]) => {
@@ -81,6 +82,8 @@ try {
     handwritten: { name: "handwritten", url: handwritten.url, pid: handwritten.pid, metadataUrl: tensorfn.url },
     bare: { name: "bare", url: bare.url, pid: bare.pid, metadataUrl: tensorfn.url },
   } as const;
+  placements = await fetchPlacements(tensorfn.url, benchFunctions().map((f) => f.name));
+  log(`bench: execution_thread ${Object.entries(placements).map(([name, thread]) => `${name}=${thread}`).join(" ")}`);
   const steps = planSteps(targets, scale);
   log(`bench: 3/5 ${steps.length} served steps, about ${plannedSeconds(steps).toFixed(0)} s`);
   served = await runServedSteps(steps, log);
@@ -92,7 +95,7 @@ log("bench: 4/5 first responses from PARKED against raw session create + first r
 const coldStarts = await measureColdStarts(FUNCTIONS, { serverRoot, reps: values.quick ? 3 : 5, log });
 log("bench: 5/5 raw recheck of the best batches (drift)");
 raw.recheck = await recheckRaw(FUNCTIONS, raw, { scale, log });
-const results: ScenarioResults = { startedAt, seconds: (performance.now() - started) / 1000, machine, subject, raw, served, coldStarts };
+const results: ScenarioResults = { startedAt, seconds: (performance.now() - started) / 1000, machine, subject, raw, served, coldStarts, placements };
 
 const outDir = join(ROOT, "bench", "out");
 mkdirSync(outDir, { recursive: true });
@@ -113,6 +116,17 @@ function runSubject(root: string): RunSubject {
     // Not a git checkout (e.g. a `git archive` of HEAD): say so rather than guess.
   }
   return { serverRoot: root, commit, dirty, runtime: `Node ${process.version}` };
+}
+
+/** Where each function computes (`parameters.execution_thread` of its effective config), by name. */
+async function fetchPlacements(url: string, names: string[]): Promise<Record<string, string>> {
+  const entries = await Promise.all(
+    names.map(async (name) => {
+      const config = (await (await fetch(`${url}/v2/models/${name}/config`)).json()) as { parameters?: Record<string, { string_value?: string }> };
+      return [name, config.parameters?.execution_thread?.string_value ?? "n/a"] as const;
+    }),
+  );
+  return Object.fromEntries(entries);
 }
 
 function readText(path: string): string {

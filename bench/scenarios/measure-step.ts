@@ -36,6 +36,8 @@ export interface Measured {
   encoding?: Encoding;
   /** Readiness and scrape latencies probed during the window, when the plan asked for them. */
   probes?: ProbeResults;
+  /** The adaptive sweep's round (1..SWEEP_ROUNDS); absent outside the sweep and in older runs. */
+  round?: number;
 }
 
 /** Where to send and how long to load it. */

@@ -119,7 +119,7 @@ function overhead(results: ScenarioResults): string | undefined {
 }
 
 function adaptive(results: ScenarioResults): string[] {
-  let sawtoothSaid = false;
+  let lawSaid = false;
   return ADAPTIVE_LEVELS.flatMap((c) => {
     const { adaptive: a, bestUnder, bestOverall, underTarget } = adaptiveComparison(results, c);
     if (!a?.latencyMs) return [];
@@ -127,11 +127,11 @@ function adaptive(results: ScenarioResults): string[] {
     if (bestUnder) parts.push(`The best static delay under the target was ${delayOf(bestUnder.model)} µs: ${fixed(bestUnder.inferPerS, 0)} infer/s, p99 ${fixed(bestUnder.latencyMs?.p99, 2)} ms, batches of ${fixed(bestUnder.server?.avgBatchSize, 1)}, ${fixed(bestUnder.server?.queueUsPerRequest, 0)} µs queueing — adaptive reached ${fixed(a.inferPerS / bestUnder.inferPerS, 2)} of it.`);
     else parts.push("No static delay met the target at this level.");
     if (bestOverall && bestOverall !== bestUnder) parts.push(`The best static delay overall was ${delayOf(bestOverall.model)} µs (${fixed(bestOverall.inferPerS, 0)} infer/s, p99 ${fixed(bestOverall.latencyMs?.p99, 2)} ms); adaptive reached ${fixed(a.inferPerS / bestOverall.inferPerS, 2)} of it.`);
-    if (!underTarget && !sawtoothSaid && (sawtoothSaid = true)) parts.push(`The controller halves its delay only after a window of 128 answers has a p99 over the target and adds target ÷ 20 after each window under 0.8 × target; p99 over a whole window includes the excursions of that sawtooth above the target between corrections.`);
+    if (!underTarget && !lawSaid && (lawSaid = true)) parts.push(`The law (runtime/scheduler/dynamic/adaptive-law.ts) holds a request in the queue at most 0.9 × target minus its batch's predicted execution, and sheds one that waiting made late; time outside the queue (reading, decoding, answering, a CPU shared with the client) is not in its hands, and it is what a p99 over the target spent beyond the queue (${fixed(a.server?.queueUsPerRequest, 0)} µs per request on average here).`);
     const queued = a.server?.queueUsPerRequest ?? 0;
     const bestQueued = bestUnder?.server?.queueUsPerRequest ?? Infinity;
     if (bestUnder && a.inferPerS < 0.9 * bestUnder.inferPerS && queued > bestQueued) {
-      parts.push(`Adaptive spent more of the budget waiting (${fixed(queued, 0)} vs ${fixed(bestQueued, 0)} µs per request) without gaining throughput: its control law (runtime/scheduler/dynamic/adaptive-delay.ts) lengthens the delay while p99 stays under 0.8 × target and batches are not full, and in a closed loop of ${c} clients a batch of max_batch_size 64 ${c < 64 ? "can never fill" : "rarely fills"}, so it keeps trading throughput for batch size up to its ceiling (target ÷ 2).`);
+      parts.push(`Adaptive spent more of the budget waiting (${fixed(queued, 0)} vs ${fixed(bestQueued, 0)} µs per request) without gaining throughput: its law waits while requests arrive faster than the fitted fixed cost of an execution divided by the rows formed, which a closed loop of ${c} clients, whose next requests come only as answers leave, can mislead.`);
     }
     const loose = step(results, "tensorfn", "mlp_adaptive_loose", c);
     if (loose) parts.push(`With a looser target of ${ADAPTIVE_LOOSE_TARGET_MS} ms the same controller answered ${fixed(loose.inferPerS, 0)} infer/s (p99 ${fixed(loose.latencyMs?.p99, 2)} ms, batches of ${fixed(loose.server?.avgBatchSize, 1)}, ${fixed(loose.server?.queueUsPerRequest, 0)} µs queueing): ${loose.inferPerS < a.inferPerS ? "more budget bought longer waits, not throughput" : "more budget did not cost throughput here"}.`);

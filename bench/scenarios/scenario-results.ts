@@ -15,6 +15,8 @@ export interface ScenarioResults {
   served: Measured[];
   /** First responses from PARKED against raw session create + first run (target 6). */
   coldStarts?: ColdStart[];
+  /** Each function's `execution_thread` as the server placed it (`main` / `worker`); absent in older runs. */
+  placements?: Record<string, string>;
 }
 
 /** Which tensorfn one run measured. */
@@ -32,9 +34,24 @@ export interface RunSubject {
 /** Where a target's steps are looked up: a whole run, or any list of served steps (bench/runtimes.ts, per runtime). */
 export type ServedSteps = Pick<ScenarioResults, "served">;
 
-/** The step of `model` at `concurrency` on `target` with `encoding` (not the probed one), if it ran and got answers. */
+/** The step of `model` at `concurrency` on `target` with `encoding` (not the probed one, not a sweep round), if it ran and got answers. */
 export function step(results: ServedSteps, target: string, model: string, concurrency: number, encoding: Encoding = "binary"): Measured | undefined {
-  return results.served.find((s) => s.target === target && s.model === model && s.concurrency === concurrency && (s.encoding ?? "binary") === encoding && !s.probes && s.requests > 0);
+  return results.served.find((s) => s.target === target && s.model === model && s.concurrency === concurrency && (s.encoding ?? "binary") === encoding && !s.probes && !s.round && s.requests > 0);
+}
+
+/** The adaptive sweep's rounds of tensorfn's `model` at `concurrency` that got answers, in order. */
+export function sweepRounds(results: ServedSteps, model: string, concurrency: number): Measured[] {
+  return results.served.filter((s) => s.target === "tensorfn" && s.model === model && s.concurrency === concurrency && s.round !== undefined && s.requests > 0);
+}
+
+/**
+ * The sweep's round of `model` at `concurrency` with the median throughput (the lower middle of an
+ * even count), standing for that function in target 5 and the sweep table; a run without rounds
+ * (older results) falls back to its one step.
+ */
+export function sweepStep(results: ServedSteps, model: string, concurrency: number): Measured | undefined {
+  const rounds = sweepRounds(results, model, concurrency).sort((a, b) => a.inferPerS - b.inferPerS);
+  return rounds.length > 0 ? rounds[(rounds.length - 1) >> 1] : step(results, "tensorfn", model, concurrency);
 }
 
 /** The step during which readiness and `/metrics` were probed, if it ran. */
@@ -47,9 +64,9 @@ export function bestResnetBatched(results: ScenarioResults, concurrency: number)
   return best(["resnet_batched", "resnet_batched_pref8"].map((m) => step(results, "tensorfn", m, concurrency)));
 }
 
-/** The static-delay mlp step with the most infer/s at `concurrency`, among those `accept` lets through. */
+/** The static-delay mlp function whose median round has the most infer/s at `concurrency`, among those `accept` lets through. */
 export function bestStaticMlp(results: ScenarioResults, concurrency: number, accept: (s: Measured) => boolean = () => true): Measured | undefined {
-  return best(MLP_DELAYS_US.map((d) => step(results, "tensorfn", mlpBatched(d), concurrency)).filter((s) => s === undefined || accept(s)));
+  return best(MLP_DELAYS_US.map((d) => sweepStep(results, mlpBatched(d), concurrency)).filter((s) => s === undefined || accept(s)));
 }
 
 /** The delay (µs) of a static mlp function name. */
@@ -65,7 +82,7 @@ export function overheadUs(results: ScenarioResults): number | undefined {
 
 /** The adaptive step at `concurrency`, and the static delays it is compared with. */
 export function adaptiveComparison(results: ScenarioResults, concurrency: number) {
-  const adaptive = step(results, "tensorfn", "mlp_adaptive", concurrency);
+  const adaptive = sweepStep(results, "mlp_adaptive", concurrency);
   const underTarget = (s: Measured) => (s.latencyMs?.p99 ?? Infinity) < ADAPTIVE_TARGET_MS;
   const bestUnder = bestStaticMlp(results, concurrency, underTarget);
   const bestOverall = bestStaticMlp(results, concurrency);

@@ -60,6 +60,8 @@ export interface Step {
   encoding?: Encoding;
   /** Probe readiness and `/metrics` during the window. */
   probe?: boolean;
+  /** Which round of the adaptive sweep (1..SWEEP_ROUNDS); absent outside it. */
+  round?: number;
 }
 
 /** The functions target 1 compares with the hand-written servers, served with their bundled functions/<name>/function.yaml. */
@@ -70,6 +72,13 @@ export const COMPARE_LEVELS = [1, 8, 32];
 export const ENCODINGS: readonly Encoding[] = ["json", "binary"];
 /** The levels where the adaptive delay is compared with the static sweep (target 5; c=1 is compared with delay 0 only). */
 export const ADAPTIVE_LEVELS = [8, 32, 64];
+/**
+ * Rounds of the adaptive sweep at each level of ADAPTIVE_LEVELS: every static delay and the adaptive
+ * function in turn, then again, each compared by its median round. One 2–3 s window of mlp at
+ * c ≥ 8 moves ±15 % between back-to-back windows of one function on this machine, and "the best of
+ * six static delays" taken from single windows is the luckiest window of six.
+ */
+export const SWEEP_ROUNDS = 3;
 /** The concurrency of the saturating JSON load during which readiness and `/metrics` are probed (target 7). */
 export const PROBE_CONCURRENCY = 32;
 
@@ -91,7 +100,7 @@ export function planSteps(targets: { tensorfn: Target; naive: Target; handwritte
   const steps: Step[] = [];
   const seen = new Set<string>();
   const add = (step: Step) => {
-    const key = `${step.target.name} ${step.model} ${step.concurrency} ${step.encoding ?? "binary"}${step.probe ? " probe" : ""}`;
+    const key = `${step.target.name} ${step.model} ${step.concurrency} ${step.encoding ?? "binary"}${step.probe ? " probe" : ""}${step.round ? ` round ${step.round}` : ""}`;
     if (seen.has(key)) return;
     seen.add(key);
     steps.push(step);
@@ -117,11 +126,13 @@ export function planSteps(targets: { tensorfn: Target; naive: Target; handwritte
     // The HTTP ceiling for mlp-sized requests, with the client on the same cores.
     if (concurrency === 32) add({ target: bare, model: "mlp_single", concurrency, ...short });
   }
+  const sweepWindow = times(500, 2000);
   for (const concurrency of ADAPTIVE_LEVELS) {
-    for (const delayUs of MLP_DELAYS_US.filter((d) => d !== 0 && d !== 500)) {
-      add({ target: tensorfn, model: mlpBatched(delayUs), concurrency, ...short });
+    for (let round = 1; round <= SWEEP_ROUNDS; round++) {
+      for (const delayUs of MLP_DELAYS_US) add({ target: tensorfn, model: mlpBatched(delayUs), concurrency, round, ...sweepWindow });
+      // The adaptive delay settles over its first answers: a longer warm-up in the first round.
+      add({ target: tensorfn, model: "mlp_adaptive", concurrency, round, ...(round === 1 ? times(3000, 2000) : sweepWindow) });
     }
-    add({ target: tensorfn, model: "mlp_adaptive", concurrency, ...settle });
     if (concurrency === 32) add({ target: tensorfn, model: "mlp_adaptive_loose", concurrency, ...settle });
   }
   for (const concurrency of LEVELS) {
@@ -153,7 +164,7 @@ export async function runServedSteps(steps: readonly Step[], log: (line: string)
     const key = `${metadataUrl} ${baseModel(source)} ${encoding}`;
     if (!requests.has(key)) requests.set(key, await benchRequest(metadataUrl, source, { shapes: source === "simple_identity" ? { INPUT0: [16] } : undefined, encoding }));
     const plan = { target: target.name, url: target.url, pid: target.pid, stats: target.name === "tensorfn", model: step.model, concurrency: step.concurrency, warmupMs: step.warmupMs, durationMs: step.durationMs, encoding, probe: step.probe };
-    const measured = await leastDisturbed(() => measureStep(plan, requests.get(key)!), (m) => m.cores.other, 1);
+    const measured = { ...(await leastDisturbed(() => measureStep(plan, requests.get(key)!), (m) => m.cores.other, 1)), ...(step.round ? { round: step.round } : {}) };
     results.push(measured);
     const p99 = measured.latencyMs ? `${measured.latencyMs.p99.toFixed(2)} ms` : "n/a";
     const batch = measured.server?.avgBatchSize ? `, srv batch ${measured.server.avgBatchSize.toFixed(1)}` : "";
@@ -161,7 +172,8 @@ export async function runServedSteps(steps: readonly Step[], log: (line: string)
     const retried = measured.attempts > 1 ? `, ${measured.attempts} windows (other work: ${measured.cores.other?.toFixed(2)} cores in the kept one)` : "";
     const elapsed = ((performance.now() - started) / 1000).toFixed(0);
     const probes = measured.probes ? `, ready p99 ${measured.probes.ready?.p99.toFixed(2) ?? "n/a"} ms, /metrics max ${measured.probes.metrics?.max.toFixed(1) ?? "n/a"} ms` : "";
-    log(`[${index + 1}/${steps.length}, ${elapsed}s] ${target.name} ${step.model} c=${step.concurrency} ${encoding}: ${measured.inferPerS.toFixed(1)} infer/s, p99 ${p99}${batch}${errors}${retried}${probes}`);
+    const round = step.round ? ` round ${step.round}` : "";
+    log(`[${index + 1}/${steps.length}, ${elapsed}s] ${target.name} ${step.model} c=${step.concurrency} ${encoding}${round}: ${measured.inferPerS.toFixed(1)} infer/s, p99 ${p99}${batch}${errors}${retried}${probes}`);
   }
   return results;
 }

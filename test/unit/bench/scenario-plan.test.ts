@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { plannedSeconds, planSteps } from "../../../bench/scenarios/served.ts";
+import { plannedSeconds, planSteps, SWEEP_ROUNDS } from "../../../bench/scenarios/served.ts";
 import type { Target } from "../../../bench/scenarios/served.ts";
 
 const target = (name: Target["name"]): Target => ({ name, url: `http://${name}`, pid: 1 });
 const targets = { tensorfn: target("tensorfn"), naive: target("naive"), handwritten: target("handwritten"), bare: target("bare") };
-const key = (s: ReturnType<typeof planSteps>[number]) => `${s.target.name} ${s.model} ${s.concurrency} ${s.encoding ?? "binary"}${s.probe ? " probe" : ""}`;
+const key = (s: ReturnType<typeof planSteps>[number]) => `${s.target.name} ${s.model} ${s.concurrency} ${s.encoding ?? "binary"}${s.probe ? " probe" : ""}${s.round ? ` round ${s.round}` : ""}`;
 
 describe("planSteps()", () => {
   const steps = planSteps(targets);
@@ -21,9 +21,18 @@ describe("planSteps()", () => {
     }
     expect(keys).toEqual(expect.arrayContaining(["bare simple 1 binary", "tensorfn mlp 32 json probe", "tensorfn resnet_batched 64 binary", "tensorfn mlp_single 32 binary", "tensorfn mlp_adaptive 1 binary", "tensorfn mlp_batched 1 binary"]));
     for (const c of [8, 32, 64]) {
-      expect(keys).toContain(`tensorfn mlp_adaptive ${c} binary`);
-      for (const d of ["mlp_batched", "mlp_batched_250us", "mlp_batched_500us", "mlp_batched_1000us", "mlp_batched_2000us", "mlp_batched_5000us"]) expect(keys).toContain(`tensorfn ${d} ${c} binary`);
+      for (let round = 1; round <= SWEEP_ROUNDS; round++) {
+        expect(keys).toContain(`tensorfn mlp_adaptive ${c} binary round ${round}`);
+        for (const d of ["mlp_batched", "mlp_batched_250us", "mlp_batched_500us", "mlp_batched_1000us", "mlp_batched_2000us", "mlp_batched_5000us"]) expect(keys).toContain(`tensorfn ${d} ${c} binary round ${round}`);
+      }
     }
+  });
+
+  it("runs the adaptive sweep in rounds: every static delay, then adaptive, then the next round", () => {
+    const at = keys.indexOf("tensorfn mlp_batched 32 binary round 1");
+    const round = (r: number) => [...["mlp_batched", "mlp_batched_250us", "mlp_batched_500us", "mlp_batched_1000us", "mlp_batched_2000us", "mlp_batched_5000us", "mlp_adaptive"].map((m) => `tensorfn ${m} 32 binary round ${r}`)];
+    expect(keys.slice(at, at + 14)).toEqual([...round(1), ...round(2)]);
+    expect(SWEEP_ROUNDS).toBeGreaterThanOrEqual(3);
   });
 
   it("runs the three servers of a target-1 point back to back, and the bare round trip right after simple c=1 binary", () => {
@@ -33,8 +42,8 @@ describe("planSteps()", () => {
     expect(keys[keys.indexOf("tensorfn mlp_batched 1 binary") + 1]).toBe("tensorfn mlp_adaptive 1 binary");
   });
 
-  it("keeps the served steps under seven minutes, and --quick at a quarter of that", () => {
-    expect(plannedSeconds(steps)).toBeLessThanOrEqual(420);
+  it("keeps the served steps under eight and a half minutes, and --quick at a quarter of that", () => {
+    expect(plannedSeconds(steps)).toBeLessThanOrEqual(510);
     expect(plannedSeconds(planSteps(targets, 0.25))).toBeCloseTo(plannedSeconds(steps) / 4);
   });
 });
