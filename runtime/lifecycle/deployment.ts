@@ -1,9 +1,9 @@
 import type { Clock, InferRequest, InferResponse } from "../core/mod.ts";
 import { RuntimeError } from "../core/mod.ts";
 import type { Backend, Session } from "../backends/backend.ts";
-import { DynamicBatcher } from "../scheduler/mod.ts";
-import type { LevelPolicy, ModelInstance, ResourceClaim, ResourceLimiter, ResourceNeeds, SchedulerObserver } from "../scheduler/mod.ts";
-import type { DynamicBatching, FunctionConfig, QueuePolicy } from "../config/mod.ts";
+import { createScheduler } from "../scheduler/mod.ts";
+import type { InstanceScheduler, ModelInstance, ResourceClaim, ResourceLimiter, ResourceNeeds, SchedulerObserver } from "../scheduler/mod.ts";
+import type { FunctionConfig } from "../config/mod.ts";
 import { observeAll } from "../metrics/mod.ts";
 import type { FailureReason, ModelStats } from "../metrics/mod.ts";
 import type { RequestHeader } from "../tensor/mod.ts";
@@ -52,7 +52,7 @@ export class Deployment {
   readonly stats: ModelStats;
   readonly #options: DeploymentOptions;
   readonly #sessions: Session[];
-  readonly #scheduler: DynamicBatcher;
+  readonly #scheduler: InstanceScheduler;
   #active = 0;
   #closing = false;
   /** Rate-limiter registrations by instance. */
@@ -70,16 +70,8 @@ export class Deployment {
     this.stats = options.stats;
     this.#options = options;
     this.#sessions = sessions.map((session) => this.#instanceFor(session));
-    const batching = config.dynamic_batching;
-    this.#scheduler = new DynamicBatcher({
+    this.#scheduler = createScheduler(config, {
       instances: this.#sessions,
-      // Without dynamic_batching every request runs alone: the same batcher with a batch of 1.
-      maxBatchSize: batching ? config.max_batch_size : 1,
-      preferredBatchSizes: batching?.preferred_batch_size,
-      maxQueueDelayMs: (batching?.max_queue_delay_microseconds ?? 0) / 1000,
-      targetLatencyMs: batching?.target_latency_ms,
-      preserveOrdering: batching?.preserve_ordering,
-      ...(batching ? queueLevels(batching) : {}),
       observer: options.observer ? observeAll(this.stats, options.observer) : this.stats,
       clock: options.clock,
       acquire: options.resources ? (instance) => this.#claims.get(instance)?.acquire() ?? Promise.resolve(() => {}) : undefined,
@@ -207,19 +199,4 @@ function failureReason(error: unknown): FailureReason {
   if (error.code === "UNAVAILABLE") return "REJECTED";
   if (error.code === "INTERNAL") return "BACKEND";
   return "OTHER";
-}
-
-/** Triton's queue policy per priority level, in the scheduler's terms (levels 1..N). */
-function queueLevels(batching: DynamicBatching): { levels: LevelPolicy[]; defaultLevel: number } {
-  const count = Math.max(1, batching.priority_levels);
-  const levels = Array.from({ length: count }, (_, i) => {
-    const policy: QueuePolicy = batching.priority_queue_policy[String(i + 1)] ?? batching.default_queue_policy;
-    return {
-      timeoutAction: policy.timeout_action,
-      defaultTimeoutMs: policy.default_timeout_microseconds / 1000,
-      allowTimeoutOverride: policy.allow_timeout_override,
-      maxQueueSize: policy.max_queue_size,
-    };
-  });
-  return { levels, defaultLevel: batching.default_priority_level || 1 };
 }

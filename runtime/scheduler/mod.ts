@@ -1,4 +1,6 @@
-export type { ModelInstance, ScheduledRequest, ScheduledResult, Scheduler } from "./scheduler.ts";
+export type { InstanceScheduler, ModelInstance, ScheduledRequest, ScheduledResult, Scheduler } from "./scheduler.ts";
+export { createScheduler } from "./create-scheduler.ts";
+export type { SchedulerSetup } from "./create-scheduler.ts";
 export type { ExecutionTiming, SchedulerObserver } from "./scheduler-observer.ts";
 export type { LevelPolicy } from "./queue/priority-queue.ts";
 export { PriorityQueue } from "./queue/priority-queue.ts";

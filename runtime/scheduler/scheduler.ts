@@ -19,9 +19,9 @@ export interface ScheduledRequest {
 export type ScheduledResult = Record<string, Tensor>;
 
 /**
- * Turns queued requests into executions on free instances. The dynamic batcher is the only
- * implementation so far; sequence, continuous and ensemble schedulers will implement the same
- * methods, and one contract suite runs against each.
+ * Turns queued requests into executions. The dynamic batcher is the only implementation so far;
+ * sequence, continuous and ensemble schedulers will implement the same methods, and one contract
+ * suite (test/contract/scheduler-contract.ts) runs against each.
  */
 export interface Scheduler {
   /** Queues a request; rejects with CANCELLED if `signal` aborts before it is dispatched. */
@@ -34,8 +34,26 @@ export interface Scheduler {
   hasRoom(priority?: number): boolean;
   /** Requests queued or executing now. */
   inflight(): number;
+  /** Requests waiting to execute, not yet executing (Triton's pending request count). */
+  readonly queued: number;
   /** Refuses new requests and resolves once everything queued has finished. */
   stop(): Promise<void>;
+}
+
+/**
+ * A scheduler that executes on instances of its own (dynamic, sequence and continuous batching;
+ * an ensemble has none: its steps are other functions), which the deployment scales.
+ */
+export interface InstanceScheduler extends Scheduler {
+  /** Instances serving now (free or busy), after pending removals. */
+  readonly instanceCount: number;
+  /** Adds an instance; it takes queued work at once. */
+  addInstance(instance: ModelInstance): void;
+  /**
+   * Takes one instance out of service: a free one at once, else the next to finish its batch;
+   * resolves with it so the caller can release it. Refuses the last instance.
+   */
+  removeInstance(): Promise<ModelInstance>;
 }
 
 /** What a scheduler runs batches on: one session, one batch at a time. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Scheduler } from "../../runtime/scheduler/mod.ts";
+import type { InstanceScheduler, Scheduler } from "../../runtime/scheduler/mod.ts";
 import type { LevelPolicy } from "../../runtime/scheduler/mod.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { FakeInstance, fakeRequest, settle } from "../support/fake-instance.ts";
@@ -271,6 +271,22 @@ export function schedulerContract(name: string, create: (setup: ContractSetup) =
         expect(await Promise.all(pending)).toEqual(["ok", "INTERNAL", "ok"]);
       });
 
+      it("`queued` counts requests waiting to execute, not the ones executing", async () => {
+        const { scheduler, instances } = build({ maxBatchSize: 1, manual: true });
+        const pending = [1, 2, 3].map((v) => scheduler.enqueue(fakeRequest(v)));
+        await settle();
+        expect({ queued: scheduler.queued, inflight: scheduler.inflight() }).toEqual({ queued: 2, inflight: 3 });
+        instances[0]!.finish();
+        await settle();
+        expect(scheduler.queued).toBe(1);
+        for (let i = 0; i < 2; i++) {
+          instances[0]!.finish();
+          await settle();
+        }
+        await Promise.all(pending);
+        expect({ queued: scheduler.queued, inflight: scheduler.inflight() }).toEqual({ queued: 0, inflight: 0 });
+      });
+
       it("`stop()` refuses new work and resolves after in-flight requests finish", async () => {
         const { scheduler, instances } = build({ maxBatchSize: 1, manual: true });
         const running = scheduler.enqueue(fakeRequest(1));
@@ -284,6 +300,63 @@ export function schedulerContract(name: string, create: (setup: ContractSetup) =
         await stopping;
         expect(scheduler.inflight()).toBe(0);
       });
+    });
+  });
+}
+
+/**
+ * What a scheduler with instances of its own adds (dynamic, sequence and continuous batching; not
+ * an ensemble): the deployment grows and shrinks its instances while requests flow.
+ */
+export function instanceSchedulerContract(name: string, create: (setup: ContractSetup) => InstanceScheduler): void {
+  const build = (instanceCount: number) => {
+    const instances = Array.from({ length: instanceCount }, () => new FakeInstance({ manual: true }));
+    const setup: ContractSetup = { instances, clock: new FakeClock(), maxBatchSize: 1 };
+    return { ...setup, scheduler: create(setup) };
+  };
+
+  describe(`${name} (instance scheduler contract)`, () => {
+    it("`addInstance()` puts the new instance to work on queued requests at once", async () => {
+      const { scheduler, instances } = build(1);
+      const pending = [1, 2].map((v) => scheduler.enqueue(fakeRequest(v)));
+      await settle();
+      const added = new FakeInstance({ manual: true });
+      scheduler.addInstance(added);
+      await settle();
+      expect(added.executions).toEqual([[2]]);
+      expect(scheduler.instanceCount).toBe(2);
+      instances[0]!.finish();
+      added.finish();
+      await Promise.all(pending);
+    });
+
+    it("`removeInstance()` hands back a free instance at once and a busy one after its batch, and refuses the last", async () => {
+      const { scheduler, instances } = build(2);
+      const running = scheduler.enqueue(fakeRequest(1));
+      await settle();
+      const busy = instances.find((i) => i.busy > 0)!;
+      const free = instances.find((i) => i.busy === 0)!;
+      expect(await scheduler.removeInstance()).toBe(free);
+      expect(scheduler.instanceCount).toBe(1);
+      await expect(scheduler.removeInstance()).rejects.toThrow("last instance");
+      scheduler.addInstance(free);
+      const later = scheduler.removeInstance();
+      // Whichever instance is free goes first: the one just added back.
+      expect(await later).toBe(free);
+      let handed: FakeInstance | undefined;
+      scheduler.addInstance(free);
+      const afterBatch = scheduler.enqueue(fakeRequest(2));
+      await settle();
+      const second = scheduler.removeInstance().then((i) => (handed = i as FakeInstance));
+      await settle();
+      expect(handed).toBeUndefined(); // both busy: it waits for one to finish its batch
+      busy.finish();
+      await running;
+      await second;
+      expect(handed).toBe(busy);
+      free.finish();
+      await afterBatch;
+      expect(scheduler.instanceCount).toBe(1);
     });
   });
 }

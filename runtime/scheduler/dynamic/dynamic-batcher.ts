@@ -4,7 +4,7 @@ import { concatBatch, splitBatch } from "../../tensor/mod.ts";
 import { PriorityQueue } from "../queue/priority-queue.ts";
 import type { LevelPolicy, QueueEntry } from "../queue/priority-queue.ts";
 import type { SchedulerObserver } from "../scheduler-observer.ts";
-import type { ModelInstance, ScheduledRequest, ScheduledResult, Scheduler } from "../scheduler.ts";
+import type { InstanceScheduler, ModelInstance, ScheduledRequest, ScheduledResult } from "../scheduler.ts";
 import { missesDeadline, planBatch } from "./adaptive-law.ts";
 import { ArrivalOutlook } from "./arrival-outlook.ts";
 import { CostModel } from "./cost-model.ts";
@@ -60,7 +60,7 @@ const UNLIMITED: LevelPolicy = { timeoutAction: "REJECT", defaultTimeoutMs: 0, a
  * leaves at once). With a latency target the wait follows the adaptive law instead of the fixed
  * delay, and a request that can no longer meet its deadline is shed with UNAVAILABLE.
  */
-export class DynamicBatcher implements Scheduler {
+export class DynamicBatcher implements InstanceScheduler {
   readonly #options: DynamicBatcherOptions;
   readonly #queue: PriorityQueue<Pending>;
   readonly #free: ModelInstance[];
