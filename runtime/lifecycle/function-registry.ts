@@ -1,0 +1,353 @@
+import { invalidArg, RuntimeError } from "../core/mod.ts";
+import type { Clock, Platform } from "../core/mod.ts";
+import { defaultLoadLimits, fieldPath, formatIssue, functionNameProblem, limitProblems, MAX_VERSION, parseFunctionConfig } from "../config/mod.ts";
+import type { Accelerator, DeclaredConfig, LoadLimits } from "../config/mod.ts";
+import type { Backend } from "../backends/backend.ts";
+import { fingerprint, readModelFile, scanRepository, selectVersions } from "../repository/mod.ts";
+import type { FunctionEntry } from "../repository/mod.ts";
+import type { TraceRecorder } from "../metrics/mod.ts";
+import type { ResourceLimiter } from "../scheduler/mod.ts";
+import { loadDeployment } from "./load-deployment.ts";
+import { PlacementMemory } from "./execution-thread.ts";
+import { ManagedVersion } from "./managed-version.ts";
+import type { IdlePolicy, VersionLoader } from "./managed-version.ts";
+import type { Budgets } from "./memory-budget.ts";
+import { estimateFootprint, PoolManager } from "./pool-manager.ts";
+import { KeyedRateLimiter } from "./rate-limiter.ts";
+import { serially } from "./serially.ts";
+import { checkUploadQuota } from "./upload-quota.ts";
+
+/**
+ * Triton's model control modes plus ours: `lazy` registers every function at start and loads
+ * each on its first request (the serverless default).
+ */
+export type ControlMode = "none" | "poll" | "explicit" | "lazy";
+
+export interface FunctionRegistryOptions {
+  platform: Platform;
+  /** Repository root: one sub-folder per function. */
+  repository: string;
+  /** Backends by config `backend` name ("onnxruntime", "identity"). */
+  backends: Record<string, Backend>;
+  clock: Clock;
+  /** Server-wide default when a function.yaml does not say (`--accelerator`). */
+  accelerator?: Accelerator;
+  /** Default "lazy". */
+  controlMode?: ControlMode;
+  /** Functions loaded at start in explicit mode (`--load-model`; "*" = all). */
+  loadModels?: readonly string[];
+  budgets?: Budgets;
+  /** Idle time before a function at min_instances 0 parks, unless its `scale` says. Default: 5 min in lazy mode, never otherwise. */
+  idleTimeoutMs?: number;
+  /** Timeline recorder every deployment reports to (its rate decides whether it records). */
+  trace?: TraceRecorder;
+  /** Triton's rate limiter, shared by every function (`--rate-limit execution_count`). */
+  resourceLimiter?: ResourceLimiter;
+  /** Server-wide ceilings on configs and uploads (`--max-instances`…); unset ones take `defaultLoadLimits()`. */
+  limits?: Partial<LoadLimits>;
+}
+
+/** One function as registered: its config, its served versions, whether it should be serving. */
+export interface FunctionRecord {
+  name: string;
+  entry?: FunctionEntry;
+  declared?: DeclaredConfig;
+  /** Why the function as a whole cannot load (bad function.yaml, no versions). */
+  error?: string;
+  fingerprint: string;
+  versions: Map<number, ManagedVersion>;
+  /** False until loaded in explicit mode, and after an unload: no on-demand loads then. */
+  wanted: boolean;
+  /** Model files given through the load API, by version; replace the repository's. */
+  files?: Map<number, Uint8Array>;
+  /** Present when function.yaml sets `rate_limit`; kept across reloads that leave it unchanged. */
+  limiter?: KeyedRateLimiter;
+}
+
+/**
+ * The functions of one repository, as Triton's model repository manager keeps them: scanning and
+ * registering, the control modes, polling, loads and unloads through the repository API, reloads
+ * that swap only once the new version is ready, and retiring versions the policy no longer serves.
+ * Loads run under the memory budgets (park, then evict, least recently used first) with session
+ * creates and `execution_thread: auto` probes one at a time. It does not serve requests: the
+ * lifecycle front (ModelManager) looks functions up here.
+ */
+export class FunctionRegistry {
+  readonly #options: FunctionRegistryOptions;
+  readonly #mode: ControlMode;
+  readonly #functions = new Map<string, FunctionRecord>();
+  /** Present when budgets are set: keeps loads within them. */
+  readonly #pool?: PoolManager;
+  readonly #limits: LoadLimits;
+  /** Session creates and `execution_thread: auto` probes, one at a time (see LoadDeploymentOptions.exclusive). */
+  readonly #loadWork = serially();
+  /** What `execution_thread: auto` measured, by model content (see PlacementMemory). */
+  readonly #placements = new PlacementMemory();
+  /** Scanner warnings already logged (skipped folders), so polls do not repeat them. */
+  readonly #warned = new Set<string>();
+
+  constructor(options: FunctionRegistryOptions) {
+    this.#options = options;
+    this.#limits = { ...defaultLoadLimits(options.platform.cpuCount()), ...options.limits };
+    this.#mode = options.controlMode ?? "lazy";
+    const { budgets } = options;
+    if (budgets && (budgets.host !== undefined || budgets.device !== undefined)) this.#pool = new PoolManager(budgets, options.platform.log);
+  }
+
+  get controlMode(): ControlMode {
+    return this.#mode;
+  }
+
+  /** The ceilings in force, for the repository API to validate overrides with. */
+  get limits(): LoadLimits {
+    return this.#limits;
+  }
+
+  /** The memory budgets in force (empty when unlimited). */
+  get budgets(): Budgets {
+    return this.#options.budgets ?? {};
+  }
+
+  /** Every registered function, by name. */
+  functions(): FunctionRecord[] {
+    return [...this.#functions.values()].sort(byName);
+  }
+
+  /** The function registered as `name`; NOT_FOUND (404) as inference reports it. */
+  function(name: string): FunctionRecord {
+    const fn = this.#functions.get(name);
+    if (!fn) throw new RuntimeError("NOT_FOUND", `Request for unknown model: '${name}' is not found`);
+    return fn;
+  }
+
+  /** The version asked for (404 outside the policy), or the highest READY one, else the highest served. */
+  pick(fn: FunctionRecord, version?: string): ManagedVersion {
+    if (version !== undefined) {
+      const v = /^[0-9]+$/.test(version) ? fn.versions.get(Number(version)) : undefined;
+      if (!v) throw new RuntimeError("NOT_FOUND", `Request for unknown model: '${fn.name}' version ${version} is not found`);
+      return v;
+    }
+    const all = [...fn.versions.values()].sort((a, b) => b.version - a.version);
+    const v = all.find((x) => x.state === "READY") ?? all[0];
+    if (!v) throw new RuntimeError("UNAVAILABLE", `model '${fn.name}' is not ready: ${fn.error ?? "no version to serve"}`);
+    return v;
+  }
+
+  /** Registers the repository and loads what the control mode says (every wanted version, unless lazy). */
+  async start(): Promise<void> {
+    const entries = await scanRepository(this.#options.platform, this.#options.repository, { warned: this.#warned });
+    const explicit = new Set(this.#options.loadModels ?? []);
+    for (const entry of entries) {
+      const wanted = this.#mode !== "explicit" || explicit.has("*") || explicit.has(entry.name);
+      await this.#register(entry, wanted);
+    }
+    for (const name of explicit) {
+      if (name !== "*" && !this.#functions.has(name)) this.#options.platform.log.error(`--load-model '${name}': no such function in the repository`);
+    }
+    if (this.#mode !== "lazy") {
+      const loads = [...this.#functions.values()].filter((fn) => fn.wanted).flatMap((fn) => [...fn.versions.values()]);
+      await Promise.all(loads.map((v) => v.ensureReady().catch(() => undefined)));
+    }
+  }
+
+  /**
+   * Loads or reloads a function (repository API). `config` replaces function.yaml (Triton's JSON
+   * form, already parsed); `files` replace the model files by version. Resolves once every served
+   * version is READY; a failed reload leaves the previous deployment serving.
+   */
+  async load(name: string, override: { config?: DeclaredConfig; files?: Map<number, Uint8Array> } = {}): Promise<void> {
+    this.#checkControl(name);
+    const over = override.config ? limitProblems(override.config, this.#limits) : [];
+    if (over.length > 0) throw invalidArg(`failed to load '${name}': ${over.map((p) => `${fieldPath(p.path)}: ${p.problem}`).join("; ")}`);
+    if (override.files) {
+      const bad = [...override.files.keys()].find((v) => !Number.isInteger(v) || v < 1 || v > MAX_VERSION);
+      if (bad !== undefined) throw invalidArg(`failed to load '${name}': version ${bad} is not an integer in 1..${MAX_VERSION}`);
+      const uploaded = new Map([...this.#functions.values()].filter((f) => f.files).map((f) => [f.name, [...f.files!.values()].reduce((n, b) => n + b.byteLength, 0)]));
+      checkUploadQuota(name, override.files, uploaded, this.#limits);
+    }
+    const entry = override.files ? undefined : (await scanRepository(this.#options.platform, this.#options.repository, { warned: this.#warned })).find((e) => e.name === name);
+    if (!entry && !override.files) throw invalidArg(`failed to load '${name}': no such function in the repository`);
+    const existing = this.#functions.get(name);
+    const fn = await this.#register(entry ?? { name, dir: `${this.#options.repository}/${name}`, versions: [...override.files!.keys()].sort((a, b) => a - b) }, true, override);
+    if (fn.error) throw invalidArg(`failed to load '${name}': ${fn.error}`);
+    const results = await Promise.allSettled([...fn.versions.values()].map((v) => (existing?.versions.get(v.version) === v && v.deployment ? this.#reload(fn, v) : v.ensureReady())));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed) throw invalidArg(`failed to load '${name}': ${(failed.reason as Error).message.replace(/^failed to load '[^']*' version \d+: /, "")}`);
+  }
+
+  /** Drains and unloads every version of a function; it stays registered, UNAVAILABLE. */
+  async unload(name: string): Promise<void> {
+    this.#checkControl(name);
+    const fn = this.function(name);
+    fn.wanted = false;
+    await Promise.all([...fn.versions.values()].map((v) => v.unload()));
+  }
+
+  /** Parks a READY function now (dev tools); no-op for others. */
+  async park(name: string): Promise<void> {
+    const problem = functionNameProblem(name);
+    if (problem) throw invalidArg(`invalid function name: ${problem}`);
+    await Promise.all([...this.function(name).versions.values()].map((v) => v.park()));
+  }
+
+  /**
+   * Compares the repository with what is registered: new functions are registered (and loaded
+   * unless lazy), removed ones drain and go, changed ones reload in the background. Poll mode
+   * calls this on a timer; the dev server calls it when files change.
+   */
+  async poll(): Promise<void> {
+    const { platform } = this.#options;
+    const entries = await scanRepository(platform, this.#options.repository, { warned: this.#warned }).catch(() => undefined);
+    if (!entries) return;
+    const seen = new Set(entries.map((e) => e.name));
+    for (const [name, fn] of this.#functions) {
+      if (seen.has(name) || fn.files) continue;
+      platform.log.info(`${name}: removed from the repository; draining`);
+      this.#functions.delete(name);
+      await Promise.all([...fn.versions.values()].map((v) => v.unload("removed from the repository", "removed")));
+    }
+    for (const entry of entries) {
+      const fn = this.#functions.get(entry.name);
+      if (fn?.files) continue;
+      const print = await fingerprint(platform, entry, fn?.declared?.default_model_filename ?? "model.onnx");
+      if (fn && fn.fingerprint === print) continue;
+      platform.log.info(`${entry.name}: ${fn ? "changed" : "new"}; ${fn ? "reloading" : "registering"}`);
+      const previous = fn && new Set(fn.versions.values());
+      const updated = await this.#register(entry, fn?.wanted ?? this.#mode !== "explicit");
+      for (const v of updated.versions.values()) {
+        if (previous?.has(v) && v.deployment) void this.#reload(updated, v).catch(() => undefined);
+        else if (this.#mode !== "lazy" && updated.wanted) void v.ensureReady().catch(() => undefined);
+      }
+    }
+  }
+
+  /** Drains and releases every deployment. */
+  async stop(): Promise<void> {
+    await Promise.all([...this.#functions.values()].flatMap((fn) => [...fn.versions.values()].map((v) => v.unload("server stopping", "shutdown"))));
+  }
+
+  /**
+   * (Re)registers a function from its folder: parses function.yaml, picks the served versions and
+   * keeps the ManagedVersion of every version that stays, so reloads can swap in place. Versions
+   * no longer served are unloaded once a newer one is READY (or at once if none is loaded).
+   */
+  async #register(entry: FunctionEntry, wanted: boolean, override: { config?: DeclaredConfig; files?: Map<number, Uint8Array> } = {}): Promise<FunctionRecord> {
+    const { platform } = this.#options;
+    const old = this.#functions.get(entry.name);
+    const fn: FunctionRecord = { name: entry.name, entry, fingerprint: "", versions: new Map(), wanted, files: override.files };
+    if (override.config) {
+      fn.declared = override.config;
+    } else {
+      const file = entry.configFile ?? `${entry.dir}/function.yaml`;
+      const text = entry.configFile ? await platform.readTextFile(entry.configFile).catch(() => "") : "";
+      const parsed = parseFunctionConfig(text, { file, name: entry.name, limits: this.#limits });
+      if (parsed.config && parsed.errors.length === 0) fn.declared = parsed.config;
+      else fn.error = parsed.errors.map(formatIssue).join("; ");
+    }
+    fn.fingerprint = await fingerprint(platform, entry, fn.declared?.default_model_filename ?? "model.onnx");
+    fn.limiter = this.#limiter(fn.declared, old);
+    if (fn.error) platform.log.error(`${entry.name}: invalid configuration: ${fn.error}`);
+    const served = fn.declared ? selectVersions(fn.declared.version_policy, entry.versions) : [];
+    if (fn.declared && served.length === 0) fn.error = `no version folder to serve (found: ${entry.versions.join(", ") || "none"})`;
+    for (const version of served) {
+      const loader = this.#loader(fn, version);
+      const idle = this.#idlePolicy(fn.declared!);
+      const kept = old?.versions.get(version);
+      if (kept) {
+        // Same version: keep its state and statistics. One not in memory takes the new content
+        // now; a loaded one is reloaded in place by the caller (#reload), which swaps when ready.
+        if (!kept.deployment) await kept.reload(loader, idle);
+        fn.versions.set(version, kept);
+      } else {
+        const onReleased = () => platform.trimMemory?.();
+        fn.versions.set(version, new ManagedVersion(entry.name, version, { loader, idle, clock: this.#options.clock, log: platform.log, onReleased }));
+      }
+    }
+    this.#functions.set(entry.name, fn);
+    const retired = [...(old?.versions.values() ?? [])].filter((v) => fn.versions.get(v.version) !== v);
+    if (retired.length > 0) void this.#retire(fn, retired);
+    return fn;
+  }
+
+  /** Reloads a loaded version from the function's current files and config. */
+  async #reload(fn: FunctionRecord, v: ManagedVersion): Promise<void> {
+    await v.reload(this.#loader(fn, v.version), this.#idlePolicy(fn.declared!));
+  }
+
+  /** Unloads versions that left the served set, once a served version is READY (zero downtime). */
+  async #retire(fn: FunctionRecord, retired: ManagedVersion[]): Promise<void> {
+    const loaded = retired.some((v) => v.deployment);
+    if (loaded && fn.wanted && this.#mode !== "lazy") {
+      await Promise.allSettled([...fn.versions.values()].map((v) => v.ensureReady()));
+    } else if (loaded && fn.wanted) {
+      const newest = [...fn.versions.values()].sort((a, b) => b.version - a.version)[0];
+      await newest?.ensureReady().catch(() => undefined);
+    }
+    await Promise.all(retired.map((v) => v.unload("no longer served by version_policy", "policy")));
+  }
+
+  #loader(fn: FunctionRecord, version: number): VersionLoader {
+    const { platform, backends, clock } = this.#options;
+    const declared = fn.declared!;
+    return {
+      readBytes: async () => {
+        if (declared.backend === "identity") return new Uint8Array();
+        const file = fn.files?.get(version);
+        if (file) return file;
+        return await readModelFile(platform, fn.entry!.dir, fn.name, `${version}/${declared.default_model_filename}`);
+      },
+      load: async (bytes, managed, { signal } = {}) => {
+        const backend = backends[declared.backend];
+        if (!backend) throw new RuntimeError("INVALID_ARG", `backend '${declared.backend}' is not available`);
+        const resolved = { ...declared, accelerator: declared.accelerator ?? this.#options.accelerator ?? "auto" };
+        const load = () =>
+          loadDeployment({
+            declared: resolved,
+            version,
+            bytes,
+            backend,
+            clock,
+            cpuCount: platform.cpuCount(),
+            log: platform.log,
+            stats: managed.stats,
+            trace: this.#options.trace,
+            resourceLimiter: this.#options.resourceLimiter,
+            onActivity: (busy) => managed.activity(busy),
+            signal,
+            exclusive: this.#loadWork,
+            placements: this.#placements,
+          });
+        if (!this.#pool) return await load();
+        const versions = [...this.#functions.values()].flatMap((f) => [...f.versions.values()]);
+        return await this.#pool.withRoom(managed, estimateFootprint(resolved, bytes.byteLength), versions, load);
+      },
+    };
+  }
+
+  /** The function's rate limiter: the old one (with its buckets) when `rate_limit` did not change. */
+  #limiter(declared: DeclaredConfig | undefined, old: FunctionRecord | undefined): KeyedRateLimiter | undefined {
+    const limit = declared?.rate_limit;
+    if (!limit) return undefined;
+    if (old?.limiter && JSON.stringify(old.declared?.rate_limit) === JSON.stringify(limit)) return old.limiter;
+    return new KeyedRateLimiter(limit, this.#options.clock);
+  }
+
+  #idlePolicy(declared: DeclaredConfig): IdlePolicy {
+    const fallback = this.#options.idleTimeoutMs ?? (this.#mode === "lazy" ? 300_000 : 0);
+    const timeoutMs = (declared.scale.min_instances ?? 0) > 0 ? 0 : (declared.scale.idle_timeout_ms ?? fallback);
+    return { timeoutMs, park: declared.scale.park };
+  }
+
+  /** The repository API's preconditions: a control mode that allows it, and a valid name. */
+  #checkControl(name: string): void {
+    if (this.#mode === "none" || this.#mode === "poll") {
+      throw invalidArg(`load and unload are not allowed in model control mode '${this.#mode}'; use explicit or lazy`);
+    }
+    const problem = functionNameProblem(name);
+    if (problem) throw invalidArg(`invalid function name: ${problem}`);
+  }
+}
+
+function byName(a: { name: string }, b: { name: string }): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
