@@ -43,7 +43,6 @@ export interface InferCall {
 export async function inferCall(ctx: InferContext, call: InferCall): Promise<Reply> {
   const { name, version, header, body } = call;
   await refuseDeclaredOversize(header, body, ctx.maxInputBytes);
-  ctx.models.admit(name, version, header);
   // The signal is read only where the request waits (a load, the queue): an adapter may build
   // it on first read (Node's costs an AbortController and a listener).
   const options = {
@@ -52,7 +51,15 @@ export async function inferCall(ctx: InferContext, call: InferCall): Promise<Rep
       return body.signal;
     },
   };
-  const d = (options.acquired = await ctx.models.acquire(name, version, options));
+  // One lookup for admission (rate_limit, 429, before any load) and the deployment, which
+  // inference then uses (a retry on a reload's successor looks up again, without admission).
+  const lookup = {
+    admission: header,
+    get signal() {
+      return body.signal;
+    },
+  };
+  const d = (options.acquired = await ctx.models.acquire(name, version, lookup));
   d.checkRoom();
   const bytes = await readBody(header, body, ctx.maxInputBytes);
   const request = decode(bytes, header("inference-header-content-length"), d, ctx.maxElements ?? DEFAULT_MAX_ELEMENTS);

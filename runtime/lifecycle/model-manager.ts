@@ -7,7 +7,8 @@ import { DeploymentClosedError } from "./deployment.ts";
 import type { Deployment } from "./deployment.ts";
 import type { DeploymentState } from "./deployment-state.ts";
 import { FunctionRegistry } from "./function-registry.ts";
-import type { ControlMode, FunctionRegistryOptions } from "./function-registry.ts";
+import type { ControlMode, FunctionRecord, FunctionRegistryOptions } from "./function-registry.ts";
+import type { ManagedVersion } from "./managed-version.ts";
 import type { Budgets } from "./memory-budget.ts";
 
 export type { ControlMode } from "./function-registry.ts";
@@ -70,10 +71,15 @@ export class ModelManager {
     this.#every(this.#options.autoscaleIntervalMs ?? 2_000, () => this.#autoscale.tick(this.#registry.functions()));
   }
 
-  /** The deployment to serve `name` (and `version`, else the default one), loading it on demand. */
-  async acquire(name: string, version?: string, options: { signal?: AbortSignal } = {}): Promise<Deployment> {
+  /**
+   * The deployment to serve `name` (and `version`, else the default one), loading it on demand.
+   * With `admission` (the request's header lookup), the function's `rate_limit` admits the
+   * request first, on the same lookup: a refused request loads nothing and never queues.
+   */
+  async acquire(name: string, version?: string, options: { signal?: AbortSignal; admission?: (header: string) => string | undefined } = {}): Promise<Deployment> {
     const fn = this.#registry.function(name);
     const v = this.#registry.pick(fn, version);
+    if (options.admission && fn.limiter) this.#admit(fn, v, options.admission);
     if (v.state === "READY" && v.deployment) {
       v.touch();
       return v.deployment;
@@ -85,15 +91,20 @@ export class ModelManager {
   }
 
   /**
-   * Admission by the function's `rate_limit`, once per request and before anything else costs:
-   * a refused request loads nothing and never queues. `header` reads the request's headers (for
-   * `key_header`). Throws 404 as inference would, and RATE_LIMITED with the wait when refused.
+   * Admission by the function's `rate_limit` alone (what `acquire` does with `admission`). `header`
+   * reads the request's headers (for `key_header`). Throws 404 as inference would, and
+   * RATE_LIMITED with the wait when refused.
    */
   admit(name: string, version: string | undefined, header: (name: string) => string | undefined = () => undefined): void {
     const fn = this.#registry.function(name);
+    if (!fn.limiter) return; // the unlimited common case: acquire() checks the version
+    this.#admit(fn, this.#registry.pick(fn, version), header);
+  }
+
+  #admit(fn: FunctionRecord, v: ManagedVersion, header: (name: string) => string | undefined): void {
     const limit = fn.declared?.rate_limit;
-    if (!fn.limiter || !limit) return; // the unlimited common case: acquire() checks the version
-    const v = this.#registry.pick(fn, version);
+    if (!fn.limiter || !limit) return;
+    const name = fn.name;
     const key = limit.key_header ? (header(limit.key_header) ?? "") : "";
     const admission = fn.limiter.take(key);
     if (admission.ok) return;

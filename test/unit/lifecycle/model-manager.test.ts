@@ -230,6 +230,20 @@ describe("ModelManager", () => {
       expect(backend.live).toBe(1);
     });
 
+    it("`acquire()` with `admission` rate-limits on the same lookup, before any load: a refused request loads nothing", async () => {
+      const files = repo(["a", 1]);
+      files["repo/a/function.yaml"] = `${YAML}rate_limit: { requests_per_second: 0.001, burst: 1, key_header: x-tenant }\n`;
+      const { manager, backend } = setup(files);
+      await manager.start();
+      const header = (tenant: string) => (name: string) => (name === "x-tenant" ? tenant : undefined);
+      manager.admit("a", undefined, header("t1")); // t1's one token, taken without loading anything
+      await expect(manager.acquire("a", undefined, { admission: header("t1") })).rejects.toMatchObject({ code: "RATE_LIMITED" });
+      expect(backend.loads).toBe(0); // lazy mode: an admitted acquire would have loaded it
+      await expect(manager.acquire("a", undefined, { admission: header("t2") })).resolves.toBeDefined();
+      expect(backend.loads).toBe(1);
+      await expect(manager.acquire("zzz", undefined, { admission: header("t1") })).rejects.toMatchObject({ code: "NOT_FOUND" });
+    });
+
     it("keeps a rate limiter's buckets across a reload that leaves rate_limit alone, and starts afresh when it changes", async () => {
       const files = repo(["a", 1]);
       files["repo/a/function.yaml"] = `${YAML}rate_limit: { requests_per_second: 0.001, burst: 1 }\n`;
