@@ -20,7 +20,7 @@ const USAGE = `usage:
                  [--max-instances 64] [--max-threads <cores×4>] [--max-batch-size 65536] [--max-warmup-elements 16M]
                  [--max-upload-size 256M] [--max-upload-total 1G] [--max-api-functions 64]
                  [--api-key-file <file>] [--admin-key-file <file>] [--cors-origin <origin>|*]...
-                 [--dashboard-max-streams 32]
+                 [--dashboard-max-streams 32] [--cache-size 0]
                  [--shutdown-timeout 30]
   tensorfn dev [dir]   the local dev server: serve in lazy mode, reloading functions as their files change
   tensorfn check <dir> [--max-instances …]   validates as a load would (the same ceiling flags as serve)
@@ -65,6 +65,7 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
       "load-model": { type: "string", multiple: true },
       "repository-poll-secs": { type: "string", default: "15" },
       "host-memory-budget": { type: "string" },
+      "cache-size": { type: "string" },
       "device-memory-budget": { type: "string" },
       "idle-timeout-secs": { type: "string" },
       "load-timeout-secs": { type: "string", default: "120" },
@@ -123,6 +124,7 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
     loadTimeoutMs: seconds("load-timeout-secs"),
     idleTimeoutMs: seconds("idle-timeout-secs"),
     budgets: { host: size("host-memory-budget"), device: size("device-memory-budget") },
+    cacheSize: size("cache-size"),
     histogramLatencies: metricsConfig(host, values["metrics-config"] ?? []).histogram_latencies === "true",
     traceRate: traceRate(host, values["trace-rate"], dev),
     dashboard: dev,

@@ -8,6 +8,7 @@ import type { ModelManagerOptions } from "./lifecycle/mod.ts";
 import { createApp, createFastLane, metricsOnly } from "./http/mod.ts";
 import type { AppContext, FastLane } from "./http/mod.ts";
 import { createPrometheus, TraceRecorder } from "./metrics/mod.ts";
+import { ResponseCache } from "./cache/mod.ts";
 import { ResourceLimiter } from "./scheduler/mod.ts";
 import type { ResourceOverride } from "./scheduler/mod.ts";
 
@@ -18,7 +19,7 @@ export const VERSION = "0.1.0";
  * lifecycle knobs (control mode, budgets, timeouts…) are the model manager's own options.
  */
 export interface RuntimeOptions
-  extends Omit<ModelManagerOptions, "backends" | "clock" | "resourceLimiter">,
+  extends Omit<ModelManagerOptions, "backends" | "clock" | "resourceLimiter" | "responseCache">,
     Partial<Pick<ModelManagerOptions, "backends" | "clock">> {
   /** Triton's `--rate-limit`: "execution_count" enforces instance groups' rate_limiter; off by default. */
   rateLimit?: "off" | "execution_count";
@@ -45,6 +46,8 @@ export interface RuntimeOptions
   corsOrigins?: readonly string[];
   /** `--dashboard-max-streams`: dashboard event streams open at once (default 32). */
   dashboardMaxStreams?: number;
+  /** `--cache-size`: bytes of the response cache functions with `response_cache: { enable: true }` share (absent or 0: no cache). */
+  cacheSize?: number;
 }
 
 /** A built server: its model manager and its fetch handler. */
@@ -72,14 +75,15 @@ export const DEFAULT_MAX_INPUT_BYTES = 64 * 1024 * 1024;
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { platform } = options;
   const backends = options.backends ?? (await defaultBackends(platform));
-  const { maxInputBytes, maxElements, histogramLatencies, traceRate, dashboard, rateLimit, rateLimitResources, apiKeys, adminKeys, corsOrigins, dashboardMaxStreams, ...managerOptions } = options;
+  const { maxInputBytes, maxElements, histogramLatencies, traceRate, dashboard, rateLimit, rateLimitResources, apiKeys, adminKeys, corsOrigins, dashboardMaxStreams, cacheSize, ...managerOptions } = options;
   const resourceLimiter = rateLimit === "execution_count" ? new ResourceLimiter(rateLimitResources) : undefined;
   const clock = options.clock ?? systemClock;
   const trace = new TraceRecorder({ rate: traceRate ?? 0 });
-  const models = new ModelManager({ ...managerOptions, backends, clock, trace, resourceLimiter });
+  const responseCache = cacheSize ? new ResponseCache(cacheSize) : undefined;
+  const models = new ModelManager({ ...managerOptions, backends, clock, trace, resourceLimiter, responseCache });
   await models.start();
   const prometheus = createPrometheus(
-    { entries: () => models.metricsEntries(), budgets: models.budgets },
+    { entries: () => models.metricsEntries(), budgets: models.budgets, cache: responseCache && (() => responseCache.figures) },
     { histogramLatencies },
   );
   const traceJson = (seconds: number) => trace.export(clock.now(), seconds);

@@ -39,7 +39,9 @@ const allowed: Record<string, string[]> = {
   scheduler: ["core", "config", "tensor", "scheduler"],
   // metrics implements the scheduler's observer interface and is wired in by lifecycle.
   metrics: ["core", "config", "scheduler", "metrics"],
-  lifecycle: ["core", "config", "tensor", "repository", "backends", "scheduler", "metrics", "lifecycle"],
+  // The response cache holds answers as tensors; the lifecycle consults it around the scheduler.
+  cache: ["core", "tensor", "cache"],
+  lifecycle: ["core", "config", "tensor", "repository", "backends", "scheduler", "metrics", "cache", "lifecycle"],
   http: ["core", "config", "tensor", "lifecycle", "metrics", "http"],
 };
 
@@ -50,6 +52,7 @@ const packages: Record<string, string[]> = {
   "onnxruntime-web": ["backends"],
   "onnxruntime-common": ["backends"],
   "prom-client": ["metrics"],
+  "lru-cache": ["cache"],
   zod: ["config"],
   yaml: ["config"],
 };

@@ -19,7 +19,6 @@ const NOT_YET: Record<string, readonly string[]> = {
     "handler",
     "sequence_batching",
     "ensemble_scheduling",
-    "response_cache",
     "model_transaction_policy",
     "batch_input",
     "batch_output",

@@ -33,6 +33,7 @@ export function toDeclared(raw: RawConfig, name: string): DeclaredConfig {
   };
   if (raw.max_batch_size !== undefined) declared.max_batch_size = raw.max_batch_size;
   if (raw.dynamic_batching) declared.dynamic_batching = structuredClone(raw.dynamic_batching);
+  if (raw.response_cache?.enable) declared.response_cache = { enable: true };
   if (raw.rate_limit) {
     const { requests_per_second, burst, key_header } = raw.rate_limit;
     declared.rate_limit = { requests_per_second, burst: burst ?? Math.max(1, Math.ceil(requests_per_second)) };

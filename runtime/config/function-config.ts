@@ -28,6 +28,11 @@ export interface FunctionConfig {
   scale: ScaleConfig;
   /** Ours: requests admitted per second before the queue (absent = unlimited). */
   rate_limit?: RateLimitConfig;
+  /**
+   * Triton's response cache: answers to requests seen before come from the server's cache
+   * (`--cache-size`), skipping the queue and the model. Absent = disabled.
+   */
+  response_cache?: { enable: boolean };
 }
 
 /**

@@ -60,6 +60,7 @@ export interface RawConfig {
   model_warmup: WarmupSample[];
   scale?: ScaleConfig;
   rate_limit?: Omit<RateLimitConfig, "burst" | "total_burst"> & { burst?: number; total_burst?: number };
+  response_cache?: { enable: boolean };
 }
 
 export interface RawTensor {
@@ -306,6 +307,7 @@ function schemaFor(dialect: Dialect): z.ZodType<RawConfig> {
           if (problem) ctx.addIssue({ code: "custom", message: problem });
         }),
       model_warmup: warmupSchema(dialect).array().default([]),
+      response_cache: message({ enable: z.boolean().default(false) }).optional(),
       ...ownKeys,
     })
     .superRefine((config, ctx) => {

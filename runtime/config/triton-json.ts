@@ -48,6 +48,7 @@ export function toTritonJson(config: FunctionConfig): Record<string, unknown> {
   json.default_model_filename = config.default_model_filename;
   json.parameters = structuredClone(config.parameters);
   json.model_warmup = config.model_warmup.map((w) => ({ ...structuredClone(w), inputs: structuredClone(w.inputs) }));
+  json.response_cache = { enable: config.response_cache?.enable ?? false };
   return json;
 }
 

@@ -2,8 +2,9 @@ import type { Clock, InferRequest, InferResponse } from "../core/mod.ts";
 import { RuntimeError } from "../core/mod.ts";
 import type { Backend, Session } from "../backends/backend.ts";
 import { createScheduler } from "../scheduler/mod.ts";
-import type { InstanceScheduler, ModelInstance, ResourceClaim, ResourceLimiter, ResourceNeeds, SchedulerObserver } from "../scheduler/mod.ts";
+import type { InstanceScheduler, ModelInstance, ResourceClaim, ResourceLimiter, ResourceNeeds, ScheduledRequest, ScheduledResult, SchedulerObserver } from "../scheduler/mod.ts";
 import type { FunctionConfig } from "../config/mod.ts";
+import type { ResponseCache } from "../cache/mod.ts";
 import { observeAll } from "../metrics/mod.ts";
 import type { FailureReason, ModelStats } from "../metrics/mod.ts";
 import type { RequestHeader } from "../tensor/mod.ts";
@@ -35,6 +36,8 @@ export interface DeploymentOptions {
   observer?: SchedulerObserver;
   /** Called when the first request starts after a quiet period, and when the last one ends. */
   onActivity?: (busy: boolean) => void;
+  /** The server's response cache and this version's scope in it, when `response_cache` is enabled. */
+  cache?: { store: ResponseCache; scope: string };
 }
 
 /**
@@ -124,7 +127,7 @@ export class Deployment {
     if (this.#active++ === 0) this.#options.onActivity?.(true);
     try {
       const scheduled = prepareRequest(request, this.config, { checkInput: this.#options.backend.checkInput });
-      const result = await this.#scheduler.enqueue(scheduled, options);
+      const result = this.#options.cache ? await this.#cached(scheduled, request, options) : await this.#scheduler.enqueue(scheduled, options);
       const response = {
         modelName: this.name,
         modelVersion: String(this.version),
@@ -139,6 +142,28 @@ export class Deployment {
     } finally {
       if (--this.#active === 0) this.#options.onActivity?.(false);
     }
+  }
+
+  /**
+   * The answer from the response cache, or from the scheduler and then kept there. Only answers
+   * that succeeded are kept (a failure throws past the insert).
+   */
+  async #cached(scheduled: ScheduledRequest, request: InferRequest, options: { signal?: AbortSignal }): Promise<ScheduledResult> {
+    const { store, scope } = this.#options.cache!;
+    const { clock } = this.#options;
+    const started = clock.now();
+    const key = await store.key(scope, scheduled.feeds, request.parameters);
+    const hit = store.get(key);
+    if (hit) {
+      this.stats.cacheHit(clock.now() - started);
+      return hit;
+    }
+    const lookupMs = clock.now() - started;
+    const result = await this.#scheduler.enqueue(scheduled, options);
+    const inserting = clock.now();
+    store.set(key, result);
+    this.stats.cacheMiss(lookupMs + clock.now() - inserting);
+    return result;
   }
 
   /** Grows or shrinks to `count` instances (at least one); removed instances finish their batch first. */

@@ -7,6 +7,7 @@ import { fingerprint, readModelFile, scanRepository, selectVersions } from "../r
 import type { FunctionEntry } from "../repository/mod.ts";
 import type { TraceRecorder } from "../metrics/mod.ts";
 import type { ResourceLimiter } from "../scheduler/mod.ts";
+import type { ResponseCache } from "../cache/mod.ts";
 import { loadDeployment } from "./load-deployment.ts";
 import { PlacementMemory } from "./execution-thread.ts";
 import { ManagedVersion } from "./managed-version.ts";
@@ -45,6 +46,8 @@ export interface FunctionRegistryOptions {
   resourceLimiter?: ResourceLimiter;
   /** Server-wide ceilings on configs and uploads (`--max-instances`…); unset ones take `defaultLoadLimits()`. */
   limits?: Partial<LoadLimits>;
+  /** The server's response cache (`--cache-size`), for functions with `response_cache: { enable: true }`. */
+  responseCache?: ResponseCache;
 }
 
 /** One function as registered: its config, its served versions, whether it should be serving. */
@@ -62,6 +65,8 @@ export interface FunctionRecord {
   files?: Map<number, Uint8Array>;
   /** Present when function.yaml sets `rate_limit`; kept across reloads that leave it unchanged. */
   limiter?: KeyedRateLimiter;
+  /** Which registration this is (one server-wide count): the response cache's scope, so a reload never meets old answers. */
+  generation: number;
 }
 
 /**
@@ -85,6 +90,7 @@ export class FunctionRegistry {
   readonly #placements = new PlacementMemory();
   /** Scanner warnings already logged (skipped folders), so polls do not repeat them. */
   readonly #warned = new Set<string>();
+  #generations = 0;
 
   constructor(options: FunctionRegistryOptions) {
     this.#options = options;
@@ -180,6 +186,7 @@ export class FunctionRegistry {
     this.#checkControl(name);
     const fn = this.function(name);
     fn.wanted = false;
+    this.#forgetAnswers(fn);
     await Promise.all([...fn.versions.values()].map((v) => v.unload()));
   }
 
@@ -204,6 +211,7 @@ export class FunctionRegistry {
       if (seen.has(name) || fn.files) continue;
       platform.log.info(`${name}: removed from the repository; draining`);
       this.#functions.delete(name);
+      this.#forgetAnswers(fn);
       await Promise.all([...fn.versions.values()].map((v) => v.unload("removed from the repository", "removed")));
     }
     for (const entry of entries) {
@@ -234,7 +242,8 @@ export class FunctionRegistry {
   async #register(entry: FunctionEntry, wanted: boolean, override: { config?: DeclaredConfig; files?: Map<number, Uint8Array> } = {}): Promise<FunctionRecord> {
     const { platform } = this.#options;
     const old = this.#functions.get(entry.name);
-    const fn: FunctionRecord = { name: entry.name, entry, fingerprint: "", versions: new Map(), wanted, files: override.files };
+    const fn: FunctionRecord = { name: entry.name, entry, fingerprint: "", versions: new Map(), wanted, files: override.files, generation: ++this.#generations };
+    if (old) this.#forgetAnswers(old);
     if (override.config) {
       fn.declared = override.config;
     } else {
@@ -286,6 +295,22 @@ export class FunctionRegistry {
     await Promise.all(retired.map((v) => v.unload("no longer served by version_policy", "policy")));
   }
 
+  /** Drops the cached answers of one registration of a function (it was replaced, removed or unloaded). */
+  #forgetAnswers(fn: FunctionRecord): void {
+    this.#options.responseCache?.invalidate(cacheScope(fn.name, fn.generation, ""));
+  }
+
+  /** The response cache for this version, when its config enables it and the server has one (said once per load otherwise). */
+  #cacheFor(fn: FunctionRecord, version: number): { store: ResponseCache; scope: string } | undefined {
+    if (!fn.declared?.response_cache?.enable) return undefined;
+    const store = this.#options.responseCache;
+    if (!store) {
+      this.#options.platform.log.warn(`${fn.name} v${version}: response_cache is enabled but the server has no cache (start it with --cache-size); answering without one`);
+      return undefined;
+    }
+    return { store, scope: cacheScope(fn.name, fn.generation, String(version)) };
+  }
+
   #loader(fn: FunctionRecord, version: number): VersionLoader {
     const { platform, backends, clock } = this.#options;
     const declared = fn.declared!;
@@ -316,6 +341,7 @@ export class FunctionRegistry {
             signal,
             exclusive: this.#loadWork,
             placements: this.#placements,
+            cache: this.#cacheFor(fn, version),
           });
         if (!this.#pool) return await load();
         const versions = [...this.#functions.values()].flatMap((f) => [...f.versions.values()]);
@@ -350,4 +376,9 @@ export class FunctionRegistry {
 
 function byName(a: { name: string }, b: { name: string }): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+/** A version's scope in the response cache; `version` "" gives the prefix of every version of that registration. */
+function cacheScope(name: string, generation: number, version: string): string {
+  return `${name}\u0001${generation}\u0001${version}`;
 }

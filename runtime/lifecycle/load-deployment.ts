@@ -7,6 +7,7 @@ import { allocate, fromConfigType } from "../tensor/mod.ts";
 import type { ModelStats, TraceRecorder } from "../metrics/mod.ts";
 import type { ResourceLimiter, ResourceNeeds } from "../scheduler/mod.ts";
 import { Deployment } from "./deployment.ts";
+import type { DeploymentOptions } from "./deployment.ts";
 import type { PlacementMemory, Timer } from "./execution-thread.ts";
 import { instancePlacements } from "./instance-placement.ts";
 import { prepareRequest } from "./prepare-request.ts";
@@ -46,6 +47,8 @@ export interface LoadDeploymentOptions {
   exclusive?: <T>(task: () => Promise<T>) => Promise<T>;
   /** The server's memory of what `auto` measured (absent: measure every load). */
   placements?: PlacementMemory;
+  /** The response cache and this version's scope in it (the function enables `response_cache`). */
+  cache?: DeploymentOptions["cache"];
 }
 
 /**
@@ -138,6 +141,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
       log: { warn: (m) => log.warn(`${prefix}: ${m}`), error: (m) => log.error(`${prefix}: ${m}`) },
       observer: options.trace?.observer(`${declared.name} v${version}`),
       onActivity: options.onActivity,
+      cache: options.cache,
     });
   } catch (error) {
     await Promise.all(sessions.map((s) => s.release()));

@@ -185,6 +185,7 @@ export class ModelManager {
         pending: v.deployment?.pending ?? 0,
         stats: v.stats,
         memory: v.footprint(),
+        cacheEnabled: fn.declared?.response_cache?.enable === true && this.#options.responseCache !== undefined,
       })),
     );
   }

@@ -64,6 +64,8 @@ export class ModelStats implements SchedulerObserver {
   readonly #computeInput = zero();
   readonly #computeInfer = zero();
   readonly #computeOutput = zero();
+  readonly #cacheHit = zero();
+  readonly #cacheMiss = zero();
   readonly #batches = new Map<number, BatchDurations>();
   readonly #failures = new Map<FailureReason, number>();
   #rateLimited = 0;
@@ -117,6 +119,21 @@ export class ModelStats implements SchedulerObserver {
     this.#failures.set(reason, (this.#failures.get(reason) ?? 0) + 1);
   }
 
+  /**
+   * A request answered from the response cache after a lookup of `ms`. As in Triton it counts in
+   * `queue` (waiting nothing) and in `success` (the deployment reports that), never in
+   * inference_count, execution_count or compute.
+   */
+  cacheHit(ms: number): void {
+    add(this.#cacheHit, ms);
+    add(this.#queue, 0);
+  }
+
+  /** A cache lookup that found nothing, plus the insert of the answer afterwards: `ms` in all. */
+  cacheMiss(ms: number): void {
+    add(this.#cacheMiss, ms);
+  }
+
   /** A request refused by the function's rate_limit on arrival: a REJECTED failure that took no time. */
   rateLimited(): void {
     this.failed(0, "REJECTED");
@@ -151,8 +168,8 @@ export class ModelStats implements SchedulerObserver {
         compute_input: { ...this.#computeInput },
         compute_infer: { ...this.#computeInfer },
         compute_output: { ...this.#computeOutput },
-        cache_hit: zero(),
-        cache_miss: zero(),
+        cache_hit: { ...this.#cacheHit },
+        cache_miss: { ...this.#cacheMiss },
       },
       response_stats: {},
       batch_stats: [...this.#batches.entries()]

@@ -16,12 +16,16 @@ export interface MetricsEntry {
   stats: ModelStats;
   /** Bytes accounted against the budgets. */
   memory: { host: number; device: number };
+  /** Whether the version answers from the response cache (Triton exports the cache families only for those). */
+  cacheEnabled?: boolean;
 }
 
 /** Where the metrics come from; called on every scrape. */
 export interface MetricsSource {
   entries(): MetricsEntry[];
   budgets: { host?: number; device?: number };
+  /** The response cache's own figures, when the server has one (`--cache-size`). */
+  cache?: () => { entries: number; bytes: number; capacity: number; evictions: number };
 }
 
 export interface Prometheus {
@@ -75,6 +79,21 @@ export function createPrometheus(source: MetricsSource, options: { histogramLate
   family("nv_inference_compute_infer_duration_us", "counter", "Cumulative compute inference duration in microseconds", per((e) => us(stat(e).inference_stats.compute_infer.ns)));
   family("nv_inference_compute_output_duration_us", "counter", "Cumulative inference compute output duration in microseconds", per((e) => us(stat(e).inference_stats.compute_output.ns)));
   family("nv_model_load_duration_secs", "gauge", "Model load time in seconds", per((e) => e.stats.metrics().loadSeconds));
+  // Triton's response-cache families, for the versions that use the cache.
+  const cached = (pick: (e: MetricsEntry) => number) => (entries: MetricsEntry[]) => per(pick)(entries.filter((e) => e.cacheEnabled));
+  family("nv_cache_num_hits_per_model", "counter", "Number of response cache hits per model", cached((e) => stat(e).inference_stats.cache_hit.count));
+  family("nv_cache_num_misses_per_model", "counter", "Number of response cache misses per model", cached((e) => stat(e).inference_stats.cache_miss.count));
+  family("nv_cache_hit_duration_per_model", "counter", "Total response cache hit duration per model, in microseconds", cached((e) => us(stat(e).inference_stats.cache_hit.ns)));
+  family("nv_cache_miss_duration_per_model", "counter", "Total response cache miss (lookup and insert) duration per model, in microseconds", cached((e) => us(stat(e).inference_stats.cache_miss.ns)));
+  const cache = source.cache;
+  if (cache) {
+    type Figures = ReturnType<NonNullable<MetricsSource["cache"]>>;
+    const server = (pick: (f: Figures) => number) => () => [{ labels: {}, value: pick(cache()) }];
+    family("tensorfn_cache_entries", "gauge", "Answers held by the response cache", server((f) => f.entries));
+    family("tensorfn_cache_bytes", "gauge", "Bytes held by the response cache (outputs and keys)", server((f) => f.bytes));
+    family("tensorfn_cache_capacity_bytes", "gauge", "The response cache's size (--cache-size)", server((f) => f.capacity));
+    family("tensorfn_cache_evictions_total", "counter", "Answers the response cache dropped to make room", server((f) => f.evictions));
+  }
 
   if (options.histogramLatencies) {
     family("tensorfn_request_duration_seconds", "histogram", "Successful request duration inside the server", (entries) =>

@@ -69,6 +69,7 @@ async function startServerUnder(runtime: "bun" | "deno", options: Partial<Runtim
   if (options.idleTimeoutMs !== undefined) args.push("--idle-timeout-secs", String(options.idleTimeoutMs / 1000));
   if (options.maxInputBytes !== undefined) args.push("--max-input-size", String(options.maxInputBytes));
   if (options.maxElements !== undefined) args.push("--max-elements", String(options.maxElements));
+  if (options.cacheSize !== undefined) args.push("--cache-size", String(options.cacheSize));
   if (options.histogramLatencies) args.push("--metrics-config", "histogram_latencies=true");
   if (options.traceRate !== undefined) args.push("--trace-rate", String(options.traceRate));
   if (options.accelerator) args.push("--accelerator", options.accelerator);

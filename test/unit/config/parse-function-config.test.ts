@@ -208,9 +208,15 @@ describe("parseFunctionConfig() reports", () => {
   });
 
   it("keys of later features as not supported yet", () => {
-    for (const key of ["handler", "sequence_batching", "ensemble_scheduling", "response_cache"]) {
+    for (const key of ["handler", "sequence_batching", "ensemble_scheduling"]) {
       expect(issuesOf(`max_batch_size: 1\n${key}: {}\n`)).toEqual([`${FILE}:2: ${key}: not supported yet`]);
     }
+  });
+
+  it("response_cache: enable must be a boolean; `response_cache: {}` leaves it off, as in Triton", () => {
+    expect(issuesOf(`response_cache: { enable: "yes" }\n`)[0]).toMatch(/^functions\/simple\/function.yaml:1: response_cache.enable: /);
+    expect(declared("response_cache: {}\n").response_cache).toBeUndefined();
+    expect(declared("response_cache: { enable: true }\n").response_cache).toEqual({ enable: true });
   });
 
   it("Triton's input format and output label_filename as not supported yet", () => {

@@ -79,6 +79,7 @@ describe("`toTritonJson()`", () => {
       default_model_filename: "net.onnx",
       parameters: { intra_op_thread_count: { string_value: "1" } },
       model_warmup: [],
+      response_cache: { enable: false },
     });
   });
 

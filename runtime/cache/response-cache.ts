@@ -1,0 +1,127 @@
+import { LRUCache } from "lru-cache";
+import type { Tensor } from "../core/mod.ts";
+
+/** Request parameters that change how an answer travels or when it runs, never what it is. */
+const NOT_IN_KEY = new Set(["binary_data_output", "priority", "timeout"]);
+
+/** What the cache holds for one answer: the model's outputs, in buffers of their own. */
+interface Entry {
+  outputs: Record<string, Tensor>;
+  bytes: number;
+}
+
+/** The cache's own figures, for `/metrics`. */
+export interface ResponseCacheFigures {
+  entries: number;
+  bytes: number;
+  capacity: number;
+  evictions: number;
+}
+
+const utf8 = new TextEncoder();
+
+/**
+ * Triton's response cache (`response_cache: { enable: true }`, server `--cache-size`): the outputs
+ * of answered requests by a SHA-256 of what determines them, least recently used out first, sized
+ * by bytes. One per server, shared by every function; each function version reads and writes under
+ * its own `scope` (name, version and registration), so a reload or new content never meets the
+ * old answers. SHA-256 because a key that two different requests can share would hand one client
+ * another's answer: a 64-bit hash can be collided on purpose.
+ */
+export class ResponseCache {
+  readonly #lru: LRUCache<string, Entry>;
+  readonly #capacity: number;
+  #evictions = 0;
+
+  constructor(capacityBytes: number) {
+    this.#capacity = capacityBytes;
+    this.#lru = new LRUCache<string, Entry>({
+      maxSize: capacityBytes,
+      sizeCalculation: (entry, key) => Math.max(1, entry.bytes + key.length),
+      dispose: (_entry, _key, reason) => {
+        if (reason === "evict") this.#evictions++;
+      },
+    });
+  }
+
+  /**
+   * The key of a request under `scope`: every input's name, datatype, shape and bytes, and the
+   * request parameters that may change the answer (all but binary_data_output, priority, timeout).
+   * Each input's data is hashed where it lies (no copy of the request); the key hashes those digests.
+   */
+  async key(scope: string, feeds: Record<string, Tensor>, parameters: Record<string, unknown> = {}): Promise<string> {
+    const names = Object.keys(feeds).sort();
+    const digests = await Promise.all(names.map((name) => digest(dataBytes(feeds[name]!))));
+    const kept = Object.keys(parameters).filter((p) => !NOT_IN_KEY.has(p)).sort().map((p) => [p, parameters[p]]);
+    const header = utf8.encode(JSON.stringify([scope, names.map((n) => [n, feeds[n]!.datatype, feeds[n]!.shape]), kept]));
+    const all = new Uint8Array(header.byteLength + 32 * digests.length);
+    all.set(header);
+    digests.forEach((d, i) => all.set(new Uint8Array(d), header.byteLength + 32 * i));
+    return `${scope}\u0000${hex(new Uint8Array(await digest(all)))}`;
+  }
+
+  /** The cached outputs for `key` (read-only: every hit shares them), if any. */
+  get(key: string): Record<string, Tensor> | undefined {
+    return this.#lru.get(key)?.outputs;
+  }
+
+  /**
+   * Keeps a copy of `outputs` under `key`. Copied because an answer's tensors are views into its
+   * batch's output buffers: keeping the views would keep the whole batch alive, uncounted.
+   * An answer larger than the whole cache is not kept.
+   */
+  set(key: string, outputs: Record<string, Tensor>): void {
+    let bytes = 0;
+    const own: Record<string, Tensor> = {};
+    for (const [name, tensor] of Object.entries(outputs)) {
+      const copy = copyTensor(tensor);
+      bytes += dataBytes(copy).byteLength;
+      own[name] = copy;
+    }
+    if (bytes + key.length > this.#capacity) return;
+    this.#lru.set(key, { outputs: own, bytes });
+  }
+
+  /** Drops every answer kept under a scope that starts with `scopePrefix` (a reload, an unload). */
+  invalidate(scopePrefix: string): void {
+    for (const key of [...this.#lru.keys()]) if (key.startsWith(scopePrefix)) this.#lru.delete(key);
+  }
+
+  get figures(): ResponseCacheFigures {
+    return { entries: this.#lru.size, bytes: this.#lru.calculatedSize, capacity: this.#capacity, evictions: this.#evictions };
+  }
+}
+
+/** A tensor's data as bytes: the typed array's own range, or BYTES elements length-prefixed (u32 LE). */
+function dataBytes(tensor: Tensor): Uint8Array {
+  const data = tensor.data as ArrayBufferView | Uint8Array[];
+  if (!Array.isArray(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  const total = data.reduce((n, e) => n + 4 + e.byteLength, 0);
+  const out = new Uint8Array(total);
+  const view = new DataView(out.buffer);
+  let at = 0;
+  for (const element of data) {
+    view.setUint32(at, element.byteLength, true);
+    out.set(element, at + 4);
+    at += 4 + element.byteLength;
+  }
+  return out;
+}
+
+function copyTensor(tensor: Tensor): Tensor {
+  const data = tensor.data as ArrayBufferView | Uint8Array[];
+  const copied = Array.isArray(data) ? data.map((e) => e.slice()) : (data as unknown as { slice(): unknown }).slice();
+  return { datatype: tensor.datatype, shape: [...tensor.shape], data: copied } as Tensor;
+}
+
+/** SHA-256 of `bytes` (WebCrypto refuses views of shared memory: those are copied first). */
+function digest(bytes: Uint8Array): Promise<ArrayBuffer> {
+  const own = bytes.buffer instanceof SharedArrayBuffer ? bytes.slice() : bytes;
+  return crypto.subtle.digest("SHA-256", own as Uint8Array<ArrayBuffer>);
+}
+
+function hex(bytes: Uint8Array): string {
+  let out = "";
+  for (const b of bytes) out += b.toString(16).padStart(2, "0");
+  return out;
+}

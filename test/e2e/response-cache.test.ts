@@ -1,0 +1,115 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { appendFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { startServer } from "../support/start-server.ts";
+import type { TestServer } from "../support/start-server.ts";
+import { tempRepository } from "../support/spawn-server.ts";
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** `simple` (the real ONNX model) with the response cache on; `simple_uncached` beside it without. */
+function repository(): string {
+  const repo = tempRepository("simple");
+  appendFileSync(join(repo, "simple", "function.yaml"), "response_cache: { enable: true }\n");
+  return repo;
+}
+
+const json = (a: number, b = 1) =>
+  JSON.stringify({
+    inputs: [
+      { name: "INPUT0", datatype: "INT32", shape: [1, 16], data: Array(16).fill(a) },
+      { name: "INPUT1", datatype: "INT32", shape: [1, 16], data: Array(16).fill(b) },
+    ],
+  });
+
+function binary(a: number): { body: Uint8Array; headers: Record<string, string> } {
+  const header = new TextEncoder().encode(
+    JSON.stringify({
+      inputs: ["INPUT0", "INPUT1"].map((name) => ({ name, datatype: "INT32", shape: [1, 16], parameters: { binary_data_size: 64 } })),
+      parameters: { binary_data_output: true },
+    }),
+  );
+  const body = new Uint8Array(header.byteLength + 128);
+  body.set(header);
+  body.set(new Uint8Array(new Int32Array(16).fill(a).buffer), header.byteLength);
+  body.set(new Uint8Array(new Int32Array(16).fill(1).buffer), header.byteLength + 64);
+  return { body, headers: { "inference-header-content-length": String(header.byteLength), "content-type": "application/octet-stream" } };
+}
+
+async function infer(body: BodyInit, headers: Record<string, string> = {}): Promise<{ status: number; bytes: Uint8Array }> {
+  const response = await fetch(`${server!.url}/v2/models/simple/infer`, { method: "POST", body, headers });
+  return { status: response.status, bytes: new Uint8Array(await response.arrayBuffer()) };
+}
+
+async function stats() {
+  const s = (await (await fetch(`${server!.url}/v2/models/simple/stats`)).json()).model_stats[0];
+  return { hits: s.inference_stats.cache_hit.count, misses: s.inference_stats.cache_miss.count, executions: s.execution_count, inferences: s.inference_count, success: s.inference_stats.success.count };
+}
+
+describe("response_cache", () => {
+  it("answers a repeated request from the cache, byte for byte, without running the model; a different input never hits", async () => {
+    server = await startServer({ repository: repository(), cacheSize: 1 << 20 });
+    const first = await infer(json(5));
+    const again = await infer(json(5));
+    expect(first.status).toBe(200);
+    expect(again.bytes).toEqual(first.bytes);
+    expect(JSON.parse(new TextDecoder().decode(first.bytes)).outputs[0].data).toEqual(Array(16).fill(6));
+    expect(await stats()).toEqual({ hits: 1, misses: 1, executions: 1, inferences: 1, success: 2 });
+
+    const other = await infer(json(5, 2)); // INPUT1 differs in every element
+    expect(JSON.parse(new TextDecoder().decode(other.bytes)).outputs[0].data).toEqual(Array(16).fill(7));
+    // Binary tensors carry the same values: the key is the tensors, not the encoding, and the answer comes back binary.
+    const { body, headers } = binary(5);
+    const viaBinary = await fetch(`${server!.url}/v2/models/simple/infer`, { method: "POST", body, headers });
+    expect(viaBinary.headers.get("inference-header-content-length")).not.toBeNull();
+    await viaBinary.arrayBuffer();
+    expect(await stats()).toEqual({ hits: 2, misses: 2, executions: 2, inferences: 2, success: 4 });
+  });
+
+  it("counts in Triton's cache metric families, and the cache's own size", async () => {
+    server = await startServer({ repository: repository(), cacheSize: 1 << 20 });
+    await infer(json(1));
+    await infer(json(1));
+    const text = await (await fetch(`${server!.url}/metrics`)).text();
+    expect(text).toMatch(/^nv_cache_num_hits_per_model\{model="simple",version="1"\} 1$/m);
+    expect(text).toMatch(/^nv_cache_num_misses_per_model\{model="simple",version="1"\} 1$/m);
+    expect(text).toMatch(/^nv_cache_hit_duration_per_model\{model="simple",version="1"\} \d+$/m);
+    expect(text).toMatch(/^tensorfn_cache_entries 1$/m);
+    expect(text).toMatch(/^tensorfn_cache_capacity_bytes 1048576$/m);
+    // Only versions that use the cache have the per-model families.
+    expect(text).not.toMatch(/^nv_cache_num_hits_per_model\{model="mlp"/m);
+  });
+
+  it("forgets a function's answers when it is loaded again (new content may answer differently)", async () => {
+    const repo = repository();
+    server = await startServer({ repository: repo, cacheSize: 1 << 20, controlMode: "explicit", loadModels: ["simple"] });
+    await infer(json(3));
+    const load = await fetch(`${server!.url}/v2/repository/models/simple/load`, { method: "POST" });
+    expect(load.status).toBe(200);
+    await infer(json(3));
+    const s = await stats();
+    expect(s.hits).toBe(0);
+    expect(s.misses).toBe(2);
+  });
+
+  it("without --cache-size, a function that enables it answers normally, uncached", async () => {
+    server = await startServer({ repository: repository() });
+    await infer(json(2));
+    await infer(json(2));
+    expect(await stats()).toMatchObject({ hits: 0, misses: 0, executions: 2 });
+  });
+
+  it("does not cache a failed answer", async () => {
+    const repo = repository();
+    writeFileSync(join(repo, "simple", "function.yaml"), "max_batch_size: 8\nresponse_cache: { enable: true }\n");
+    server = await startServer({ repository: repo, cacheSize: 1 << 20 });
+    const bad = JSON.stringify({ inputs: [{ name: "INPUT0", datatype: "INT32", shape: [1, 16], data: Array(16).fill(1) }] }); // INPUT1 missing
+    expect((await infer(bad)).status).toBe(400);
+    expect((await infer(bad)).status).toBe(400);
+    expect(await stats()).toMatchObject({ hits: 0 });
+  });
+});

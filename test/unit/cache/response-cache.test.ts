@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { ResponseCache } from "../../../runtime/cache/mod.ts";
+import type { Tensor } from "../../../runtime/core/mod.ts";
+
+const fp32 = (values: number[], shape = [1, values.length]): Tensor => ({ datatype: "FP32", shape, data: Float32Array.from(values) });
+const bytes = (...elements: string[]): Tensor => ({ datatype: "BYTES", shape: [1, elements.length], data: elements.map((e) => new TextEncoder().encode(e)) });
+
+describe("ResponseCache", () => {
+  const cache = new ResponseCache(1 << 20);
+
+  it("`key()` is the same for the same request and differs when any byte, shape, datatype, name, scope or answer-changing parameter does", async () => {
+    const key = (feeds: Record<string, Tensor>, parameters = {}, scope = "f\u00011\u00011") => cache.key(scope, feeds, parameters);
+    const base = await key({ x: fp32([1, 2, 3, 4]) });
+    expect(await key({ x: fp32([1, 2, 3, 4]) })).toBe(base);
+    const others = await Promise.all([
+      key({ x: fp32([1, 2, 3, 5]) }),
+      key({ x: fp32([1, 2, 3, 4], [2, 2]) }),
+      key({ x: { datatype: "INT32", shape: [1, 4], data: new Int32Array(new Float32Array([1, 2, 3, 4]).buffer) } }),
+      key({ y: fp32([1, 2, 3, 4]) }),
+      key({ x: fp32([1, 2, 3, 4]) }, { temperature: 0.5 }),
+      key({ x: fp32([1, 2, 3, 4]) }, {}, "f\u00011\u00012"),
+    ]);
+    expect(new Set([base, ...others]).size).toBe(7);
+    // How the answer travels or when it runs does not change it.
+    expect(await key({ x: fp32([1, 2, 3, 4]) }, { binary_data_output: true, priority: 1, timeout: 100 })).toBe(base);
+  });
+
+  it("`key()` keeps BYTES element boundaries: ['ab', 'c'] and ['a', 'bc'] differ", async () => {
+    expect(await cache.key("s", { t: bytes("ab", "c") })).not.toBe(await cache.key("s", { t: bytes("a", "bc") }));
+  });
+
+  it("`key()` hashes a view where it lies: a slice of a bigger buffer keys as the same values on their own", async () => {
+    const big = new Float32Array([9, 1, 2, 9]);
+    const view: Tensor = { datatype: "FP32", shape: [1, 2], data: big.subarray(1, 3) };
+    expect(await cache.key("s", { x: view })).toBe(await cache.key("s", { x: fp32([1, 2]) }));
+  });
+
+  it("`set()` keeps a copy: changing the answer's buffer afterwards (a batch buffer reused) does not change the cached one", () => {
+    const c = new ResponseCache(1 << 20);
+    const out = fp32([1, 2]);
+    c.set("s\u0000k", { y: out });
+    (out.data as Float32Array)[0] = 99;
+    expect([...(c.get("s\u0000k")!.y!.data as Float32Array)]).toEqual([1, 2]);
+  });
+
+  it("evicts the least recently used answers by bytes, never keeps one larger than itself, and `invalidate()` drops a scope", () => {
+    const c = new ResponseCache(3 * (400 + 8));
+    const answer = () => ({ y: fp32(Array(100).fill(1)) }); // 400 bytes
+    for (const k of ["a\u0000k1", "a\u0000k2", "b\u0000k3"]) c.set(k, answer());
+    c.get("a\u0000k1"); // k2 is now the least recently used
+    c.set("b\u0000k4", answer());
+    expect(["a\u0000k1", "a\u0000k2", "b\u0000k3", "b\u0000k4"].map((k) => c.get(k) !== undefined)).toEqual([true, false, true, true]);
+    expect(c.figures).toMatchObject({ entries: 3, evictions: 1 });
+    c.set("a\u0000huge", { y: fp32(Array(1000).fill(1)) });
+    expect(c.get("a\u0000huge")).toBeUndefined();
+    c.invalidate("b\u0000");
+    expect(c.figures.entries).toBe(1);
+    expect(c.get("a\u0000k1")).toBeDefined();
+  });
+});
