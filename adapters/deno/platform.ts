@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Platform } from "../../runtime/mod.ts";
 import { consoleLogger } from "../console-logger.ts";
 
@@ -20,6 +21,12 @@ export function createDenoPlatform(): Platform {
     env: (key) => Deno.env.get(key),
     cpuCount: () => navigator.hardwareConcurrency,
     log: consoleLogger(),
+    // Deno's node:crypto: native and synchronous, where WebCrypto's digest is neither.
+    sha256: (chunks) => {
+      const hash = createHash("sha256");
+      for (const chunk of chunks) hash.update(chunk);
+      return new Uint8Array(hash.digest());
+    },
     startWorker: (module) => {
       // Deno's workers are web Workers: the module's own `self` is the message endpoint.
       const worker = new Worker(module.href, { type: "module" });

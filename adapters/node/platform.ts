@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { availableParallelism } from "node:os";
 import { readdir, readFile, realpath, stat } from "node:fs/promises";
 import process from "node:process";
@@ -23,6 +24,11 @@ export function createNodePlatform(name = `node ${process.versions.node}`): Plat
     cpuCount: () => availableParallelism(),
     log: consoleLogger(),
     trimMemory: () => void loadNative()?.trimMemory(),
+    sha256: (chunks) => {
+      const hash = createHash("sha256");
+      for (const chunk of chunks) hash.update(chunk);
+      return new Uint8Array(hash.digest()); // a copy: the digest's Buffer may sit in a shared pool
+    },
     startWorker: (module) => {
       const worker = new Worker(new URL("./worker-bootstrap.mjs", import.meta.url), { workerData: { module: module.href }, execArgv: [] });
       // A worker must not keep the process alive on its own: shutdown terminates them anyway.

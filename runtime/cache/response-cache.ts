@@ -26,15 +26,19 @@ const utf8 = new TextEncoder();
  * by bytes. One per server, shared by every function; each function version reads and writes under
  * its own `scope` (name, version and registration), so a reload or new content never meets the
  * old answers. SHA-256 because a key that two different requests can share would hand one client
- * another's answer: a 64-bit hash can be collided on purpose.
+ * another's answer: a 64-bit hash can be collided on purpose. Hashing reads each input where it
+ * lies (a BYTES tensor is framed into one buffer first).
  */
 export class ResponseCache {
   readonly #lru: LRUCache<string, Entry>;
   readonly #capacity: number;
+  readonly #sha256?: (chunks: readonly Uint8Array[]) => Uint8Array;
   #evictions = 0;
 
-  constructor(capacityBytes: number) {
+  /** `sha256`: the platform's native digest (Platform.sha256), else WebCrypto's is used. */
+  constructor(capacityBytes: number, options: { sha256?: (chunks: readonly Uint8Array[]) => Uint8Array } = {}) {
     this.#capacity = capacityBytes;
+    this.#sha256 = options.sha256;
     this.#lru = new LRUCache<string, Entry>({
       maxSize: capacityBytes,
       sizeCalculation: (entry, key) => Math.max(1, entry.bytes + key.length),
@@ -46,18 +50,18 @@ export class ResponseCache {
 
   /**
    * The key of a request under `scope`: every input's name, datatype, shape and bytes, and the
-   * request parameters that may change the answer (all but binary_data_output, priority, timeout).
-   * Each input's data is hashed where it lies (no copy of the request); the key hashes those digests.
+   * request parameters that may change the answer (all but binary_data_output, priority, timeout),
+   * framed by a header that gives each input's byte length, so no two requests share a message.
+   * Computed at once with the platform's native SHA-256; a promise where only WebCrypto's exists.
    */
-  async key(scope: string, feeds: Record<string, Tensor>, parameters: Record<string, unknown> = {}): Promise<string> {
+  key(scope: string, feeds: Record<string, Tensor>, parameters: Record<string, unknown> = {}): string | Promise<string> {
     const names = Object.keys(feeds).sort();
-    const digests = await Promise.all(names.map((name) => digest(dataBytes(feeds[name]!))));
+    const data = names.map((name) => dataBytes(feeds[name]!));
     const kept = Object.keys(parameters).filter((p) => !NOT_IN_KEY.has(p)).sort().map((p) => [p, parameters[p]]);
-    const header = utf8.encode(JSON.stringify([scope, names.map((n) => [n, feeds[n]!.datatype, feeds[n]!.shape]), kept]));
-    const all = new Uint8Array(header.byteLength + 32 * digests.length);
-    all.set(header);
-    digests.forEach((d, i) => all.set(new Uint8Array(d), header.byteLength + 32 * i));
-    return `${scope}\u0000${hex(new Uint8Array(await digest(all)))}`;
+    const inputs = names.map((n, i) => [n, feeds[n]!.datatype, feeds[n]!.shape, data[i]!.byteLength]);
+    const chunks = [utf8.encode(JSON.stringify([scope, inputs, kept])), ...data];
+    const done = (digest: Uint8Array) => `${scope}\u0000${hex(digest)}`;
+    return this.#sha256 ? done(this.#sha256(chunks)) : webDigest(chunks).then(done);
   }
 
   /** The cached outputs for `key` (read-only: every hit shares them), if any. */
@@ -114,10 +118,15 @@ function copyTensor(tensor: Tensor): Tensor {
   return { datatype: tensor.datatype, shape: [...tensor.shape], data: copied } as Tensor;
 }
 
-/** SHA-256 of `bytes` (WebCrypto refuses views of shared memory: those are copied first). */
-function digest(bytes: Uint8Array): Promise<ArrayBuffer> {
-  const own = bytes.buffer instanceof SharedArrayBuffer ? bytes.slice() : bytes;
-  return crypto.subtle.digest("SHA-256", own as Uint8Array<ArrayBuffer>);
+/** SHA-256 of the chunks with WebCrypto (one buffer: it has no streaming digest). */
+async function webDigest(chunks: readonly Uint8Array[]): Promise<Uint8Array> {
+  const all = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
+  let at = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", all));
 }
 
 function hex(bytes: Uint8Array): string {

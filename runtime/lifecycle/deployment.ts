@@ -152,7 +152,8 @@ export class Deployment {
     const { store, scope } = this.#options.cache!;
     const { clock } = this.#options;
     const started = clock.now();
-    const key = await store.key(scope, scheduled.feeds, request.parameters);
+    const keyed = store.key(scope, scheduled.feeds, request.parameters);
+    const key = typeof keyed === "string" ? keyed : await keyed; // a native digest is synchronous: no turn
     const hit = store.get(key);
     if (hit) {
       this.stats.cacheHit(clock.now() - started);

@@ -64,7 +64,7 @@ describe("response_cache", () => {
     expect(JSON.parse(new TextDecoder().decode(other.bytes)).outputs[0].data).toEqual(Array(16).fill(7));
     // Binary tensors carry the same values: the key is the tensors, not the encoding, and the answer comes back binary.
     const { body, headers } = binary(5);
-    const viaBinary = await fetch(`${server!.url}/v2/models/simple/infer`, { method: "POST", body, headers });
+    const viaBinary = await fetch(`${server!.url}/v2/models/simple/infer`, { method: "POST", body: body as BodyInit, headers });
     expect(viaBinary.headers.get("inference-header-content-length")).not.toBeNull();
     await viaBinary.arrayBuffer();
     expect(await stats()).toEqual({ hits: 2, misses: 2, executions: 2, inferences: 2, success: 4 });

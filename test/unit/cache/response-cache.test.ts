@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { ResponseCache } from "../../../runtime/cache/mod.ts";
 import type { Tensor } from "../../../runtime/core/mod.ts";
@@ -5,8 +6,17 @@ import type { Tensor } from "../../../runtime/core/mod.ts";
 const fp32 = (values: number[], shape = [1, values.length]): Tensor => ({ datatype: "FP32", shape, data: Float32Array.from(values) });
 const bytes = (...elements: string[]): Tensor => ({ datatype: "BYTES", shape: [1, elements.length], data: elements.map((e) => new TextEncoder().encode(e)) });
 
-describe("ResponseCache", () => {
-  const cache = new ResponseCache(1 << 20);
+/** Node's native SHA-256, as the Node platform gives it. */
+const sha256 = (chunks: readonly Uint8Array[]) => {
+  const hash = createHash("sha256");
+  for (const c of chunks) hash.update(c);
+  return new Uint8Array(hash.digest());
+};
+
+describe.each([
+  ["the platform's native SHA-256", new ResponseCache(1 << 20, { sha256 })],
+  ["WebCrypto's digest (no native one)", new ResponseCache(1 << 20)],
+])("ResponseCache keys with %s", (_how, cache) => {
 
   it("`key()` is the same for the same request and differs when any byte, shape, datatype, name, scope or answer-changing parameter does", async () => {
     const key = (feeds: Record<string, Tensor>, parameters = {}, scope = "f\u00011\u00011") => cache.key(scope, feeds, parameters);
@@ -33,6 +43,14 @@ describe("ResponseCache", () => {
     const big = new Float32Array([9, 1, 2, 9]);
     const view: Tensor = { datatype: "FP32", shape: [1, 2], data: big.subarray(1, 3) };
     expect(await cache.key("s", { x: view })).toBe(await cache.key("s", { x: fp32([1, 2]) }));
+  });
+
+});
+
+describe("ResponseCache", () => {
+  it("keys alike with either digest: both are SHA-256 over the same framing", async () => {
+    const feeds = { x: fp32([1, 2]), t: bytes("a", "bc") };
+    expect(await new ResponseCache(1024).key("s", feeds, { p: 1 })).toBe(new ResponseCache(1024, { sha256 }).key("s", feeds, { p: 1 }));
   });
 
   it("`set()` keeps a copy: changing the answer's buffer afterwards (a batch buffer reused) does not change the cached one", () => {
