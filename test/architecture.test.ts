@@ -41,7 +41,9 @@ const allowed: Record<string, string[]> = {
   metrics: ["core", "config", "scheduler", "metrics"],
   // The response cache holds answers as tensors; the lifecycle consults it around the scheduler.
   cache: ["core", "tensor", "cache"],
-  lifecycle: ["core", "config", "tensor", "repository", "backends", "scheduler", "metrics", "cache", "lifecycle"],
+  // Handlers: a function's own code, served as a backend (backend: handler) by the lifecycle.
+  pipeline: ["core", "config", "tensor", "backends", "pipeline"],
+  lifecycle: ["core", "config", "tensor", "repository", "backends", "scheduler", "metrics", "cache", "pipeline", "lifecycle"],
   http: ["core", "config", "tensor", "lifecycle", "metrics", "http"],
 };
 

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { pathToFileURL } from "node:url";
 import type { Platform } from "../../runtime/mod.ts";
 import { consoleLogger } from "../console-logger.ts";
 
@@ -21,6 +22,7 @@ export function createDenoPlatform(): Platform {
     env: (key) => Deno.env.get(key),
     cpuCount: () => navigator.hardwareConcurrency,
     log: consoleLogger(),
+    importModule: (path, tag) => import(`${pathToFileURL(path).href}?tensorfn=${encodeURIComponent(tag)}`),
     // Deno's node:crypto: native and synchronous, where WebCrypto's digest is neither.
     sha256: (chunks) => {
       const hash = createHash("sha256");

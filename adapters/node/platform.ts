@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { pathToFileURL } from "node:url";
 import { availableParallelism } from "node:os";
 import { readdir, readFile, realpath, stat } from "node:fs/promises";
 import process from "node:process";
@@ -24,6 +25,13 @@ export function createNodePlatform(name = `node ${process.versions.node}`): Plat
     cpuCount: () => availableParallelism(),
     log: consoleLogger(),
     trimMemory: () => void loadNative()?.trimMemory(),
+    // A query string makes a new module: a reload's tag evaluates the file again. Node (tsx) keys
+    // its cache by the file URL with its query; Bun ignores the query on a file URL and honours it
+    // on a plain path.
+    importModule: (path, tag) => {
+      const query = `?tensorfn=${encodeURIComponent(tag)}`;
+      return import(typeof process.versions.bun === "string" ? `${path}${query}` : `${pathToFileURL(path).href}${query}`);
+    },
     sha256: (chunks) => {
       const hash = createHash("sha256");
       for (const chunk of chunks) hash.update(chunk);

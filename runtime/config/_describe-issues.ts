@@ -16,7 +16,6 @@ export interface PathProblem {
  */
 const NOT_YET: Record<string, readonly string[]> = {
   "": [
-    "handler",
     "sequence_batching",
     "ensemble_scheduling",
     "model_transaction_policy",

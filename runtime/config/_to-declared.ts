@@ -1,6 +1,7 @@
 import type { VersionPolicy } from "./function-config.ts";
 import type { DeclaredConfig } from "./declared-config.ts";
 import type { RawConfig, RawTensor } from "./function-schema.ts";
+import { DEFAULT_HANDLER_TIMEOUT_MS } from "./function-schema.ts";
 
 /**
  * The declared config for function `name` from the schema's output: platform normalised
@@ -12,7 +13,7 @@ export function toDeclared(raw: RawConfig, name: string): DeclaredConfig {
   const groups = raw.instance_group.length > 0 ? raw.instance_group : [{ name: "", count: 1, kind: "KIND_AUTO" as const, gpus: [] }];
   const declared: DeclaredConfig = {
     name,
-    platform: backend === "identity" ? "" : "onnxruntime_onnx",
+    platform: backend === "onnxruntime" ? "onnxruntime_onnx" : "",
     backend,
     input: raw.input.map((t) => ({ ...tensor(t), optional: t.optional ?? false })),
     output: raw.output.map((t) => ({ ...tensor(t), optional: false })),
@@ -34,6 +35,10 @@ export function toDeclared(raw: RawConfig, name: string): DeclaredConfig {
   if (raw.max_batch_size !== undefined) declared.max_batch_size = raw.max_batch_size;
   if (raw.dynamic_batching) declared.dynamic_batching = structuredClone(raw.dynamic_batching);
   if (raw.response_cache?.enable) declared.response_cache = { enable: true };
+  if (raw.handler) {
+    declared.handler = raw.handler;
+    declared.handler_timeout_ms = raw.handler_timeout_ms ?? DEFAULT_HANDLER_TIMEOUT_MS;
+  }
   if (raw.rate_limit) {
     const { requests_per_second, burst, key_header } = raw.rate_limit;
     declared.rate_limit = { requests_per_second, burst: burst ?? Math.max(1, Math.ceil(requests_per_second)) };

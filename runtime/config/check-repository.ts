@@ -52,6 +52,7 @@ async function checkFunction(reader: RepositoryReader, folder: string, name: str
   const issues: ConfigIssue[] = [];
   let modelFile = "model.onnx";
   let identity = false;
+  let handler: string | undefined;
   if (entries.some((e) => e.isFile && e.name === FUNCTION_FILE)) {
     const file = `${folder}/${FUNCTION_FILE}`;
     const text = await reader.readTextFile(file);
@@ -61,7 +62,9 @@ async function checkFunction(reader: RepositoryReader, folder: string, name: str
     const parsed = checked.config || !limits ? checked : parseFunctionConfig(text, { file, name });
     if (parsed.config) {
       modelFile = parsed.config.default_model_filename;
-      identity = parsed.config.backend === "identity";
+      // Neither an identity nor a handler function has a model file.
+      identity = parsed.config.backend === "identity" || parsed.config.backend === "handler";
+      handler = parsed.config.handler;
     }
   }
   const versions: number[] = [];
@@ -77,6 +80,9 @@ async function checkFunction(reader: RepositoryReader, folder: string, name: str
   if (versions.length === 0) {
     const problem = identity ? "no version folder (1/, 2/…)" : `no version folder with ${modelFile}`;
     return [...issues, { file: folder, line: 0, field: "version", problem }];
+  }
+  if (handler !== undefined && !(await resolveInside(reader, folder, handler))) {
+    issues.push({ file: `${folder}/${FUNCTION_FILE}`, line: 0, field: "handler", problem: `${handler} was not found inside the function's folder` });
   }
   if (identity) return issues;
   for (const version of versions) {

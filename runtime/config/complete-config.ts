@@ -4,6 +4,7 @@ import { toConfigType } from "../tensor/mod.ts";
 import type { FunctionConfig, TensorConfig } from "./function-config.ts";
 import type { DeclaredConfig } from "./declared-config.ts";
 import { completeIdentityConfig } from "./identity-config.ts";
+import { completeHandlerConfig } from "./handler-config.ts";
 import { formatDims } from "./_dims.ts";
 
 /** Triton's `--backend-config=onnxruntime,default-max-batch-size` default. */
@@ -40,6 +41,7 @@ export function completeConfig(
   options: CompleteOptions = {},
 ): FunctionConfig {
   if (declared.backend === "identity") return completeIdentityConfig(declared);
+  if (declared.backend === "handler") return completeHandlerConfig(declared);
   const fn = `function '${declared.name}'`;
   const model = declared.default_model_filename;
   const problems: string[] = [];

@@ -33,6 +33,10 @@ export interface FunctionConfig {
    * (`--cache-size`), skipping the queue and the model. Absent = disabled.
    */
   response_cache?: { enable: boolean };
+  /** Ours: the function's TypeScript handler, relative to its folder (`backend: handler`: it computes the answers). */
+  handler?: string;
+  /** Ours: how long one handler call may take before it is cut off with 504 (default 30 s; set when `handler` is). */
+  handler_timeout_ms?: number;
 }
 
 /**

@@ -37,8 +37,14 @@ export const ACCELERATORS = ["auto", "cpu", "cuda", "tensorrt", "webgpu", "wasm"
 /** `platform` values read as ONNX Runtime; both normalise to "onnxruntime_onnx". */
 const ONNX_PLATFORMS = ["onnxruntime_onnx", "onnxruntime"] as const;
 
-/** `backend` values: ONNX Runtime, or Triton's built-in test backend that returns its inputs. */
-export const BACKENDS = ["onnxruntime", "identity"] as const;
+/**
+ * `backend` values: ONNX Runtime; Triton's built-in test backend that returns its inputs; ours,
+ * `handler`: no model, the function's TypeScript handler computes the answers (as Triton's Python backend).
+ */
+export const BACKENDS = ["onnxruntime", "identity", "handler"] as const;
+
+/** Default `handler_timeout_ms`: a handler call that takes longer is cut off with 504. */
+export const DEFAULT_HANDLER_TIMEOUT_MS = 30_000;
 
 /** The schema's output: function.yaml's fields with defaults applied, before `toDeclared()`. */
 export interface RawConfig {
@@ -61,6 +67,8 @@ export interface RawConfig {
   scale?: ScaleConfig;
   rate_limit?: Omit<RateLimitConfig, "burst" | "total_burst"> & { burst?: number; total_burst?: number };
   response_cache?: { enable: boolean };
+  handler?: string;
+  handler_timeout_ms?: number;
 }
 
 export interface RawTensor {
@@ -284,7 +292,19 @@ function schemaFor(dialect: Dialect): z.ZodType<RawConfig> {
   const platforms = dialect === "json" ? ([...ONNX_PLATFORMS, ""] as const) : ONNX_PLATFORMS;
   const ownKeys: z.ZodRawShape =
     dialect === "yaml"
-      ? { accelerator: z.enum(ACCELERATORS).optional(), scale: scaleSchema().optional(), rate_limit: rateLimitSchema().optional() }
+      ? {
+          accelerator: z.enum(ACCELERATORS).optional(),
+          scale: scaleSchema().optional(),
+          rate_limit: rateLimitSchema().optional(),
+          handler: z
+            .string()
+            .superRefine((path, ctx) => {
+              const problem = modelPathProblem(path);
+              if (problem) ctx.addIssue({ code: "custom", message: problem });
+            })
+            .optional(),
+          handler_timeout_ms: z.int().min(1).max(3_600_000).optional(),
+        }
       : {};
   return z
     .strictObject({
@@ -413,6 +433,18 @@ function semanticProblems(config: RawConfig): { path: PropertyKey[]; problem: st
       problems.push({ path: ["instance_group", i, "gpus"], problem: `gpus apply to KIND_GPU and KIND_AUTO groups, not ${group.kind}` });
     }
   });
+  if (config.backend === "handler") {
+    if (config.platform) problems.push({ path: ["platform"], problem: `'${config.platform}' does not apply to backend 'handler'; remove platform` });
+    if (!config.handler) problems.push({ path: ["backend"], problem: "backend 'handler' computes with the function's handler; name it with `handler: handler.ts`" });
+    for (const key of ["input", "output"] as const) {
+      if (config[key].length > 0) {
+        problems.push({ path: [key], problem: `backend 'handler' takes each request's body as it comes (the ${key} is the BYTES tensors 'body' and 'content_type'); remove ${key}` });
+      }
+    }
+  } else if (config.handler) {
+    problems.push({ path: ["handler"], problem: "preprocess and postprocess around a model are not supported yet; a handler serves `backend: handler` functions (execute)" });
+  }
+  if (config.handler_timeout_ms !== undefined && !config.handler) problems.push({ path: ["handler_timeout_ms"], problem: "applies to a function with a handler" });
   if (config.backend === "identity") {
     if (config.platform) {
       problems.push({ path: ["platform"], problem: `'${config.platform}' does not apply to backend 'identity'; remove platform` });

@@ -13,6 +13,7 @@ export type ErrorCode =
   | "UNAUTHENTICATED" // no key, or a key the server does not know → 401 with WWW-Authenticate: Bearer
   | "PERMISSION_DENIED" // a valid key of the wrong kind, or a control request from a foreign Host/Origin → 403
   | "CANCELLED" // the client went away → 400
+  | "DEADLINE_EXCEEDED" // a handler call ran past handler_timeout_ms → 504
   | "INTERNAL"; // a bug or a backend failure we cannot blame on the request → 500
 
 /** An error that is the caller's to see: its message names the field and the value at fault. */
@@ -20,11 +21,14 @@ export class RuntimeError extends Error {
   readonly code: ErrorCode;
   /** When trying again could succeed (sent as Retry-After). */
   readonly retryAfterMs?: number;
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; retryAfterMs?: number }) {
+  /** A 4xx status that replaces the code's own (a handler's HandlerError chose it). */
+  readonly status?: number;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; retryAfterMs?: number; status?: number }) {
     super(message, options);
     this.name = "RuntimeError";
     this.code = code;
     if (options?.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
+    if (options?.status !== undefined) this.status = options.status;
   }
 }
 

@@ -60,4 +60,9 @@ export interface Platform {
    * uses WebCrypto's digest, which is asynchronous and costs a thread hop (~0.1 ms here) per call.
    */
   sha256?(chunks: readonly Uint8Array[]): Uint8Array;
+  /**
+   * Imports the module at `path` (a function's handler; TypeScript included), evaluated afresh for
+   * each new `tag` (a reload's new code) and shared for the same one. Absent: no handlers.
+   */
+  importModule?(path: string, tag: string): Promise<Record<string, unknown>>;
 }

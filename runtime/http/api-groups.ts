@@ -4,8 +4,8 @@
  */
 export type ApiGroup =
   | "health" // liveness/readiness, server and model: open, for Kubernetes probes
-  | "metadata" // GET /v2, model metadata and configuration
-  | "inference" // POST …/infer
+  | "metadata" // GET /v2, model metadata and configuration, GET /v1/functions
+  | "inference" // POST …/infer, POST /v1/functions/{name}
   | "statistics" // GET …/stats
   | "repository" // index, load, unload, park
   | "trace" // GET /v2/trace
@@ -21,6 +21,8 @@ const rules: [RegExp, ApiGroup][] = [
   [/^\/v2\/models\/stats$/, "statistics"],
   [new RegExp(`${MODEL}/stats$`), "statistics"],
   [new RegExp(`${MODEL}/infer$`), "inference"],
+  [/^\/v1\/functions\/[^/]+$/, "inference"],
+  [/^\/v1\/functions$/, "metadata"],
   [new RegExp(`${MODEL}(/config)?$`), "metadata"],
   [/^\/v2\/?$/, "metadata"],
   [/^\/v2\/repository(\/|$)/, "repository"],

@@ -6,6 +6,7 @@ import { compressResponses } from "./compression.ts";
 import { errorResponse, jsonError } from "./error-status.ts";
 import { registerKserveRoutes } from "./kserve-routes.ts";
 import { registerRepositoryRoutes } from "./repository-routes.ts";
+import { registerFunctionRoutes } from "./function-routes.ts";
 import { registerMetricsRoutes } from "./metrics-routes.ts";
 import type { Prometheus, TraceEvent } from "../metrics/mod.ts";
 import { registerDashboardRoutes } from "./dashboard/dashboard-routes.ts";
@@ -34,6 +35,7 @@ export function createApp(ctx: AppContext): Hono {
   app.use(accessControl({ ...ctx.access, trustedOrigins: ctx.corsOrigins }));
   registerKserveRoutes(app, ctx);
   registerRepositoryRoutes(app, ctx);
+  registerFunctionRoutes(app, ctx);
   registerMetricsRoutes(app, ctx.prometheus);
   if (ctx.dashboard) registerDashboardRoutes(app, ctx.dashboard);
   // The trace timeline: Chrome Trace Event JSON for Perfetto or chrome://tracing.

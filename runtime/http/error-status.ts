@@ -13,6 +13,7 @@ const statusByCode: Record<ErrorCode, number> = {
   PERMISSION_DENIED: 403,
   UNSUPPORTED: 501,
   UNAVAILABLE: 503,
+  DEADLINE_EXCEEDED: 504,
   INTERNAL: 500,
 };
 
@@ -31,7 +32,7 @@ export function errorReply(error: unknown, log?: (message: string) => void): Rep
     return jsonReply(statusByCode[error.code], { error: error.message });
   }
   if (error instanceof RuntimeError) {
-    const reply = jsonReply(statusByCode[error.code], { error: error.message });
+    const reply = jsonReply(error.status ?? statusByCode[error.code], { error: error.message });
     // A body refused unread leaves the connection in an unknown state: ask the client not to reuse it.
     if (error.code === "RESOURCE_EXHAUSTED") reply.headers.connection = "close";
     // RFC 6750: a 401 names the scheme the client should use.

@@ -223,6 +223,6 @@ function failureReason(error: unknown): FailureReason {
   if (!(error instanceof RuntimeError)) return "BACKEND";
   if (error.code === "CANCELLED") return "CANCELED";
   if (error.code === "UNAVAILABLE") return "REJECTED";
-  if (error.code === "INTERNAL") return "BACKEND";
+  if (error.code === "INTERNAL" || error.code === "DEADLINE_EXCEEDED") return "BACKEND";
   return "OTHER";
 }

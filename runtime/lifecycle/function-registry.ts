@@ -1,9 +1,10 @@
 import { invalidArg, RuntimeError } from "../core/mod.ts";
 import type { Clock, Platform } from "../core/mod.ts";
-import { defaultLoadLimits, fieldPath, formatIssue, functionNameProblem, limitProblems, MAX_VERSION, parseFunctionConfig } from "../config/mod.ts";
+import { completeConfig, DEFAULT_HANDLER_TIMEOUT_MS, defaultLoadLimits, fieldPath, formatIssue, functionNameProblem, limitProblems, MAX_VERSION, parseFunctionConfig, resolveInside } from "../config/mod.ts";
 import type { Accelerator, DeclaredConfig, LoadLimits } from "../config/mod.ts";
 import type { Backend } from "../backends/backend.ts";
 import { fingerprint, readModelFile, scanRepository, selectVersions } from "../repository/mod.ts";
+import { createHandlerBackend, HandlerHost } from "../pipeline/mod.ts";
 import type { FunctionEntry } from "../repository/mod.ts";
 import type { TraceRecorder } from "../metrics/mod.ts";
 import type { ResourceLimiter } from "../scheduler/mod.ts";
@@ -217,7 +218,7 @@ export class FunctionRegistry {
     for (const entry of entries) {
       const fn = this.#functions.get(entry.name);
       if (fn?.files) continue;
-      const print = await fingerprint(platform, entry, fn?.declared?.default_model_filename ?? "model.onnx");
+      const print = await fingerprint(platform, entry, fn?.declared?.default_model_filename ?? "model.onnx", handlerFiles(fn?.declared));
       if (fn && fn.fingerprint === print) continue;
       platform.log.info(`${entry.name}: ${fn ? "changed" : "new"}; ${fn ? "reloading" : "registering"}`);
       const previous = fn && new Set(fn.versions.values());
@@ -253,7 +254,7 @@ export class FunctionRegistry {
       if (parsed.config && parsed.errors.length === 0) fn.declared = parsed.config;
       else fn.error = parsed.errors.map(formatIssue).join("; ");
     }
-    fn.fingerprint = await fingerprint(platform, entry, fn.declared?.default_model_filename ?? "model.onnx");
+    fn.fingerprint = await fingerprint(platform, entry, fn.declared?.default_model_filename ?? "model.onnx", handlerFiles(fn.declared));
     fn.limiter = this.#limiter(fn.declared, old);
     if (fn.error) platform.log.error(`${entry.name}: invalid configuration: ${fn.error}`);
     const served = fn.declared ? selectVersions(fn.declared.version_policy, entry.versions) : [];
@@ -316,13 +317,13 @@ export class FunctionRegistry {
     const declared = fn.declared!;
     return {
       readBytes: async () => {
-        if (declared.backend === "identity") return new Uint8Array();
+        if (declared.backend === "identity" || declared.backend === "handler") return new Uint8Array();
         const file = fn.files?.get(version);
         if (file) return file;
         return await readModelFile(platform, fn.entry!.dir, fn.name, `${version}/${declared.default_model_filename}`);
       },
       load: async (bytes, managed, { signal } = {}) => {
-        const backend = backends[declared.backend];
+        const backend = declared.backend === "handler" ? await this.#handlerBackend(fn, version, managed) : backends[declared.backend];
         if (!backend) throw new RuntimeError("INVALID_ARG", `backend '${declared.backend}' is not available`);
         const resolved = { ...declared, accelerator: declared.accelerator ?? this.#options.accelerator ?? "auto" };
         const load = () =>
@@ -348,6 +349,32 @@ export class FunctionRegistry {
         return await this.#pool.withRoom(managed, estimateFootprint(resolved, bytes.byteLength), versions, load);
       },
     };
+  }
+
+  /**
+   * The backend of a `backend: handler` function's next deployment: a HandlerHost over the
+   * handler file, which must resolve inside the function's folder (symlinks followed), imported
+   * on its first call under this registration's tag, so a reload runs the new code.
+   */
+  async #handlerBackend(fn: FunctionRecord, version: number, managed: ManagedVersion): Promise<Backend> {
+    const { platform, clock } = this.#options;
+    const declared = fn.declared!;
+    if (!platform.importModule) throw new RuntimeError("UNSUPPORTED", `function '${fn.name}': this runtime cannot import handlers`);
+    const path = fn.entry && (await resolveInside(platform, fn.entry.dir, declared.handler!));
+    if (!path) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': handler ${declared.handler} was not found inside the function's folder`);
+    const host = new HandlerHost({
+      name: fn.name,
+      version,
+      config: completeConfig(declared, { inputs: [], outputs: [] }),
+      path,
+      importModule: platform.importModule,
+      tag: String(fn.generation),
+      log: platform.log,
+      clock,
+      timeoutMs: declared.handler_timeout_ms ?? DEFAULT_HANDLER_TIMEOUT_MS,
+      onCall: (step, ms, outcome) => managed.stats.handlerCall(step, ms, outcome),
+    });
+    return createHandlerBackend(host);
   }
 
   /** The function's rate limiter: the old one (with its buckets) when `rate_limit` did not change. */
@@ -381,4 +408,9 @@ function byName(a: { name: string }, b: { name: string }): number {
 /** A version's scope in the response cache; `version` "" gives the prefix of every version of that registration. */
 function cacheScope(name: string, generation: number, version: string): string {
   return `${name}\u0001${generation}\u0001${version}`;
+}
+
+/** The files beside the model that a function's fingerprint covers: its handler (not the modules the handler imports). */
+function handlerFiles(declared: DeclaredConfig | undefined): string[] {
+  return declared?.handler ? [declared.handler] : [];
 }

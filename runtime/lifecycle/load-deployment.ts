@@ -1,6 +1,6 @@
 import { RuntimeError } from "../core/mod.ts";
 import type { Clock, InferRequest, Logger, Tensor } from "../core/mod.ts";
-import { completeConfig, completeIdentityConfig, identitySignature } from "../config/mod.ts";
+import { completeConfig, handlerSignature, identitySignature } from "../config/mod.ts";
 import type { DeclaredConfig, FunctionConfig, WarmupSample } from "../config/mod.ts";
 import type { Backend, LoadOptions, Session } from "../backends/backend.ts";
 import { allocate, fromConfigType } from "../tensor/mod.ts";
@@ -59,7 +59,8 @@ export interface LoadDeploymentOptions {
 export async function loadDeployment(options: LoadDeploymentOptions): Promise<Deployment> {
   const { declared, version, bytes, backend, log, signal } = options;
   const exclusive = options.exclusive ?? (<T,>(task: () => Promise<T>) => task());
-  const identity = declared.backend === "identity";
+  // Backends without a model file: Triton's identity, and ours, a handler's execute.
+  const identity = declared.backend === "identity" || declared.backend === "handler";
   const placements = instancePlacements(declared.instance_group, declared.accelerator);
   const initial = Math.min(declared.scale.max_instances ?? Infinity, Math.max(declared.scale.min_instances ?? 0, placements.length, 1));
   const threads = (key: string) => {
@@ -73,7 +74,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     interOpThreads: threads("inter_op_thread_count"),
     graphLevel: declared.optimization.graph.level,
     allowSpinning: ["1", "true"].includes(declared.parameters.allow_spinning?.string_value ?? ""),
-    signature: identity ? identitySignature(declared) : undefined,
+    signature: declared.backend === "identity" ? identitySignature(declared) : declared.backend === "handler" ? handlerSignature({ max_batch_size: declared.max_batch_size ?? 0 }) : undefined,
     log: { info: (m) => log.info(`${prefix}: ${m}`), warn: (m) => log.warn(`${prefix}: ${m}`) },
   };
   // `auto`, for one instance that cannot scale out, loads into a worker, times the model there (its
@@ -109,7 +110,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
   try {
     // Complete the config from the first instance, so a contradiction fails before the others load.
     sessions.push(await createInstance());
-    const config: FunctionConfig = identity ? completeIdentityConfig(declared) : completeConfig(declared, sessions[0]!.signature);
+    const config: FunctionConfig = completeConfig(declared, sessions[0]!.signature);
     if (probing && !measured) {
       const session = sessions[0]!;
       const probe = config.model_warmup[0] ?? zeroSample(config);

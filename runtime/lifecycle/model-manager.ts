@@ -190,6 +190,20 @@ export class ModelManager {
     );
   }
 
+  /**
+   * Every function with what serves it and its versions' states (`GET /v1/functions`): `handler`
+   * for `backend: handler`, else the backend's name.
+   */
+  functions(): { name: string; kind: string; handler?: string; ready: boolean; versions: { version: string; state: DeploymentState; reason: string }[] }[] {
+    return this.#registry.functions().map((fn) => ({
+      name: fn.name,
+      kind: fn.declared?.backend ?? "unknown",
+      ...(fn.declared?.handler ? { handler: fn.declared.handler } : {}),
+      ready: fn.versions.size > 0 && this.readiness(fn.name).ready,
+      versions: [...fn.versions.values()].sort((a, b) => a.version - b.version).map((v) => ({ version: String(v.version), state: v.state, reason: fn.error ?? v.reason })),
+    }));
+  }
+
   /** Every function and version with its state and reason, for the repository index. */
   index(options: { readyOnly?: boolean } = {}): VersionStatus[] {
     const rows: VersionStatus[] = [];

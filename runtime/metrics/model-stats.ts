@@ -66,6 +66,8 @@ export class ModelStats implements SchedulerObserver {
   readonly #computeOutput = zero();
   readonly #cacheHit = zero();
   readonly #cacheMiss = zero();
+  /** Handler calls by step and outcome ("execute/ok"…), with their time. */
+  readonly #handler = new Map<string, Duration>();
   readonly #batches = new Map<number, BatchDurations>();
   readonly #failures = new Map<FailureReason, number>();
   #rateLimited = 0;
@@ -129,6 +131,14 @@ export class ModelStats implements SchedulerObserver {
     add(this.#queue, 0);
   }
 
+  /** One handler call (`import`, `initialize`, `execute`, `finalize`) of `ms`, and how it ended. */
+  handlerCall(step: string, ms: number, outcome: "ok" | "error" | "timeout"): void {
+    const key = `${step}/${outcome}`;
+    let d = this.#handler.get(key);
+    if (!d) this.#handler.set(key, (d = zero()));
+    add(d, ms);
+  }
+
   /** A cache lookup that found nothing, plus the insert of the answer afterwards: `ms` in all. */
   cacheMiss(ms: number): void {
     add(this.#cacheMiss, ms);
@@ -150,6 +160,7 @@ export class ModelStats implements SchedulerObserver {
       loadSeconds: this.loadSeconds,
       events: [...this.#events].map(([key, count]) => ({ event: key.split("/")[0]!, reason: key.split("/")[1]!, count })),
       coldStarts: { ...this.#coldStarts, buckets: [...this.#coldStarts.buckets] },
+      handler: [...this.#handler].map(([key, d]) => ({ step: key.split("/")[0]!, outcome: key.split("/")[1]!, count: d.count, ns: d.ns })),
     };
   }
 
@@ -172,6 +183,8 @@ export class ModelStats implements SchedulerObserver {
         cache_miss: { ...this.#cacheMiss },
       },
       response_stats: {},
+      // Ours, for functions with a handler: calls per step ({count, ns}) by how they ended.
+      ...(this.#handler.size > 0 ? { handler_stats: handlerStats(this.#handler) } : {}),
       batch_stats: [...this.#batches.entries()]
         .sort(([a], [b]) => a - b)
         .map(([batch_size, d]) => ({
@@ -183,4 +196,13 @@ export class ModelStats implements SchedulerObserver {
       memory_usage: [],
     };
   }
+}
+
+function handlerStats(calls: Map<string, Duration>): Record<string, Record<string, Duration>> {
+  const out: Record<string, Record<string, Duration>> = {};
+  for (const [key, d] of calls) {
+    const [step, outcome] = key.split("/") as [string, string];
+    (out[step] ??= {})[outcome] = { ...d };
+  }
+  return out;
 }

@@ -85,6 +85,12 @@ export function createPrometheus(source: MetricsSource, options: { histogramLate
   family("nv_cache_num_misses_per_model", "counter", "Number of response cache misses per model", cached((e) => stat(e).inference_stats.cache_miss.count));
   family("nv_cache_hit_duration_per_model", "counter", "Total response cache hit duration per model, in microseconds", cached((e) => us(stat(e).inference_stats.cache_hit.ns)));
   family("nv_cache_miss_duration_per_model", "counter", "Total response cache miss (lookup and insert) duration per model, in microseconds", cached((e) => us(stat(e).inference_stats.cache_miss.ns)));
+  family("tensorfn_handler_calls_total", "counter", "Handler calls by step (import, initialize, execute, finalize) and outcome (ok, error, timeout)", (entries) =>
+    entries.flatMap((e) => e.stats.metrics().handler.map((h) => ({ labels: { model: e.name, version: e.version, step: h.step, outcome: h.outcome }, value: h.count }))),
+  );
+  family("tensorfn_handler_duration_us", "counter", "Cumulative handler call duration in microseconds, by step and outcome", (entries) =>
+    entries.flatMap((e) => e.stats.metrics().handler.map((h) => ({ labels: { model: e.name, version: e.version, step: h.step, outcome: h.outcome }, value: us(h.ns) }))),
+  );
   const cache = source.cache;
   if (cache) {
     type Figures = ReturnType<NonNullable<MetricsSource["cache"]>>;

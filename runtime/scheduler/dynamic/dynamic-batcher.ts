@@ -342,7 +342,10 @@ export class DynamicBatcher implements InstanceScheduler {
     try {
       return (await this.#runOnce(instance, requests)).map((value) => ({ ok: true, value }));
     } catch (error) {
-      if (requests.length === 1) return [{ ok: false, error: asRuntimeError(error) }];
+      const failed = asRuntimeError(error);
+      // A call cut off by its deadline says nothing about one request's content: re-running each
+      // alone would only wait the deadline out again, once per request.
+      if (requests.length === 1 || failed.code === "DEADLINE_EXCEEDED") return requests.map(() => ({ ok: false, error: failed }));
       const outcomes: Outcome[] = [];
       for (const r of requests) outcomes.push(...(await this.#run(instance, [r])));
       return outcomes;

@@ -1,0 +1,69 @@
+import type { Hono } from "hono";
+import { RuntimeError } from "../core/mod.ts";
+import type { InferRequest, Tensor } from "../core/mod.ts";
+import { HANDLER_TENSORS } from "../config/mod.ts";
+import type { Deployment } from "../lifecycle/mod.ts";
+import type { DirectBody, ServeEnv } from "./direct-body.ts";
+import { toResponse } from "./error-status.ts";
+import type { Reply } from "./error-status.ts";
+import type { InferContext } from "./infer-call.ts";
+import { readBody, refuseDeclaredOversize, requestBody } from "./read-body.ts";
+import type { HeaderLookup } from "./read-body.ts";
+
+const utf8 = new TextEncoder();
+const text = new TextDecoder();
+
+/**
+ * Function-style calls (ours): `GET /v1/functions` lists every function with its kind and state;
+ * `POST /v1/functions/{name}` hands the body as it is (JSON, an image…) to a handler function
+ * and answers with what the handler returned. Tensor callers keep the KServe route.
+ */
+export function registerFunctionRoutes(app: Hono, ctx: InferContext): void {
+  app.get("/v1/functions", (c) => c.json({ functions: ctx.models.functions() }));
+  app.post("/v1/functions/:name", async (c) => {
+    const body = (c.env as ServeEnv | undefined)?.directBody ?? requestBody(c.req.raw);
+    return toResponse(await functionCall(ctx, { name: c.req.param("name"), header: (h) => c.req.header(h), body }));
+  });
+}
+
+/**
+ * One function-style call. The same order as inference: declared size, function (404), rate
+ * limit (429), queue room (503) before the body is read; then the body travels to the handler as
+ * the BYTES tensors `body` and `content_type`, through the function's queue and batcher.
+ */
+export async function functionCall(ctx: InferContext, call: { name: string; header: HeaderLookup; body: DirectBody }): Promise<Reply> {
+  const { name, header, body } = call;
+  await refuseDeclaredOversize(header, body, ctx.maxInputBytes);
+  const lookup = {
+    admission: header,
+    get signal() {
+      return body.signal;
+    },
+  };
+  const d = await ctx.models.acquire(name, undefined, lookup);
+  if (d.config.backend !== "handler") {
+    throw new RuntimeError("INVALID_ARG", `function '${name}' has no handler to take a body (it serves a model, backend ${d.config.backend}); send tensors to POST /v2/models/${name}/infer`);
+  }
+  d.checkRoom();
+  const bytes = await readBody(header, body, ctx.maxInputBytes);
+  const response = await ctx.models.infer(name, String(d.version), handlerRequest(d, bytes, header("content-type") ?? ""), {
+    acquired: d,
+    get signal() {
+      return body.signal;
+    },
+  });
+  const out = (n: string) => (response.outputs.find((o) => o.name === n)!.tensor.data as Uint8Array[])[0]!;
+  return { status: 200, headers: { "content-type": text.decode(out(HANDLER_TENSORS.contentType)) }, body: out(HANDLER_TENSORS.body) };
+}
+
+function handlerRequest(d: Deployment, body: Uint8Array, contentType: string): InferRequest {
+  const shape = d.config.max_batch_size > 0 ? [1, 1] : [1];
+  const bytes = (data: Uint8Array): Tensor => ({ datatype: "BYTES", shape, data: [data] });
+  return {
+    parameters: {},
+    inputs: [
+      { name: HANDLER_TENSORS.body, tensor: bytes(body) },
+      { name: HANDLER_TENSORS.contentType, tensor: bytes(utf8.encode(contentType)) },
+    ],
+  };
+}

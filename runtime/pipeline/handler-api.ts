@@ -1,0 +1,85 @@
+import type { FunctionConfig } from "../config/mod.ts";
+import type { Logger } from "../core/mod.ts";
+
+/** One call of a function as its handler sees it: the HTTP body as it came, and its media type. */
+export interface FunctionRequest {
+  readonly body: Uint8Array;
+  /** The request's Content-Type ("" when it had none). */
+  readonly contentType: string;
+  /** The body as UTF-8 text. */
+  text(): string;
+  /** The body parsed as JSON; a body that is not JSON is the client's error (400). */
+  json<T = unknown>(): T;
+}
+
+/**
+ * What a handler may use, and nothing else: its function's effective config and parameters, a
+ * logger, a clock, and a signal that aborts when the call runs past `handler_timeout_ms` or the
+ * function unloads.
+ */
+export interface HandlerContext {
+  readonly name: string;
+  readonly version: number;
+  readonly config: FunctionConfig;
+  /** `parameters` of function.yaml, as plain strings. */
+  readonly parameters: Readonly<Record<string, string>>;
+  readonly log: Logger;
+  /** Milliseconds on the server's clock (monotonic). */
+  now(): number;
+  readonly signal: AbortSignal;
+  /** `throw ctx.error("send {text}")`: the client's mistake, a 4xx (default 400); the same as HandlerError, without an import. */
+  error(message: string, status?: number): HandlerError;
+  /** An answer with its own media type, as `reply()`, without an import. */
+  reply(body: Uint8Array | string, contentType: string): FunctionReply;
+}
+
+/** A body with its media type, for an answer that is not JSON (see `reply`). */
+export interface FunctionReply {
+  readonly [REPLY]: true;
+  readonly body: Uint8Array;
+  readonly contentType: string;
+}
+
+/**
+ * An answer: `reply(bytes, type)` for a body of your own, a `Uint8Array` (sent as
+ * application/octet-stream), or any other value, sent as JSON.
+ */
+export type FunctionAnswer = FunctionReply | Uint8Array | unknown;
+
+/**
+ * The module a function's `handler:` names. Every export is optional but `execute`, which
+ * `backend: handler` needs. `execute` is given the requests the scheduler batched (one, unless
+ * the function sets `max_batch_size` and `dynamic_batching`) and answers each, in order.
+ */
+export interface Handler {
+  /** Once, before the first call (after the module is imported on first use). */
+  initialize?(ctx: HandlerContext): void | Promise<void>;
+  execute?(requests: FunctionRequest[], ctx: HandlerContext): FunctionAnswer[] | Promise<FunctionAnswer[]>;
+  /** Once, when the function unloads or parks, if it was initialized. */
+  finalize?(ctx: HandlerContext): void | Promise<void>;
+}
+
+const REPLY = Symbol.for("tensorfn.reply");
+
+/** An answer with its own media type (an image, text): `return [reply(png, "image/png")]`. */
+export function reply(body: Uint8Array | string, contentType: string): FunctionReply {
+  return { [REPLY]: true, body: typeof body === "string" ? new TextEncoder().encode(body) : body, contentType };
+}
+
+export function isReply(value: unknown): value is FunctionReply {
+  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[REPLY] === true;
+}
+
+/**
+ * An error a handler throws to refuse a request as the client's fault: it becomes that 4xx
+ * status with `{"error": "function '<name>' execute: <message>"}`. Anything else a handler throws
+ * is a 500 naming the function and the step.
+ */
+export class HandlerError extends Error {
+  readonly status: number;
+  constructor(message: string, status = 400) {
+    super(message);
+    this.name = "HandlerError";
+    this.status = status >= 400 && status <= 499 ? status : 400;
+  }
+}

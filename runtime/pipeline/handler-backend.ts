@@ -1,0 +1,80 @@
+import { RuntimeError } from "../core/mod.ts";
+import type { Tensor } from "../core/mod.ts";
+import { HANDLER_TENSORS } from "../config/mod.ts";
+import type { Backend, LoadOptions, Session } from "../backends/backend.ts";
+import { invalidArgOf } from "./request-json.ts";
+import { isReply } from "./handler-api.ts";
+import type { FunctionAnswer, FunctionRequest } from "./handler-api.ts";
+import type { HandlerHost } from "./handler-host.ts";
+
+const utf8 = new TextEncoder();
+const text = new TextDecoder();
+
+/**
+ * The backend of a `backend: handler` function: its "sessions" hand each batch of requests to
+ * the handler's `execute`. A request travels as two BYTES tensors (`body`, `content_type`), so the
+ * queue, batcher, statistics and limits are the ones every function has. Every instance of one
+ * deployment shares its HandlerHost (one module, initialized once); the last one released closes it.
+ */
+export function createHandlerBackend(host: HandlerHost): Backend {
+  let open = 0;
+  return {
+    name: "handler",
+    load(_model: Uint8Array, options: LoadOptions): Promise<Session> {
+      const signature = options.signature;
+      if (!signature) throw new Error("the handler backend needs the signature from the config");
+      open++;
+      let released = false;
+      return Promise.resolve({
+        signature,
+        provider: "cpu",
+        executionThread: "main",
+        run: async (feeds: Record<string, Tensor>) => {
+          const body = feeds[HANDLER_TENSORS.body]!;
+          const types = feeds[HANDLER_TENSORS.contentType]!;
+          const bodies = body.data as Uint8Array[];
+          const requests = bodies.map((b, i) => functionRequest(b, text.decode((types.data as Uint8Array[])[i] ?? new Uint8Array())));
+          const answers = await host.execute(requests);
+          const encoded = answers.map(encodeAnswer);
+          return {
+            [HANDLER_TENSORS.body]: { datatype: "BYTES", shape: [...body.shape], data: encoded.map((a) => a.body) },
+            [HANDLER_TENSORS.contentType]: { datatype: "BYTES", shape: [...body.shape], data: encoded.map((a) => utf8.encode(a.contentType)) },
+          };
+        },
+        release: async () => {
+          if (released) return;
+          released = true;
+          if (--open === 0) await host.close();
+        },
+      });
+    },
+  };
+}
+
+function functionRequest(body: Uint8Array, contentType: string): FunctionRequest {
+  return {
+    body,
+    contentType,
+    text: () => text.decode(body),
+    json: <T,>() => {
+      try {
+        return JSON.parse(text.decode(body)) as T;
+      } catch (error) {
+        throw invalidArgOf(`the request body is not JSON (${(error as Error).message})`);
+      }
+    },
+  };
+}
+
+/** An answer as bytes and a media type: a reply as given, bytes as octets, anything else as JSON. */
+function encodeAnswer(answer: FunctionAnswer): { body: Uint8Array; contentType: string } {
+  if (isReply(answer)) return { body: answer.body, contentType: answer.contentType };
+  if (answer instanceof Uint8Array) return { body: answer, contentType: "application/octet-stream" };
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(answer ?? null);
+  } catch (error) {
+    throw new RuntimeError("INTERNAL", `the handler's answer cannot be sent as JSON: ${(error as Error).message}`);
+  }
+  return { body: utf8.encode(json ?? "null"), contentType: "application/json" };
+}

@@ -1,0 +1,173 @@
+import { RuntimeError } from "../core/mod.ts";
+import type { Clock, Logger } from "../core/mod.ts";
+import type { FunctionConfig } from "../config/mod.ts";
+import { HandlerError, reply } from "./handler-api.ts";
+import type { FunctionAnswer, FunctionRequest, Handler, HandlerContext } from "./handler-api.ts";
+
+/** The steps of a handler, as its errors, timeouts and counters name them. */
+export type HandlerStep = "import" | "initialize" | "execute" | "finalize";
+
+/** How one handler call ended, for the counters. */
+export type HandlerOutcome = "ok" | "error" | "timeout";
+
+export interface HandlerHostOptions {
+  name: string;
+  version: number;
+  config: FunctionConfig;
+  /** The handler module's resolved path (inside the function's folder). */
+  path: string;
+  /** Imports the module afresh for `tag` (a new registration imports new code: the dev server's reload). */
+  importModule(path: string, tag: string): Promise<Record<string, unknown>>;
+  tag: string;
+  log: Logger;
+  clock: Pick<Clock, "now" | "setTimeout" | "clearTimeout">;
+  /** Each call's ceiling (`handler_timeout_ms`). */
+  timeoutMs: number;
+  /** Told about every call: the step, how long it took, how it ended. */
+  onCall?(step: HandlerStep, ms: number, outcome: HandlerOutcome): void;
+}
+
+/**
+ * One function version's handler module: imported on first use (never at load, so a server starts
+ * without running user code), initialized once, each call bounded by `handler_timeout_ms` and its
+ * failures turned into errors that name the function and the step, finalized on close. A call cut
+ * off by its deadline gets its signal aborted; JavaScript cannot stop it, so code that ignores the
+ * signal runs on (isolating handlers in their own threads is a later step).
+ */
+export class HandlerHost {
+  readonly #options: HandlerHostOptions;
+  readonly #closing = new AbortController();
+  #ready?: Promise<Handler>;
+  #initialized = false;
+  #closed = false;
+
+  constructor(options: HandlerHostOptions) {
+    this.#options = options;
+  }
+
+  /** Runs `execute` on `requests` (one answer each, in order). */
+  async execute(requests: FunctionRequest[]): Promise<FunctionAnswer[]> {
+    const handler = await this.#handler();
+    const execute = handler.execute;
+    if (typeof execute !== "function") throw this.#failure("execute", `${this.#shown} exports no execute(requests, ctx)`, "INTERNAL");
+    const answers = await this.#call("execute", (ctx) => execute.call(handler, requests, ctx));
+    if (!Array.isArray(answers) || answers.length !== requests.length) {
+      const got = Array.isArray(answers) ? `${answers.length} answers` : `a ${answers === null ? "null" : typeof answers}`;
+      throw this.#failure("execute", `returned ${got} for ${requests.length} request(s); it must return an array with one answer per request`, "INTERNAL");
+    }
+    return answers;
+  }
+
+  /** Finalizes the handler if it was initialized; later calls are refused. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#closing.abort();
+    if (!this.#initialized || !this.#ready) return;
+    const handler = await this.#ready.catch(() => undefined);
+    const finalize = handler?.finalize;
+    if (typeof finalize !== "function") return;
+    await this.#call("finalize", (ctx) => finalize.call(handler, ctx), { ignoreClosed: true }).catch((error: Error) => this.#options.log.warn(error.message));
+  }
+
+  get #shown(): string {
+    return `handler ${this.#options.config.handler ?? this.#options.path}`;
+  }
+
+  #handler(): Promise<Handler> {
+    if (this.#closed) return Promise.reject(new RuntimeError("UNAVAILABLE", `function '${this.#options.name}' version ${this.#options.version} is being unloaded`));
+    this.#ready ??= this.#load();
+    return this.#ready;
+  }
+
+  async #load(): Promise<Handler> {
+    const { importModule, path, tag } = this.#options;
+    const started = this.#options.clock.now();
+    let module: Record<string, unknown>;
+    try {
+      module = await importModule(path, tag);
+    } catch (error) {
+      this.#ready = undefined; // a broken file may be fixed: the next call imports again
+      this.#options.onCall?.("import", this.#options.clock.now() - started, "error");
+      throw this.#failure("import", `could not import ${this.#shown}: ${messageOf(error)}`, "INTERNAL");
+    }
+    this.#options.onCall?.("import", this.#options.clock.now() - started, "ok");
+    const handler = (module.default && typeof module.default === "object" ? module.default : module) as Handler;
+    const initialize = handler.initialize;
+    if (typeof initialize === "function") {
+      try {
+        await this.#call("initialize", (ctx) => initialize.call(handler, ctx));
+      } catch (error) {
+        this.#ready = undefined;
+        throw error;
+      }
+    }
+    this.#initialized = true;
+    return handler;
+  }
+
+  /** One call, with its own signal, bounded by the timeout, timed and counted. */
+  async #call<T>(step: HandlerStep, run: (ctx: HandlerContext) => T | Promise<T>, options: { ignoreClosed?: boolean } = {}): Promise<T> {
+    const { clock, timeoutMs, onCall } = this.#options;
+    const controller = new AbortController();
+    const onClose = () => controller.abort(this.#closing.signal.reason);
+    if (!options.ignoreClosed) this.#closing.signal.addEventListener("abort", onClose, { once: true });
+    const started = clock.now();
+    let timer: unknown;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = clock.setTimeout(() => {
+        const error = this.#failure(step, `took longer than handler_timeout_ms (${timeoutMs} ms)`, "DEADLINE_EXCEEDED");
+        controller.abort(error);
+        reject(error);
+      }, timeoutMs);
+    });
+    try {
+      const value = await Promise.race([Promise.resolve().then(() => run(this.#context(controller.signal))), deadline]);
+      onCall?.(step, clock.now() - started, "ok");
+      return value;
+    } catch (error) {
+      const failed = error instanceof RuntimeError && error.code === "DEADLINE_EXCEEDED" ? error : this.#asError(step, error);
+      onCall?.(step, clock.now() - started, failed.code === "DEADLINE_EXCEEDED" ? "timeout" : "error");
+      throw failed;
+    } finally {
+      clock.clearTimeout(timer);
+      this.#closing.signal.removeEventListener("abort", onClose);
+    }
+  }
+
+  #context(signal: AbortSignal): HandlerContext {
+    const { name, version, config, log, clock } = this.#options;
+    const parameters = Object.fromEntries(Object.entries(config.parameters).map(([k, v]) => [k, v.string_value]));
+    const prefix = `${name} v${version} handler: `;
+    return {
+      name,
+      version,
+      config,
+      parameters,
+      log: { info: (m) => log.info(prefix + m), warn: (m) => log.warn(prefix + m), error: (m) => log.error(prefix + m) },
+      now: () => clock.now(),
+      signal,
+      error: (message, status) => new HandlerError(message, status),
+      reply,
+    };
+  }
+
+  /** What a handler threw, as the client sees it: a HandlerError keeps its 4xx, anything else is a 500. */
+  #asError(step: HandlerStep, error: unknown): RuntimeError {
+    if (error instanceof RuntimeError && error.message.startsWith(`function '${this.#options.name}'`)) return error;
+    // By name, not instanceof: a handler may import HandlerError from another copy of the module.
+    const e = error as { name?: unknown; status?: unknown; message?: unknown };
+    if (e && e.name === "HandlerError" && typeof e.status === "number") {
+      return new RuntimeError("INVALID_ARG", `function '${this.#options.name}' ${step}: ${String(e.message)}`, { status: e.status, cause: error });
+    }
+    return this.#failure(step, `failed: ${messageOf(error)}`, "INTERNAL", error);
+  }
+
+  #failure(step: HandlerStep, what: string, code: "INTERNAL" | "DEADLINE_EXCEEDED", cause?: unknown): RuntimeError {
+    return new RuntimeError(code, `function '${this.#options.name}' ${step}: ${what}`, { cause });
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

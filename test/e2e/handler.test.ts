@@ -1,0 +1,186 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { inProcess, startServer } from "../support/start-server.ts";
+import type { TestServer } from "../support/start-server.ts";
+import { tempRepository } from "../support/spawn-server.ts";
+import { FakeClock } from "../support/fake-clock.ts";
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const call = async (name: string, body: string, headers: Record<string, string> = { "content-type": "application/json" }) => {
+  const response = await fetch(`${server!.url}/v1/functions/${name}`, { method: "POST", body, headers });
+  return { status: response.status, type: response.headers.get("content-type"), json: await response.json().catch(() => undefined) };
+};
+
+/** A repository with one handler function `fn` whose handler.ts is `source` (and `yaml` extra lines). */
+function handlerRepository(source: string, yaml = ""): string {
+  const repo = tempRepository();
+  mkdirSync(join(repo, "fn", "1"), { recursive: true });
+  writeFileSync(join(repo, "fn", "function.yaml"), `backend: handler\nhandler: handler.ts\n${yaml}`);
+  writeFileSync(join(repo, "fn", "handler.ts"), source);
+  return repo;
+}
+
+describe("handlers (backend: handler) through POST /v1/functions/{name}", () => {
+  it("serves the word_count example: the body as it came, the handler's JSON back, each answer to its own request", async () => {
+    server = await startServer({ repository: tempRepository("word_count") });
+    const one = await call("word_count", JSON.stringify({ text: "the quick brown fox" }));
+    expect(one).toEqual({ status: 200, type: "application/json", json: { words: 4, longest: "quick" } });
+    const many = await Promise.all(Array.from({ length: 16 }, (_, i) => call("word_count", JSON.stringify({ text: "a ".repeat(i + 1) }))));
+    expect(many.map((r) => r.json.words)).toEqual(Array.from({ length: 16 }, (_, i) => i + 1));
+    const stats = (await (await fetch(`${server.url}/v2/models/word_count/stats`)).json()).model_stats[0];
+    expect(stats.inference_count).toBe(17);
+    expect(stats.handler_stats.execute.ok.count).toBe(stats.execution_count);
+  });
+
+  it("answers the client's mistakes with 400 naming the function and the step, and only the culprit of a batch fails", async () => {
+    server = await startServer({ repository: tempRepository("word_count") });
+    const [bad, good, notJson] = await Promise.all([call("word_count", JSON.stringify({ nope: 1 })), call("word_count", JSON.stringify({ text: "ok" })), call("word_count", "{")]);
+    expect(bad).toMatchObject({ status: 400, json: { error: `function 'word_count' execute: send {"text": "..."}` } });
+    expect(good).toMatchObject({ status: 200, json: { words: 1 } });
+    expect(notJson.status).toBe(400);
+    expect(notJson.json.error).toMatch(/^function 'word_count' execute: the request body is not JSON/);
+  });
+
+  it("turns a handler's own failure into 500 naming the function and the step, counted in stats and metrics", async () => {
+    server = await startServer({ repository: handlerRepository(`export function execute() { throw new Error("boom"); }\n`) });
+    const failed = await call("fn", "{}");
+    expect(failed).toMatchObject({ status: 500, json: { error: "function 'fn' execute: failed: boom" } });
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    expect(text).toMatch(/^tensorfn_handler_calls_total\{model="fn",version="1",step="execute",outcome="error"\} 1$/m);
+    const noExecute = handlerRepository(`export const nothing = 1;\n`);
+    await server.close();
+    server = await startServer({ repository: noExecute });
+    expect((await call("fn", "{}")).json.error).toBe("function 'fn' execute: handler handler.ts exports no execute(requests, ctx)");
+  });
+
+  it("sends bytes and replies of a chosen type as they are", async () => {
+    const source = `export function execute(requests, ctx) {
+  return requests.map((r) => (r.contentType === "text/plain" ? ctx.reply(r.text().toUpperCase(), "text/plain; charset=utf-8") : new Uint8Array([1, 2, 3])));
+}
+`;
+    server = await startServer({ repository: handlerRepository(source) });
+    const upper = await fetch(`${server.url}/v1/functions/fn`, { method: "POST", body: "shout", headers: { "content-type": "text/plain" } });
+    expect([upper.status, upper.headers.get("content-type"), await upper.text()]).toEqual([200, "text/plain; charset=utf-8", "SHOUT"]);
+    const octets = await fetch(`${server.url}/v1/functions/fn`, { method: "POST", body: "x", headers: { "content-type": "application/x-thing" } });
+    expect([octets.headers.get("content-type"), [...new Uint8Array(await octets.arrayBuffer())]]).toEqual(["application/octet-stream", [1, 2, 3]]);
+  });
+
+  it("imports the handler on its first call, never at start, initializes it once and finalizes it on unload", async () => {
+    const repo = handlerRepository(`import { appendFileSync } from "node:fs";
+const log = (what) => appendFileSync(${JSON.stringify("LOG")}, what + "\\n");
+log("imported");
+export function initialize(ctx) { log("initialize " + ctx.name + " v" + ctx.version + " " + ctx.parameters.greeting); }
+export function execute(requests) { log("execute"); return requests.map(() => ({ ok: true })); }
+export function finalize() { log("finalize"); }
+`, "parameters: { greeting: hello }\n");
+    const logFile = join(repo, "fn", "calls.log");
+    writeFileSync(join(repo, "fn", "handler.ts"), readFileSync(join(repo, "fn", "handler.ts"), "utf8").replace(JSON.stringify("LOG"), JSON.stringify(logFile)));
+    server = await startServer({ repository: repo, controlMode: "explicit", loadModels: ["fn"] });
+    expect((await fetch(`${server.url}/v2/models/fn/ready`)).status).toBe(200);
+    expect(existsSync(logFile)).toBe(false); // loaded and READY, handler code not run
+    await call("fn", "{}");
+    await call("fn", "{}");
+    expect((await fetch(`${server.url}/v2/repository/models/fn/unload`, { method: "POST" })).status).toBe(200);
+    expect(readFileSync(logFile, "utf8").trim().split("\n")).toEqual(["imported", "initialize fn v1 hello", "execute", "execute", "finalize"]);
+  });
+
+  it("runs the new code after a reload (the load API), not the module it imported before", async () => {
+    const repo = handlerRepository(`export const execute = (rs) => rs.map(() => "old");\n`);
+    server = await startServer({ repository: repo, controlMode: "explicit", loadModels: ["fn"] });
+    expect((await call("fn", "{}")).json).toBe("old");
+    writeFileSync(join(repo, "fn", "handler.ts"), `export const execute = (rs) => rs.map(() => "new");\n`);
+    expect((await fetch(`${server.url}/v2/repository/models/fn/load`, { method: "POST" })).status).toBe(200);
+    expect((await call("fn", "{}")).json).toBe("new");
+  });
+
+  it("loads handler code only from inside the function's folder: a symlink out of it fails the load", async () => {
+    const repo = handlerRepository(`export const execute = (rs) => rs.map(() => 1);\n`);
+    writeFileSync(join(repo, "outside.ts"), `export const execute = (rs) => rs.map(() => "escaped");\n`);
+    writeFileSync(join(repo, "fn", "function.yaml"), "backend: handler\nhandler: link.ts\n");
+    symlinkSync(join(repo, "outside.ts"), join(repo, "fn", "link.ts"));
+    server = await startServer({ repository: repo });
+    const r = await call("fn", "{}");
+    expect(r.status).toBe(503);
+    expect(r.json.error).toMatch(/handler link\.ts was not found inside the function's folder/);
+  });
+
+  it("lists functions with their kind and state; a model function refuses a body and points to the KServe route", async () => {
+    server = await startServer({ repository: tempRepository("word_count", "simple") });
+    const list = (await (await fetch(`${server.url}/v1/functions`)).json()).functions;
+    expect(list.map((f: { name: string; kind: string; handler?: string }) => [f.name, f.kind, f.handler])).toEqual([["simple", "onnxruntime", undefined], ["word_count", "handler", "handler.ts"]]);
+    const refused = await call("simple", "{}");
+    expect(refused.status).toBe(400);
+    expect(refused.json.error).toContain("send tensors to POST /v2/models/simple/infer");
+    expect((await call("nothing_here", "{}")).status).toBe(404);
+  });
+
+  it("guards /v1/functions like inference and metadata: with --api-key-file, a key is needed", async () => {
+    server = await startServer({ repository: tempRepository("word_count"), apiKeys: ["secret-key-1"] });
+    expect((await call("word_count", JSON.stringify({ text: "a" }))).status).toBe(401);
+    expect((await fetch(`${server.url}/v1/functions`)).status).toBe(401);
+    const keyed = await call("word_count", JSON.stringify({ text: "a" }), { "content-type": "application/json", authorization: "Bearer secret-key-1" });
+    expect(keyed.status).toBe(200);
+  });
+
+  it("answers tensor callers too: the KServe route with the BYTES tensors body and content_type", async () => {
+    server = await startServer({ repository: tempRepository("word_count") });
+    const text = JSON.stringify({ text: "one two" });
+    const request = { inputs: [{ name: "body", datatype: "BYTES", shape: [1, 1], data: [text] }, { name: "content_type", datatype: "BYTES", shape: [1, 1], data: ["application/json"] }] };
+    const response = await (await fetch(`${server.url}/v2/models/word_count/infer`, { method: "POST", body: JSON.stringify(request) })).json();
+    expect(JSON.parse(response.outputs.find((o: { name: string }) => o.name === "body").data[0])).toEqual({ words: 2, longest: "one" });
+  });
+});
+
+describe.runIf(inProcess)("handlers in process (a fake clock, a gate the test opens)", () => {
+  const shared = globalThis as { openGate?: () => void; batches?: number[]; running?: boolean };
+  const turns = async (until: () => boolean | Promise<boolean>) => {
+    for (let i = 0; i < 100_000 && !(await until()); i++) await new Promise((r) => setImmediate(r));
+  };
+
+  it("hands execute the requests that queued while it was busy, as batches of up to max_batch_size", async () => {
+    shared.batches = [];
+    shared.openGate = undefined;
+    const repo = handlerRepository(`const g = globalThis;
+export async function execute(requests) {
+  g.batches.push(requests.length);
+  if (g.batches.length === 1) await new Promise((resolve) => (g.openGate = resolve)); // holds the first call
+  return requests.map((r) => r.json().n * 10);
+}
+`, "max_batch_size: 4\ndynamic_batching: {}\n");
+    server = await startServer({ repository: repo, controlMode: "none" });
+    const first = call("fn", JSON.stringify({ n: 0 }));
+    await turns(() => shared.openGate !== undefined);
+    const rest = Array.from({ length: 6 }, (_, i) => call("fn", JSON.stringify({ n: i + 1 })));
+    const pending = async () => Number(/^nv_inference_pending_request_count\{model="fn",version="1"\} (\d+)$/m.exec(await (await fetch(`${server!.url}/metrics`)).text())?.[1]);
+    await turns(async () => (await pending()) === 6);
+    shared.openGate!();
+    expect((await Promise.all([first, ...rest])).map((r) => r.json)).toEqual([0, 10, 20, 30, 40, 50, 60]);
+    expect(shared.batches).toEqual([1, 4, 2]);
+  });
+
+  it("cuts off a call that runs past handler_timeout_ms with 504 naming the function, aborts its signal, and counts a timeout", async () => {
+    const clock = new FakeClock();
+    shared.running = false;
+    const repo = handlerRepository(`export function execute(requests, ctx) {
+  globalThis.running = true;
+  return new Promise((resolve) => ctx.signal.addEventListener("abort", () => resolve(requests.map(() => "late"))));
+}
+`, "handler_timeout_ms: 250\n");
+    server = await startServer({ repository: repo, clock, controlMode: "none" });
+    const pending = call("fn", "{}");
+    await turns(() => shared.running === true);
+    clock.advance(249);
+    await new Promise((r) => setImmediate(r));
+    clock.advance(1);
+    const r = await pending;
+    expect(r).toMatchObject({ status: 504, json: { error: "function 'fn' execute: took longer than handler_timeout_ms (250 ms)" } });
+    const stats = (await (await fetch(`${server.url}/v2/models/fn/stats`)).json()).model_stats[0];
+    expect(stats.handler_stats.execute.timeout.count).toBe(1);
+  });
+});
