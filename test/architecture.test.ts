@@ -44,7 +44,7 @@ const allowed: Record<string, string[]> = {
   // Handlers: a function's own code, served as a backend (backend: handler) by the lifecycle.
   pipeline: ["core", "config", "tensor", "backends", "pipeline"],
   lifecycle: ["core", "config", "tensor", "repository", "backends", "scheduler", "metrics", "cache", "pipeline", "lifecycle"],
-  http: ["core", "config", "tensor", "lifecycle", "metrics", "http"],
+  http: ["core", "config", "tensor", "lifecycle", "metrics", "pipeline", "http"],
 };
 
 // Third-party packages, each confined to its folder (STYLE.md).

@@ -441,8 +441,6 @@ function semanticProblems(config: RawConfig): { path: PropertyKey[]; problem: st
         problems.push({ path: [key], problem: `backend 'handler' takes each request's body as it comes (the ${key} is the BYTES tensors 'body' and 'content_type'); remove ${key}` });
       }
     }
-  } else if (config.handler) {
-    problems.push({ path: ["handler"], problem: "preprocess and postprocess around a model are not supported yet; a handler serves `backend: handler` functions (execute)" });
   }
   if (config.handler_timeout_ms !== undefined && !config.handler) problems.push({ path: ["handler_timeout_ms"], problem: "applies to a function with a handler" });
   if (config.backend === "identity") {

@@ -3,6 +3,7 @@ import { RuntimeError } from "../core/mod.ts";
 import type { InferRequest, Tensor } from "../core/mod.ts";
 import { HANDLER_TENSORS } from "../config/mod.ts";
 import type { Deployment } from "../lifecycle/mod.ts";
+import { checkHandlerInputs, encodeAnswer, functionRequest, outputsAnswer } from "../pipeline/mod.ts";
 import type { DirectBody, ServeEnv } from "./direct-body.ts";
 import { toResponse } from "./error-status.ts";
 import type { Reply } from "./error-status.ts";
@@ -41,19 +42,35 @@ export async function functionCall(ctx: InferContext, call: { name: string; head
     },
   };
   const d = await ctx.models.acquire(name, undefined, lookup);
-  if (d.config.backend !== "handler") {
+  const handler = d.handler;
+  if (d.config.backend !== "handler" && !handler) {
     throw new RuntimeError("INVALID_ARG", `function '${name}' has no handler to take a body (it serves a model, backend ${d.config.backend}); send tensors to POST /v2/models/${name}/infer`);
   }
   d.checkRoom();
   const bytes = await readBody(header, body, ctx.maxInputBytes);
-  const response = await ctx.models.infer(name, String(d.version), handlerRequest(d, bytes, header("content-type") ?? ""), {
+  const contentType = header("content-type") ?? "";
+  const options = {
     acquired: d,
     get signal() {
       return body.signal;
     },
-  });
-  const out = (n: string) => (response.outputs.find((o) => o.name === n)!.tensor.data as Uint8Array[])[0]!;
-  return { status: 200, headers: { "content-type": text.decode(out(HANDLER_TENSORS.contentType)) }, body: out(HANDLER_TENSORS.body) };
+  };
+  if (d.config.backend === "handler") {
+    // backend: handler — execute() answers, through the function's queue and batcher.
+    const response = await ctx.models.infer(name, String(d.version), handlerRequest(d, bytes, contentType), options);
+    const out = (n: string) => (response.outputs.find((o) => o.name === n)!.tensor.data as Uint8Array[])[0]!;
+    return { status: 200, headers: { "content-type": text.decode(out(HANDLER_TENSORS.contentType)) }, body: out(HANDLER_TENSORS.body) };
+  }
+  if (!handler) throw new RuntimeError("INTERNAL", `function '${name}' lost its handler`);
+  // A model with a handler: preprocess → the model (batched with every other request) → postprocess.
+  const request = functionRequest(bytes, contentType);
+  const inputs = checkHandlerInputs(name, await handler.preprocess(request));
+  const inferRequest: InferRequest = { parameters: {}, inputs: Object.entries(inputs).map(([input, tensor]) => ({ name: input, tensor })) };
+  const response = await ctx.models.infer(name, String(d.version), inferRequest, options);
+  const outputs = Object.fromEntries(response.outputs.map((o) => [o.name, o.tensor]));
+  const post = await handler.postprocess(outputs, request);
+  const answer = post ? encodeAnswer(post.answer) : outputsAnswer(outputs);
+  return { status: 200, headers: { "content-type": answer.contentType }, body: answer.body };
 }
 
 function handlerRequest(d: Deployment, body: Uint8Array, contentType: string): InferRequest {

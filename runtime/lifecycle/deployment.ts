@@ -5,6 +5,7 @@ import { createScheduler } from "../scheduler/mod.ts";
 import type { InstanceScheduler, ModelInstance, ResourceClaim, ResourceLimiter, ResourceNeeds, ScheduledRequest, ScheduledResult, SchedulerObserver } from "../scheduler/mod.ts";
 import type { FunctionConfig } from "../config/mod.ts";
 import type { ResponseCache } from "../cache/mod.ts";
+import type { HandlerHost } from "../pipeline/mod.ts";
 import { observeAll } from "../metrics/mod.ts";
 import type { FailureReason, ModelStats } from "../metrics/mod.ts";
 import type { RequestHeader } from "../tensor/mod.ts";
@@ -38,6 +39,8 @@ export interface DeploymentOptions {
   onActivity?: (busy: boolean) => void;
   /** The server's response cache and this version's scope in it, when `response_cache` is enabled. */
   cache?: { store: ResponseCache; scope: string };
+  /** The function's handler (`backend: handler`'s execute, or preprocess / postprocess around the model), finalized on close. */
+  handler?: HandlerHost;
 }
 
 /**
@@ -79,6 +82,11 @@ export class Deployment {
       clock: options.clock,
       acquire: options.resources ? (instance) => this.#claims.get(instance)?.acquire() ?? Promise.resolve(() => {}) : undefined,
     });
+  }
+
+  /** The function's handler, when it has one. */
+  get handler(): HandlerHost | undefined {
+    return this.#options.handler;
   }
 
   /** Instances serving now. */
@@ -213,6 +221,7 @@ export class Deployment {
     await this.#scheduler.stop();
     await Promise.all(this.#sessions.map((s) => s.release()));
     this.#sessions.length = 0;
+    await this.#options.handler?.close();
     for (const claim of this.#claims.values()) claim.unregister();
     this.#claims.clear();
   }

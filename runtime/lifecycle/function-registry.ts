@@ -1,6 +1,6 @@
 import { invalidArg, RuntimeError } from "../core/mod.ts";
-import type { Clock, Platform } from "../core/mod.ts";
-import { completeConfig, DEFAULT_HANDLER_TIMEOUT_MS, defaultLoadLimits, fieldPath, formatIssue, functionNameProblem, limitProblems, MAX_VERSION, parseFunctionConfig, resolveInside } from "../config/mod.ts";
+import type { Clock, Platform, Tensor } from "../core/mod.ts";
+import { DEFAULT_HANDLER_TIMEOUT_MS, defaultLoadLimits, fieldPath, formatIssue, functionNameProblem, limitProblems, MAX_VERSION, parseFunctionConfig, resolveInside } from "../config/mod.ts";
 import type { Accelerator, DeclaredConfig, LoadLimits } from "../config/mod.ts";
 import type { Backend } from "../backends/backend.ts";
 import { fingerprint, readModelFile, scanRepository, selectVersions } from "../repository/mod.ts";
@@ -49,6 +49,8 @@ export interface FunctionRegistryOptions {
   limits?: Partial<LoadLimits>;
   /** The server's response cache (`--cache-size`), for functions with `response_cache: { enable: true }`. */
   responseCache?: ResponseCache;
+  /** Runs a function with tensors, for handlers' `ctx.infer` (the lifecycle front supplies it). */
+  dispatch?: (name: string, inputs: Record<string, Tensor>, signal: AbortSignal) => Promise<Record<string, Tensor>>;
 }
 
 /** One function as registered: its config, its served versions, whether it should be serving. */
@@ -323,7 +325,9 @@ export class FunctionRegistry {
         return await readModelFile(platform, fn.entry!.dir, fn.name, `${version}/${declared.default_model_filename}`);
       },
       load: async (bytes, managed, { signal } = {}) => {
-        const backend = declared.backend === "handler" ? await this.#handlerBackend(fn, version, managed) : backends[declared.backend];
+        // A handler's host lives as long as this deployment: `execute` as its backend, or preprocess / postprocess beside the model.
+        const handler = declared.handler ? await this.#handlerHost(fn, version, managed) : undefined;
+        const backend = declared.backend === "handler" ? createHandlerBackend(handler!) : backends[declared.backend];
         if (!backend) throw new RuntimeError("INVALID_ARG", `backend '${declared.backend}' is not available`);
         const resolved = { ...declared, accelerator: declared.accelerator ?? this.#options.accelerator ?? "auto" };
         const load = () =>
@@ -343,6 +347,7 @@ export class FunctionRegistry {
             exclusive: this.#loadWork,
             placements: this.#placements,
             cache: this.#cacheFor(fn, version),
+            handler,
           });
         if (!this.#pool) return await load();
         const versions = [...this.#functions.values()].flatMap((f) => [...f.versions.values()]);
@@ -352,20 +357,19 @@ export class FunctionRegistry {
   }
 
   /**
-   * The backend of a `backend: handler` function's next deployment: a HandlerHost over the
-   * handler file, which must resolve inside the function's folder (symlinks followed), imported
-   * on its first call under this registration's tag, so a reload runs the new code.
+   * The handler of a function's next deployment: a HandlerHost over the handler file, which must
+   * resolve inside the function's folder (symlinks followed), imported on its first call under
+   * this registration's tag, so a reload runs the new code.
    */
-  async #handlerBackend(fn: FunctionRecord, version: number, managed: ManagedVersion): Promise<Backend> {
+  async #handlerHost(fn: FunctionRecord, version: number, managed: ManagedVersion): Promise<HandlerHost> {
     const { platform, clock } = this.#options;
     const declared = fn.declared!;
     if (!platform.importModule) throw new RuntimeError("UNSUPPORTED", `function '${fn.name}': this runtime cannot import handlers`);
     const path = fn.entry && (await resolveInside(platform, fn.entry.dir, declared.handler!));
     if (!path) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': handler ${declared.handler} was not found inside the function's folder`);
-    const host = new HandlerHost({
+    return new HandlerHost({
       name: fn.name,
       version,
-      config: completeConfig(declared, { inputs: [], outputs: [] }),
       path,
       importModule: platform.importModule,
       tag: String(fn.generation),
@@ -373,8 +377,8 @@ export class FunctionRegistry {
       clock,
       timeoutMs: declared.handler_timeout_ms ?? DEFAULT_HANDLER_TIMEOUT_MS,
       onCall: (step, ms, outcome) => managed.stats.handlerCall(step, ms, outcome),
+      dispatch: this.#options.dispatch,
     });
-    return createHandlerBackend(host);
   }
 
   /** The function's rate limiter: the old one (with its buckets) when `rate_limit` did not change. */

@@ -49,6 +49,8 @@ export interface LoadDeploymentOptions {
   placements?: PlacementMemory;
   /** The response cache and this version's scope in it (the function enables `response_cache`). */
   cache?: DeploymentOptions["cache"];
+  /** The function's handler (its execute as the backend, or preprocess / postprocess beside the model), closed with the deployment. */
+  handler?: DeploymentOptions["handler"];
 }
 
 /**
@@ -111,6 +113,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     // Complete the config from the first instance, so a contradiction fails before the others load.
     sessions.push(await createInstance());
     const config: FunctionConfig = completeConfig(declared, sessions[0]!.signature);
+    options.handler?.useConfig(config);
     if (probing && !measured) {
       const session = sessions[0]!;
       const probe = config.model_warmup[0] ?? zeroSample(config);
@@ -143,9 +146,11 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
       observer: options.trace?.observer(`${declared.name} v${version}`),
       onActivity: options.onActivity,
       cache: options.cache,
+      handler: options.handler,
     });
   } catch (error) {
     await Promise.all(sessions.map((s) => s.release()));
+    await options.handler?.close(); // never imported yet: nothing runs
     throw error;
   }
 }

@@ -1,5 +1,5 @@
 import { RuntimeError } from "../core/mod.ts";
-import type { Clock, InferRequest, InferResponse } from "../core/mod.ts";
+import type { Clock, InferRequest, InferResponse, Tensor } from "../core/mod.ts";
 import type { DeclaredConfig, LoadLimits } from "../config/mod.ts";
 import type { MetricsEntry, ModelStats } from "../metrics/mod.ts";
 import { AutoscaleLoop } from "./autoscale-loop.ts";
@@ -46,7 +46,7 @@ export class ModelManager {
 
   constructor(options: ModelManagerOptions) {
     this.#options = options;
-    this.#registry = new FunctionRegistry(options);
+    this.#registry = new FunctionRegistry({ ...options, dispatch: (name, inputs, signal) => this.#dispatch(name, inputs, signal) });
     this.#autoscale = new AutoscaleLoop({ clock: options.clock, log: options.platform.log });
   }
 
@@ -245,6 +245,13 @@ export class ModelManager {
     this.#stopped = true;
     for (const t of this.#timers) this.#options.clock.clearTimeout(t);
     await this.#registry.stop();
+  }
+
+  /** `ctx.infer` from a handler: another function, by tensors, as an inference request would run it. */
+  async #dispatch(name: string, inputs: Record<string, Tensor>, signal: AbortSignal): Promise<Record<string, Tensor>> {
+    const request: InferRequest = { parameters: {}, inputs: Object.entries(inputs).map(([input, tensor]) => ({ name: input, tensor })) };
+    const response = await this.infer(name, undefined, request, { signal });
+    return Object.fromEntries(response.outputs.map((o) => [o.name, o.tensor]));
   }
 
   #every(ms: number, task: () => Promise<void>): void {

@@ -1,5 +1,5 @@
 import type { FunctionConfig } from "../config/mod.ts";
-import type { Logger } from "../core/mod.ts";
+import type { Logger, Tensor } from "../core/mod.ts";
 
 /** One call of a function as its handler sees it: the HTTP body as it came, and its media type. */
 export interface FunctionRequest {
@@ -31,6 +31,11 @@ export interface HandlerContext {
   error(message: string, status?: number): HandlerError;
   /** An answer with its own media type, as `reply()`, without an import. */
   reply(body: Uint8Array | string, contentType: string): FunctionReply;
+  /**
+   * Runs another function (Triton's BLS) through its own queue and batcher, with tensors in and
+   * out, as `POST /v2/models/{name}/infer` would (its latest READY version, loaded on demand).
+   */
+  infer(name: string, inputs: Record<string, Tensor>): Promise<Record<string, Tensor>>;
 }
 
 /** A body with its media type, for an answer that is not JSON (see `reply`). */
@@ -47,14 +52,19 @@ export interface FunctionReply {
 export type FunctionAnswer = FunctionReply | Uint8Array | unknown;
 
 /**
- * The module a function's `handler:` names. Every export is optional but `execute`, which
- * `backend: handler` needs. `execute` is given the requests the scheduler batched (one, unless
- * the function sets `max_batch_size` and `dynamic_batching`) and answers each, in order.
+ * The module a function's `handler:` names. `backend: handler` needs `execute`, given the
+ * requests the scheduler batched (one, unless the function sets `max_batch_size` and
+ * `dynamic_batching`), answering each in order. Around a model, `POST /v1/functions/{name}` needs
+ * `preprocess`; `postprocess` is optional. The rest is optional everywhere.
  */
 export interface Handler {
   /** Once, before the first call (after the module is imported on first use). */
   initialize?(ctx: HandlerContext): void | Promise<void>;
   execute?(requests: FunctionRequest[], ctx: HandlerContext): FunctionAnswer[] | Promise<FunctionAnswer[]>;
+  /** Around a model: the body → the model's input tensors (by input name; validated like any request's). */
+  preprocess?(request: FunctionRequest, ctx: HandlerContext): Record<string, Tensor> | Promise<Record<string, Tensor>>;
+  /** Around a model: its outputs (all of them, by name) → the answer. Absent: the outputs as JSON tensors. */
+  postprocess?(outputs: Record<string, Tensor>, request: FunctionRequest, ctx: HandlerContext): FunctionAnswer | Promise<FunctionAnswer>;
   /** Once, when the function unloads or parks, if it was initialized. */
   finalize?(ctx: HandlerContext): void | Promise<void>;
 }

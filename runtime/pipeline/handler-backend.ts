@@ -1,10 +1,7 @@
-import { RuntimeError } from "../core/mod.ts";
 import type { Tensor } from "../core/mod.ts";
 import { HANDLER_TENSORS } from "../config/mod.ts";
 import type { Backend, LoadOptions, Session } from "../backends/backend.ts";
-import { invalidArgOf } from "./request-json.ts";
-import { isReply } from "./handler-api.ts";
-import type { FunctionAnswer, FunctionRequest } from "./handler-api.ts";
+import { encodeAnswer, functionRequest } from "./function-io.ts";
 import type { HandlerHost } from "./handler-host.ts";
 
 const utf8 = new TextEncoder();
@@ -49,32 +46,4 @@ export function createHandlerBackend(host: HandlerHost): Backend {
       });
     },
   };
-}
-
-function functionRequest(body: Uint8Array, contentType: string): FunctionRequest {
-  return {
-    body,
-    contentType,
-    text: () => text.decode(body),
-    json: <T,>() => {
-      try {
-        return JSON.parse(text.decode(body)) as T;
-      } catch (error) {
-        throw invalidArgOf(`the request body is not JSON (${(error as Error).message})`);
-      }
-    },
-  };
-}
-
-/** An answer as bytes and a media type: a reply as given, bytes as octets, anything else as JSON. */
-function encodeAnswer(answer: FunctionAnswer): { body: Uint8Array; contentType: string } {
-  if (isReply(answer)) return { body: answer.body, contentType: answer.contentType };
-  if (answer instanceof Uint8Array) return { body: answer, contentType: "application/octet-stream" };
-  let json: string | undefined;
-  try {
-    json = JSON.stringify(answer ?? null);
-  } catch (error) {
-    throw new RuntimeError("INTERNAL", `the handler's answer cannot be sent as JSON: ${(error as Error).message}`);
-  }
-  return { body: utf8.encode(json ?? "null"), contentType: "application/json" };
 }

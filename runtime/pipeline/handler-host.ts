@@ -1,11 +1,11 @@
 import { RuntimeError } from "../core/mod.ts";
-import type { Clock, Logger } from "../core/mod.ts";
+import type { Clock, Logger, Tensor } from "../core/mod.ts";
 import type { FunctionConfig } from "../config/mod.ts";
 import { HandlerError, reply } from "./handler-api.ts";
 import type { FunctionAnswer, FunctionRequest, Handler, HandlerContext } from "./handler-api.ts";
 
 /** The steps of a handler, as its errors, timeouts and counters name them. */
-export type HandlerStep = "import" | "initialize" | "execute" | "finalize";
+export type HandlerStep = "import" | "initialize" | "execute" | "preprocess" | "postprocess" | "finalize";
 
 /** How one handler call ended, for the counters. */
 export type HandlerOutcome = "ok" | "error" | "timeout";
@@ -13,7 +13,6 @@ export type HandlerOutcome = "ok" | "error" | "timeout";
 export interface HandlerHostOptions {
   name: string;
   version: number;
-  config: FunctionConfig;
   /** The handler module's resolved path (inside the function's folder). */
   path: string;
   /** Imports the module afresh for `tag` (a new registration imports new code: the dev server's reload). */
@@ -25,7 +24,12 @@ export interface HandlerHostOptions {
   timeoutMs: number;
   /** Told about every call: the step, how long it took, how it ended. */
   onCall?(step: HandlerStep, ms: number, outcome: HandlerOutcome): void;
+  /** Runs another function with tensors (`ctx.infer`); absent: ctx.infer refuses. */
+  dispatch?(name: string, inputs: Record<string, Tensor>, signal: AbortSignal): Promise<Record<string, Tensor>>;
 }
+
+/** `ctx.infer` calls one handler may have in flight at once: a handler that calls itself without end hits this, not the memory. */
+export const MAX_NESTED_CALLS = 256;
 
 /**
  * One function version's handler module: imported on first use (never at load, so a server starts
@@ -37,12 +41,18 @@ export interface HandlerHostOptions {
 export class HandlerHost {
   readonly #options: HandlerHostOptions;
   readonly #closing = new AbortController();
+  #config?: FunctionConfig;
   #ready?: Promise<Handler>;
   #initialized = false;
   #closed = false;
 
   constructor(options: HandlerHostOptions) {
     this.#options = options;
+  }
+
+  /** The version's effective config, once its load completed it (before any call: calls come after READY). */
+  useConfig(config: FunctionConfig): void {
+    this.#config = config;
   }
 
   /** Runs `execute` on `requests` (one answer each, in order). */
@@ -58,6 +68,24 @@ export class HandlerHost {
     return answers;
   }
 
+  /** Runs `preprocess`: the body → the model's inputs. */
+  async preprocess(request: FunctionRequest): Promise<Record<string, Tensor>> {
+    const handler = await this.#handler();
+    const preprocess = handler.preprocess;
+    if (typeof preprocess !== "function") throw this.#failure("preprocess", `${this.#shown} exports no preprocess(request, ctx), which POST /v1/functions/${this.#options.name} needs`, "INTERNAL");
+    const inputs = await this.#call("preprocess", (ctx) => preprocess.call(handler, request, ctx));
+    if (!inputs || typeof inputs !== "object") throw this.#failure("preprocess", "must return the model's inputs as { name: { datatype, shape, data } }", "INTERNAL");
+    return inputs;
+  }
+
+  /** Runs `postprocess` on the model's outputs, if the handler has one; else `undefined`. */
+  async postprocess(outputs: Record<string, Tensor>, request: FunctionRequest): Promise<{ answer: FunctionAnswer } | undefined> {
+    const handler = await this.#handler();
+    const postprocess = handler.postprocess;
+    if (typeof postprocess !== "function") return undefined;
+    return { answer: await this.#call("postprocess", (ctx) => postprocess.call(handler, outputs, request, ctx)) };
+  }
+
   /** Finalizes the handler if it was initialized; later calls are refused. */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -71,7 +99,7 @@ export class HandlerHost {
   }
 
   get #shown(): string {
-    return `handler ${this.#options.config.handler ?? this.#options.path}`;
+    return `handler ${this.#config?.handler ?? this.#options.path}`;
   }
 
   #handler(): Promise<Handler> {
@@ -136,7 +164,8 @@ export class HandlerHost {
   }
 
   #context(signal: AbortSignal): HandlerContext {
-    const { name, version, config, log, clock } = this.#options;
+    const { name, version, log, clock } = this.#options;
+    const config = this.#config!;
     const parameters = Object.fromEntries(Object.entries(config.parameters).map(([k, v]) => [k, v.string_value]));
     const prefix = `${name} v${version} handler: `;
     return {
@@ -149,7 +178,22 @@ export class HandlerHost {
       signal,
       error: (message, status) => new HandlerError(message, status),
       reply,
+      infer: (target, inputs) => this.#dispatch(target, inputs, signal),
     };
+  }
+
+  #nested = 0;
+
+  async #dispatch(target: string, inputs: Record<string, Tensor>, signal: AbortSignal): Promise<Record<string, Tensor>> {
+    const { dispatch, name } = this.#options;
+    if (!dispatch) throw new RuntimeError("UNSUPPORTED", `function '${name}': ctx.infer is not available here`);
+    if (this.#nested >= MAX_NESTED_CALLS) throw new RuntimeError("UNAVAILABLE", `function '${name}': ${MAX_NESTED_CALLS} ctx.infer calls already in flight (does it call itself?)`);
+    this.#nested++;
+    try {
+      return await dispatch(target, inputs, signal);
+    } finally {
+      this.#nested--;
+    }
   }
 
   /** What a handler threw, as the client sees it: a HandlerError keeps its 4xx, anything else is a 500. */

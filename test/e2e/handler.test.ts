@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { inProcess, startServer } from "../support/start-server.ts";
+import { FUNCTIONS, inProcess, startServer } from "../support/start-server.ts";
 import type { TestServer } from "../support/start-server.ts";
 import { tempRepository } from "../support/spawn-server.ts";
 import { FakeClock } from "../support/fake-clock.ts";
@@ -134,6 +134,59 @@ export function finalize() { log("finalize"); }
     const request = { inputs: [{ name: "body", datatype: "BYTES", shape: [1, 1], data: [text] }, { name: "content_type", datatype: "BYTES", shape: [1, 1], data: ["application/json"] }] };
     const response = await (await fetch(`${server.url}/v2/models/word_count/infer`, { method: "POST", body: JSON.stringify(request) })).json();
     expect(JSON.parse(response.outputs.find((o: { name: string }) => o.name === "body").data[0])).toEqual({ words: 2, longest: "one" });
+  });
+});
+
+describe("handlers around a model: preprocess → the model (batched) → postprocess, and ctx.infer", () => {
+  /** `simple` (the real ONNX model) with a handler that takes {"a": [...16], "b": [...16]}. */
+  function simpleWithHandler(source: string): string {
+    const repo = tempRepository("simple");
+    writeFileSync(join(repo, "simple", "handler.ts"), source);
+    writeFileSync(join(repo, "simple", "function.yaml"), readFileSync(join(repo, "simple", "function.yaml"), "utf8") + "handler: handler.ts\n");
+    return repo;
+  }
+  const pre = `export function preprocess(request) {
+  const { a, b } = request.json();
+  return { INPUT0: { datatype: "INT32", shape: [1, 16], data: Int32Array.from(a) }, INPUT1: { datatype: "INT32", shape: [1, 16], data: Int32Array.from(b) } };
+}
+`;
+  const a = Array.from({ length: 16 }, (_, i) => i);
+  const b = Array(16).fill(1);
+
+  it("answers with postprocess's JSON; the KServe route still takes tensors straight to the model", async () => {
+    server = await startServer({ repository: simpleWithHandler(pre + "export const postprocess = (outputs) => ({ sum: [...outputs.OUTPUT0.data], difference: [...outputs.OUTPUT1.data] });\n") });
+    const r = await call("simple", JSON.stringify({ a, b }));
+    expect(r).toEqual({ status: 200, type: "application/json", json: { sum: a.map((x) => x + 1), difference: a.map((x) => x - 1) } });
+    const kserve = await fetch(`${server.url}/v2/models/simple/infer`, {
+      method: "POST",
+      body: JSON.stringify({ inputs: [{ name: "INPUT0", datatype: "INT32", shape: [1, 16], data: a }, { name: "INPUT1", datatype: "INT32", shape: [1, 16], data: b }] }),
+    });
+    expect((await kserve.json()).outputs[0].data).toEqual(a.map((x) => x + 1));
+  });
+
+  it("without postprocess, answers the model's outputs as JSON tensors; preprocess output that does not fit fails naming the input", async () => {
+    server = await startServer({ repository: simpleWithHandler(pre) });
+    const r = await call("simple", JSON.stringify({ a, b }));
+    expect(r.json.outputs.OUTPUT0).toEqual({ datatype: "INT32", shape: [1, 16], data: a.map((x) => x + 1) });
+    const short = await call("simple", JSON.stringify({ a: [1, 2], b: [1, 2] }));
+    expect(short.status).toBe(500);
+    expect(short.json.error).toBe("function 'simple' preprocess: input 'INPUT0' has 2 elements for shape [1, 16] (16)");
+  });
+
+  it("ctx.infer runs another function through its own scheduler (Triton's BLS)", async () => {
+    const repo = handlerRepository(`export async function execute(requests, ctx) {
+  return Promise.all(requests.map(async (r) => {
+    const { a, b } = r.json();
+    const out = await ctx.infer("simple", { INPUT0: { datatype: "INT32", shape: [1, 16], data: Int32Array.from(a) }, INPUT1: { datatype: "INT32", shape: [1, 16], data: Int32Array.from(b) } });
+    return { sum: [...out.OUTPUT0.data] };
+  }));
+}
+`);
+    cpSync(join(FUNCTIONS, "simple"), join(repo, "simple"), { recursive: true });
+    server = await startServer({ repository: repo });
+    expect((await call("fn", JSON.stringify({ a, b }))).json).toEqual({ sum: a.map((x) => x + 1) });
+    const stats = (await (await fetch(`${server.url}/v2/models/simple/stats`)).json()).model_stats[0];
+    expect(stats.inference_count).toBe(1);
   });
 });
 

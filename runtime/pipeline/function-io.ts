@@ -1,0 +1,68 @@
+import { RuntimeError } from "../core/mod.ts";
+import type { Tensor } from "../core/mod.ts";
+import { encodeJsonData, isDataType, storageFor } from "../tensor/mod.ts";
+import { isReply } from "./handler-api.ts";
+import type { FunctionAnswer, FunctionRequest } from "./handler-api.ts";
+import { invalidArgOf } from "./request-json.ts";
+
+const utf8 = new TextEncoder();
+const text = new TextDecoder();
+
+/** A function-style request as a handler sees it. */
+export function functionRequest(body: Uint8Array, contentType: string): FunctionRequest {
+  return {
+    body,
+    contentType,
+    text: () => text.decode(body),
+    json: <T,>() => {
+      try {
+        return JSON.parse(text.decode(body)) as T;
+      } catch (error) {
+        throw invalidArgOf(`the request body is not JSON (${(error as Error).message})`);
+      }
+    },
+  };
+}
+
+/** An answer as bytes and a media type: a reply as given, bytes as octets, anything else as JSON. */
+export function encodeAnswer(answer: FunctionAnswer): { body: Uint8Array; contentType: string } {
+  if (isReply(answer)) return { body: answer.body, contentType: answer.contentType };
+  if (answer instanceof Uint8Array) return { body: answer, contentType: "application/octet-stream" };
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(answer ?? null);
+  } catch (error) {
+    throw new RuntimeError("INTERNAL", `the handler's answer cannot be sent as JSON: ${(error as Error).message}`);
+  }
+  return { body: utf8.encode(json ?? "null"), contentType: "application/json" };
+}
+
+/** A model's outputs as JSON (`{"outputs": {name: {datatype, shape, data}}}`), for a handler without postprocess. */
+export function outputsAnswer(outputs: Record<string, Tensor>): { body: Uint8Array; contentType: string } {
+  const parts = Object.entries(outputs).map(
+    ([name, t]) => `${JSON.stringify(name)}:{"datatype":${JSON.stringify(t.datatype)},"shape":${JSON.stringify(t.shape)},"data":${encodeJsonData(t, { name })}}`,
+  );
+  return { body: utf8.encode(`{"outputs":{${parts.join(",")}}}`), contentType: "application/json" };
+}
+
+/**
+ * Checks what `preprocess` returned before it meets the model: each input a tensor with a known
+ * datatype, a shape of whole non-negative dimensions, and data of that datatype's storage and
+ * that shape's size. The model's own checks (names, dims, batch) follow as for any request.
+ */
+export function checkHandlerInputs(fn: string, inputs: Record<string, unknown>): Record<string, Tensor> {
+  const fail = (name: string, problem: string) => new RuntimeError("INTERNAL", `function '${fn}' preprocess: input '${name}' ${problem}`);
+  for (const [name, value] of Object.entries(inputs)) {
+    const t = value as Partial<Tensor> | null;
+    if (!t || typeof t !== "object") throw fail(name, "is not a tensor { datatype, shape, data }");
+    if (!isDataType(t.datatype)) throw fail(name, `has datatype ${JSON.stringify(t.datatype)}, not one of KServe's (FP32, INT64, BYTES…)`);
+    if (!Array.isArray(t.shape) || !t.shape.every((d) => Number.isInteger(d) && d >= 0)) throw fail(name, "needs a shape of whole non-negative dimensions");
+    const count = t.shape.reduce((n: number, d: number) => n * d, 1);
+    const Storage = storageFor(t.datatype);
+    const data = t.data as unknown;
+    const ok = Storage ? data instanceof Storage : Array.isArray(data) && data.every((e) => e instanceof Uint8Array);
+    if (!ok) throw fail(name, `needs its data as ${Storage ? Storage.name : "an array of Uint8Array"} for ${t.datatype}`);
+    if ((data as ArrayLike<unknown>).length !== count) throw fail(name, `has ${(data as ArrayLike<unknown>).length} elements for shape [${t.shape.join(", ")}] (${count})`);
+  }
+  return inputs as Record<string, Tensor>;
+}
