@@ -6,7 +6,8 @@ import type { FunctionRequest, HandlerContext } from "../../runtime/mod.ts";
 /** One call for every request the batcher gathered: one answer each, in order. */
 export function execute(requests: FunctionRequest[], ctx: HandlerContext) {
   return requests.map((request) => {
-    const { text } = request.json<{ text?: unknown }>();
+    // Whatever the client sent: `null`, `[]` and `"x"` are JSON too.
+    const text = (request.json<{ text?: unknown } | null>() ?? {}).text;
     if (typeof text !== "string") throw ctx.error('send {"text": "..."}');
     const words = text.split(/\s+/).filter((w) => w.length > 0);
     const longest = words.reduce((a, b) => (b.length > a.length ? b : a), "");

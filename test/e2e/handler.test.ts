@@ -40,7 +40,8 @@ describe("handlers (backend: handler) through POST /v1/functions/{name}", () => 
 
   it("answers the client's mistakes with 400 naming the function and the step, and only the culprit of a batch fails", async () => {
     server = await startServer({ repository: tempRepository("word_count") });
-    const [bad, good, notJson] = await Promise.all([call("word_count", JSON.stringify({ nope: 1 })), call("word_count", JSON.stringify({ text: "ok" })), call("word_count", "{")]);
+    const [bad, good, notJson, nullBody] = await Promise.all([call("word_count", JSON.stringify({ nope: 1 })), call("word_count", JSON.stringify({ text: "ok" })), call("word_count", "{"), call("word_count", "null")]);
+    expect(nullBody.status).toBe(400); // the fuzzer's find: JSON that is not an object
     expect(bad).toMatchObject({ status: 400, json: { error: `function 'word_count' execute: send {"text": "..."}` } });
     expect(good).toMatchObject({ status: 200, json: { words: 1 } });
     expect(notJson.status).toBe(400);

@@ -280,7 +280,15 @@ const extraHeaders = fc.dictionary(
 /** Well-formed HTTP requests: mutated inference bodies, odd paths, odd headers. */
 export const framedRequest: fc.Arbitrary<FuzzRequest> = fc
   .record({
-    target: fc.oneof({ weight: 8, arbitrary: fc.constant("infer" as const) }, { weight: 2, arbitrary: fc.constant("model" as const) }, { weight: 1, arbitrary: fc.constant("other" as const) }, { weight: 1, arbitrary: fc.constant("repository" as const) }),
+    target: fc.oneof(
+      { weight: 8, arbitrary: fc.constant("infer" as const) },
+      { weight: 2, arbitrary: fc.constant("model" as const) },
+      { weight: 1, arbitrary: fc.constant("other" as const) },
+      { weight: 1, arbitrary: fc.constant("repository" as const) },
+      { weight: 2, arbitrary: fc.constant("function" as const) },
+    ),
+    functionPath: fc.oneof({ weight: 4, arbitrary: fc.constant("/v1/functions/word_count") }, { weight: 1, arbitrary: functionName.map((n) => `/v1/functions/${n}`) }, { weight: 1, arbitrary: fc.constantFrom("/v1/functions", "/v1/functions/", "/v1/functions/word_count/x", "/v1/functions/%2e%2e") }),
+    textBody: fc.oneof(fc.string({ maxLength: 200 }).map((t) => JSON.stringify({ text: t })), fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)), fc.string({ maxLength: 100 })),
     modelPath,
     otherPath,
     repositoryPath,
@@ -292,7 +300,7 @@ export const framedRequest: fc.Arbitrary<FuzzRequest> = fc
     compress: fc.boolean(),
     extra: extraHeaders,
   })
-  .map(({ target, modelPath, otherPath, repositoryPath, version, body, method, contentType, contentEncoding, compress, extra }) => {
+  .map(({ target, modelPath, otherPath, repositoryPath, functionPath, textBody, version, body, method, contentType, contentEncoding, compress, extra }) => {
     const headers: Record<string, string> = { host: "127.0.0.1", ...extra };
     // undici refuses these client-side (and an `expect` refusal leaves its Pool stuck): raw cases send them.
     delete headers["transfer-encoding"];
@@ -302,13 +310,17 @@ export const framedRequest: fc.Arbitrary<FuzzRequest> = fc
     if (target === "infer") path = `/v2/models/${body.fn}${version}/infer`;
     else if (target === "model") path = modelPath;
     else if (target === "other") path = otherPath;
-    else {
+    else if (target === "function") {
+      // Function-style calls: a handler function's JSON (the word_count example), mutated bodies, odd names.
+      path = functionPath;
+      payload = textBody.length % 3 === 0 && body.body ? body.body : utf8.encode(textBody);
+    } else {
       path = repositoryPath;
       payload = utf8.encode(JSON.stringify({ parameters: {} }));
       headers["content-type"] = "application/json";
       label = "repository";
     }
-    if (target === "model" || target === "other") label = target;
+    if (target === "model" || target === "other" || target === "function") label = target;
     if (target === "infer" && body.headerLength !== undefined) headers["inference-header-content-length"] = body.headerLength;
     if (contentType !== undefined) headers["content-type"] = contentType;
     if (contentEncoding !== undefined) {
