@@ -25,12 +25,15 @@ export function createNodePlatform(name = `node ${process.versions.node}`): Plat
     cpuCount: () => availableParallelism(),
     log: consoleLogger(),
     trimMemory: () => void loadNative()?.trimMemory(),
-    // A query string makes a new module: a reload's tag evaluates the file again. Node (tsx) keys
-    // its cache by the file URL with its query; Bun ignores the query on a file URL and honours it
-    // on a plain path.
-    importModule: (path, tag) => {
-      const query = `?tensorfn=${encodeURIComponent(tag)}`;
-      return import(typeof process.versions.bun === "string" ? `${path}${query}` : `${pathToFileURL(path).href}${query}`);
+    // Each new tag must evaluate the file again (a reload's new code). Node: tsx's tsImport, which
+    // compiles TypeScript as ESM whatever the nearest package.json says (a repository outside a
+    // "type": "module" package would otherwise load it as CommonJS and fail) and gives each call
+    // its own module graph, the handler's own imports included. Bun compiles TypeScript itself; a
+    // query string on a plain path makes it a new module (Bun ignores one on a file URL).
+    importModule: async (path, tag) => {
+      if (typeof process.versions.bun === "string") return await import(`${path}?tensorfn=${encodeURIComponent(tag)}`);
+      const { tsImport } = await import("tsx/esm/api");
+      return (await tsImport(pathToFileURL(path).href, import.meta.url)) as Record<string, unknown>;
     },
     sha256: (chunks) => {
       const hash = createHash("sha256");

@@ -56,6 +56,8 @@ export interface StepPlan {
   encoding: Encoding;
   /** Probe readiness and `/metrics` during the window (target 7). */
   probe?: boolean;
+  /** Where to POST instead of the model's `/infer` (a function-style call: `/v1/functions/<name>`). */
+  path?: string;
 }
 
 /**
@@ -73,7 +75,7 @@ export async function benchRequest(url: string, model: string, options: { shapes
  */
 export async function measureStep(plan: StepPlan, request: EncodedRequest): Promise<Measured> {
   const model = { name: plan.model };
-  const sender = createHttpSender(plan.url, request, { path: `${modelPath(plan.model)}/infer`, connections: plan.concurrency });
+  const sender = createHttpSender(plan.url, request, { path: plan.path ?? `${modelPath(plan.model)}/infer`, connections: plan.concurrency });
   let before: StatsReading | undefined;
   let after: StatsReading | undefined;
   let meter: CpuMeter | undefined;

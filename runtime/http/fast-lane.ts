@@ -5,6 +5,7 @@ import type { DirectBody } from "./direct-body.ts";
 import { errorReply, toResponse } from "./error-status.ts";
 import type { Reply } from "./error-status.ts";
 import { inferCall } from "./infer-call.ts";
+import { functionCall } from "./function-routes.ts";
 import { health } from "./kserve-routes.ts";
 import { requestBody } from "./read-body.ts";
 import type { HeaderLookup } from "./read-body.ts";
@@ -24,7 +25,7 @@ export interface LaneRequest {
  * On Node, building the web `Request`, its `Headers`, the `Response` and the middleware chain cost
  * more CPU per small inference than decoding, batching and running the model, in a CPU profile of
  * the server under `simple` at 8 clients (`node --cpu-prof adapters/node/bin.mjs serve …`).
- * Same behaviour as the app: the same access policy, the same `inferCall` and `health`, the same
+ * Same behaviour as the app: the same access policy, the same `inferCall`, `functionCall` and `health`, the same
  * error replies, compressed as the app compresses. A request with an Origin goes to the app when
  * `--cors-origin` is set (its CORS middleware answers preflights and adds the headers).
  */
@@ -32,6 +33,7 @@ export type FastLane = (request: LaneRequest) => Promise<Reply> | undefined;
 
 const INFER = /^\/v2\/models\/([A-Za-z0-9_.-]+)(?:\/versions\/([0-9]+))?\/infer(?:\?|$)/;
 const HEALTH = /^\/v2\/health\/(live|ready)(?:\?|$)/;
+const FUNCTION = /^\/v1\/functions\/([A-Za-z0-9_.-]+)(?:\?|$)/;
 
 export function createFastLane(ctx: AppContext): FastLane {
   const authorize = createAuthorizer({ ...ctx.access, trustedOrigins: ctx.corsOrigins });
@@ -43,11 +45,12 @@ export function createFastLane(ctx: AppContext): FastLane {
     let answer: Promise<Reply>;
     if (method === "POST") {
       const m = INFER.exec(url);
-      if (!m) return undefined;
+      const f = m ? undefined : FUNCTION.exec(url);
+      if (!m && !f) return undefined;
       const path = url.split("?", 1)[0]!;
-      const call = { name: m[1]!, version: m[2], header, body: request.body };
+      const run = m ? () => inferCall(ctx, { name: m[1]!, version: m[2], header, body: request.body }) : () => functionCall(ctx, { name: f![1]!, header, body: request.body });
       const allowed = authorize(method, path, header);
-      answer = allowed ? allowed.then(() => inferCall(ctx, call)) : inferCall(ctx, call);
+      answer = allowed ? allowed.then(run) : run();
     } else if (method === "GET") {
       const m = HEALTH.exec(url);
       if (!m) return undefined;

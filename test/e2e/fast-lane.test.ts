@@ -62,6 +62,10 @@ const cases: Case[] = [
   { what: "a wrong key", method: "POST", path: "/v2/models/simple/infer", headers: { authorization: "Bearer nope" }, body: json, status: 401 },
   { what: "liveness", method: "GET", path: "/v2/health/live", status: 200 },
   { what: "readiness", method: "GET", path: "/v2/health/ready", status: 200 },
+  { what: "a function-style call", method: "POST", path: "/v1/functions/word_count", headers: { ...auth, "content-type": "application/json" }, body: '{"text": "a b c"}', status: 200 },
+  { what: "a function-style call the handler refuses", method: "POST", path: "/v1/functions/word_count", headers: auth, body: "[]", status: 400 },
+  { what: "a function-style call to a model without a handler", method: "POST", path: "/v1/functions/simple", headers: auth, body: "{}", status: 400 },
+  { what: "a function-style call without a key", method: "POST", path: "/v1/functions/word_count", body: "{}", status: 401 },
 ];
 
 const COMPARED = ["content-type", "inference-header-content-length", "www-authenticate", "connection", "content-encoding"];

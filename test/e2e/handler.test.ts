@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { FUNCTIONS, inProcess, startServer } from "../support/start-server.ts";
 import type { TestServer } from "../support/start-server.ts";
-import { tempRepository } from "../support/spawn-server.ts";
+import { spawnServer, tempRepository } from "../support/spawn-server.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 
 let server: TestServer | undefined;
@@ -98,6 +99,22 @@ export function finalize() { log("finalize"); }
     writeFileSync(join(repo, "fn", "handler.ts"), `export const execute = (rs) => rs.map(() => "new");\n`);
     expect((await fetch(`${server.url}/v2/repository/models/fn/load`, { method: "POST" })).status).toBe(200);
     expect((await call("fn", "{}")).json).toBe("new");
+  });
+
+  it("imports TypeScript handlers in `tensorfn serve` under Node too, from a repository outside any package (no \"type\": \"module\")", async () => {
+    // The in-process server runs under vitest, which compiles TypeScript itself; the CLI relies on tsx.
+    const repo = handlerRepository(`import type { FunctionRequest } from "./nowhere.ts"; // types only: erased
+import { twice } from "./helper.ts";
+export function execute(requests: FunctionRequest[]): number[] { return requests.map((r) => twice((r.json() as { n: number }).n)); }
+`);
+    writeFileSync(join(repo, "fn", "helper.ts"), "export const twice = (n: number): number => 2 * n;\n");
+    const cli = await spawnServer("node", [fileURLToPath(new URL("../../adapters/node/bin.mjs", import.meta.url)), "serve", "--repo", repo, "--port", "0"]);
+    try {
+      const response = await fetch(`${cli.url}/v1/functions/fn`, { method: "POST", body: JSON.stringify({ n: 21 }) });
+      expect([response.status, await response.json()]).toEqual([200, 42]);
+    } finally {
+      await cli.stop();
+    }
   });
 
   it("loads handler code only from inside the function's folder: a symlink out of it fails the load", async () => {

@@ -21,6 +21,7 @@ describe("the fast lane's routes", () => {
     ["POST", "/v2/models/a.b-c_d/infer?x=1"],
     ["GET", "/v2/health/ready"],
     ["GET", "/v2/health/live"],
+    ["POST", "/v1/functions/word_count"],
   ])("takes %s %s", (method, url) => {
     const answer = lane()(request(method, url));
     expect(answer).toBeInstanceOf(Promise);
@@ -38,6 +39,9 @@ describe("the fast lane's routes", () => {
     ["POST", "/v2/models/simple/infer/"],
     ["GET", "/v2/health/ready/"],
     ["GET", "/metrics"],
+    ["GET", "/v1/functions"],
+    ["POST", "/v1/functions/word_count/x"],
+    ["GET", "/v1/functions/word_count"],
   ])("leaves %s %s to the app", (method, url) => {
     expect(lane()(request(method, url))).toBeUndefined();
   });
