@@ -17,7 +17,6 @@ export interface PathProblem {
 const NOT_YET: Record<string, readonly string[]> = {
   "": [
     "sequence_batching",
-    "ensemble_scheduling",
     "model_transaction_policy",
     "batch_input",
     "batch_output",

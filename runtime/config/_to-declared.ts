@@ -9,11 +9,13 @@ import { DEFAULT_HANDLER_TIMEOUT_MS } from "./function-schema.ts";
  * unnamed groups named `<function>_<index>` as Triton does, JSON-only fields dropped.
  */
 export function toDeclared(raw: RawConfig, name: string): DeclaredConfig {
-  const backend = raw.backend ?? "onnxruntime";
-  const groups = raw.instance_group.length > 0 ? raw.instance_group : [{ name: "", count: 1, kind: "KIND_AUTO" as const, gpus: [] }];
+  // An ensemble runs no backend of its own: "ensemble" marks it inside (Triton's JSON prints "").
+  const ensemble = raw.platform === "ensemble";
+  const backend = ensemble ? "ensemble" : raw.backend || "onnxruntime";
+  const groups = raw.instance_group.length > 0 || raw.platform === "ensemble" ? raw.instance_group : [{ name: "", count: 1, kind: "KIND_AUTO" as const, gpus: [] }];
   const declared: DeclaredConfig = {
     name,
-    platform: backend === "onnxruntime" ? "onnxruntime_onnx" : "",
+    platform: ensemble ? "ensemble" : backend === "onnxruntime" ? "onnxruntime_onnx" : "",
     backend,
     input: raw.input.map((t) => ({ ...tensor(t), optional: t.optional ?? false })),
     output: raw.output.map((t) => ({ ...tensor(t), optional: false })),
@@ -35,6 +37,7 @@ export function toDeclared(raw: RawConfig, name: string): DeclaredConfig {
   if (raw.max_batch_size !== undefined) declared.max_batch_size = raw.max_batch_size;
   if (raw.dynamic_batching) declared.dynamic_batching = structuredClone(raw.dynamic_batching);
   if (raw.response_cache?.enable) declared.response_cache = { enable: true };
+  if (raw.ensemble_scheduling) declared.ensemble_scheduling = structuredClone(raw.ensemble_scheduling);
   if (raw.handler) {
     declared.handler = raw.handler;
     declared.handler_timeout_ms = raw.handler_timeout_ms ?? DEFAULT_HANDLER_TIMEOUT_MS;

@@ -53,6 +53,7 @@ async function checkFunction(reader: RepositoryReader, folder: string, name: str
   let modelFile = "model.onnx";
   let identity = false;
   let handler: string | undefined;
+  let steps: string[] = [];
   if (entries.some((e) => e.isFile && e.name === FUNCTION_FILE)) {
     const file = `${folder}/${FUNCTION_FILE}`;
     const text = await reader.readTextFile(file);
@@ -63,7 +64,8 @@ async function checkFunction(reader: RepositoryReader, folder: string, name: str
     if (parsed.config) {
       modelFile = parsed.config.default_model_filename;
       // Neither an identity nor a handler function has a model file.
-      identity = parsed.config.backend === "identity" || parsed.config.backend === "handler";
+      identity = ["identity", "handler", "ensemble"].includes(parsed.config.backend);
+      steps = parsed.config.ensemble_scheduling?.step.map((s) => s.model_name) ?? [];
       handler = parsed.config.handler;
     }
   }
@@ -81,6 +83,10 @@ async function checkFunction(reader: RepositoryReader, folder: string, name: str
     const problem = identity ? "no version folder (1/, 2/…)" : `no version folder with ${modelFile}`;
     return [...issues, { file: folder, line: 0, field: "version", problem }];
   }
+  const siblings = new Set((await reader.readDir(folder.slice(0, folder.lastIndexOf("/")) || ".")).filter((e) => e.isDirectory).map((e) => e.name));
+  steps.forEach((step, i) => {
+    if (!siblings.has(step)) issues.push({ file: `${folder}/${FUNCTION_FILE}`, line: 0, field: `ensemble_scheduling.step[${i}].model_name`, problem: `no function '${step}' in the repository` });
+  });
   if (handler !== undefined && !(await resolveInside(reader, folder, handler))) {
     issues.push({ file: `${folder}/${FUNCTION_FILE}`, line: 0, field: "handler", problem: `${handler} was not found inside the function's folder` });
   }

@@ -42,6 +42,8 @@ export function completeConfig(
 ): FunctionConfig {
   if (declared.backend === "identity") return completeIdentityConfig(declared);
   if (declared.backend === "handler") return completeHandlerConfig(declared);
+  // An ensemble's tensors are the ones it declares; its steps' functions are checked when it loads.
+  if (declared.backend === "ensemble") return { ...structuredClone(declared), accelerator: declared.accelerator ?? "auto", max_batch_size: declared.max_batch_size ?? 0 };
   const fn = `function '${declared.name}'`;
   const model = declared.default_model_filename;
   const problems: string[] = [];

@@ -33,6 +33,8 @@ export interface FunctionConfig {
    * (`--cache-size`), skipping the queue and the model. Absent = disabled.
    */
   response_cache?: { enable: boolean };
+  /** Triton's: the steps of a `platform: ensemble` function (a DAG over other functions). */
+  ensemble_scheduling?: EnsembleScheduling;
   /** Ours: the function's TypeScript handler, relative to its folder (`backend: handler`: it computes the answers). */
   handler?: string;
   /** Ours: how long one handler call may take before it is cut off with 504 (default 30 s; set when `handler` is). */
@@ -169,3 +171,18 @@ export interface Optimization {
 }
 
 export type Accelerator = "auto" | "cpu" | "cuda" | "tensorrt" | "webgpu" | "wasm";
+
+/** Triton's ensemble_scheduling: steps that run other functions, wired by tensor names. */
+export interface EnsembleScheduling {
+  step: EnsembleStep[];
+}
+
+/** One step: `model_name` (version `model_version`, -1 = the served one) with its inputs taken from, and outputs given to, ensemble tensors. */
+export interface EnsembleStep {
+  model_name: string;
+  model_version: number;
+  /** Composing function's input → the ensemble tensor that feeds it. */
+  input_map: Record<string, string>;
+  /** Composing function's output → the ensemble tensor it produces (unmapped outputs are dropped). */
+  output_map: Record<string, string>;
+}

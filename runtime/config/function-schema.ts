@@ -1,5 +1,6 @@
 import { z } from "zod";
-import type { Accelerator, DynamicBatching, InstanceGroup, InstanceRateLimiter, RateLimitConfig, ScaleConfig, TritonDataType, WarmupSample } from "./function-config.ts";
+import type { Accelerator, DynamicBatching, EnsembleScheduling, InstanceGroup, InstanceRateLimiter, RateLimitConfig, ScaleConfig, TritonDataType, WarmupSample } from "./function-config.ts";
+import { ensembleProblems } from "./_ensemble-rules.ts";
 import { identityProblems } from "./_identity-rules.ts";
 import { formatDims, knownElementCount } from "./_dims.ts";
 import { MAX_VERSION } from "./function-name.ts";
@@ -50,7 +51,8 @@ export const DEFAULT_HANDLER_TIMEOUT_MS = 30_000;
 export interface RawConfig {
   name?: string;
   platform?: string;
-  backend?: (typeof BACKENDS)[number];
+  /** "" only in Triton's JSON, where an ensemble's backend prints empty. */
+  backend?: (typeof BACKENDS)[number] | "";
   max_batch_size?: number;
   input: RawTensor[];
   output: RawTensor[];
@@ -67,6 +69,7 @@ export interface RawConfig {
   scale?: ScaleConfig;
   rate_limit?: Omit<RateLimitConfig, "burst" | "total_burst"> & { burst?: number; total_burst?: number };
   response_cache?: { enable: boolean };
+  ensemble_scheduling?: EnsembleScheduling;
   handler?: string;
   handler_timeout_ms?: number;
 }
@@ -289,7 +292,9 @@ function parametersSchema(dialect: Dialect) {
 }
 
 function schemaFor(dialect: Dialect): z.ZodType<RawConfig> {
-  const platforms = dialect === "json" ? ([...ONNX_PLATFORMS, ""] as const) : ONNX_PLATFORMS;
+  const platforms = dialect === "json" ? ([...ONNX_PLATFORMS, "ensemble", ""] as const) : ([...ONNX_PLATFORMS, "ensemble"] as const);
+  // Triton's JSON prints an ensemble's backend as "".
+  const backends = dialect === "json" ? ([...BACKENDS, ""] as const) : BACKENDS;
   const ownKeys: z.ZodRawShape =
     dialect === "yaml"
       ? {
@@ -310,7 +315,7 @@ function schemaFor(dialect: Dialect): z.ZodType<RawConfig> {
     .strictObject({
       name: z.string().optional(),
       platform: z.enum(platforms).optional(),
-      backend: z.enum(BACKENDS).optional(),
+      backend: z.enum(backends).optional(),
       max_batch_size: z.int().min(0).optional(),
       input: inputSchema(dialect).array().default([]),
       output: outputSchema(dialect).array().default([]),
@@ -328,6 +333,17 @@ function schemaFor(dialect: Dialect): z.ZodType<RawConfig> {
         }),
       model_warmup: warmupSchema(dialect).array().default([]),
       response_cache: message({ enable: z.boolean().default(false) }).optional(),
+      ensemble_scheduling: message({
+        step: z
+          .strictObject({
+            model_name: z.string().min(1),
+            model_version: z.int().min(-1).default(-1),
+            input_map: z.record(z.string(), z.string()).default({}),
+            output_map: z.record(z.string(), z.string()).default({}),
+          })
+          .array()
+          .min(1),
+      }).optional(),
       ...ownKeys,
     })
     .superRefine((config, ctx) => {
@@ -433,6 +449,11 @@ function semanticProblems(config: RawConfig): { path: PropertyKey[]; problem: st
       problems.push({ path: ["instance_group", i, "gpus"], problem: `gpus apply to KIND_GPU and KIND_AUTO groups, not ${group.kind}` });
     }
   });
+  if (config.platform === "ensemble") {
+    problems.push(...ensembleProblems(config));
+  } else if (config.ensemble_scheduling) {
+    problems.push({ path: ["ensemble_scheduling"], problem: "applies to `platform: ensemble` only" });
+  }
   if (config.backend === "handler") {
     if (config.platform) problems.push({ path: ["platform"], problem: `'${config.platform}' does not apply to backend 'handler'; remove platform` });
     if (!config.handler) problems.push({ path: ["backend"], problem: "backend 'handler' computes with the function's handler; name it with `handler: handler.ts`" });

@@ -17,7 +17,7 @@ export function toTritonJson(config: FunctionConfig): Record<string, unknown> {
   const json: Record<string, unknown> = {
     name: config.name,
     platform: config.platform,
-    backend: config.backend,
+    backend: config.backend === "ensemble" ? "" : config.backend,
     version_policy: structuredClone(config.version_policy),
     max_batch_size: config.max_batch_size,
     input: config.input.map(inputJson),
@@ -49,6 +49,7 @@ export function toTritonJson(config: FunctionConfig): Record<string, unknown> {
   json.parameters = structuredClone(config.parameters);
   json.model_warmup = config.model_warmup.map((w) => ({ ...structuredClone(w), inputs: structuredClone(w.inputs) }));
   json.response_cache = { enable: config.response_cache?.enable ?? false };
+  if (config.ensemble_scheduling) json.ensemble_scheduling = structuredClone(config.ensemble_scheduling);
   return json;
 }
 

@@ -208,7 +208,7 @@ describe("parseFunctionConfig() reports", () => {
   });
 
   it("keys of later features as not supported yet", () => {
-    for (const key of ["sequence_batching", "ensemble_scheduling"]) {
+    for (const key of ["sequence_batching"]) {
       expect(issuesOf(`max_batch_size: 1\n${key}: {}\n`)).toEqual([`${FILE}:2: ${key}: not supported yet`]);
     }
   });
@@ -222,6 +222,31 @@ describe("parseFunctionConfig() reports", () => {
     expect(issuesOf("backend: handler\nhandler: h.ts\ninput: [{ name: a, data_type: TYPE_FP32, dims: [1] }]\n")[0]).toMatch(/:3: input: backend 'handler' takes each request's body as it comes/);
     expect(declared("handler: h.ts\n")).toMatchObject({ backend: "onnxruntime", handler: "h.ts" }); // preprocess / postprocess around the model
     expect(issuesOf("handler_timeout_ms: 5\n")[0]).toMatch(/:1: handler_timeout_ms: applies to a function with a handler/);
+  });
+
+  it("an ensemble: declared tensors, steps wired by tensor names; what no ensemble may have, with file:line", () => {
+    const ok = yaml`
+      platform: ensemble
+      max_batch_size: 8
+      input: [{ name: A, data_type: TYPE_INT32, dims: [16] }, { name: B, data_type: TYPE_INT32, dims: [16] }]
+      output: [{ name: TWICE_A, data_type: TYPE_INT32, dims: [16] }]
+      ensemble_scheduling:
+        step:
+          - { model_name: simple, input_map: { INPUT0: A, INPUT1: B }, output_map: { OUTPUT0: sum, OUTPUT1: diff } }
+          - { model_name: simple, model_version: 1, input_map: { INPUT0: sum, INPUT1: diff }, output_map: { OUTPUT0: TWICE_A } }
+    `;
+    expect(declared(ok)).toMatchObject({ platform: "ensemble", backend: "ensemble", instance_group: [], ensemble_scheduling: { step: [{ model_name: "simple", model_version: -1 }, { model_version: 1 }] } });
+    expect(issuesOf(ok.replace("INPUT1: diff", "INPUT1: nowhere"))).toEqual([`${FILE}:8: ensemble_scheduling.step[1].input_map.INPUT1: tensor 'nowhere' is neither an ensemble input nor any step's output`]);
+    expect(issuesOf(ok.replace("OUTPUT1: diff", "OUTPUT1: sum"))[0]).toBe(`${FILE}:7: ensemble_scheduling.step[0].output_map.OUTPUT1: tensor 'sum' is produced twice: step 0 produces it already`);
+    expect(issuesOf(ok.replace("{ OUTPUT0: TWICE_A }", "{ OUTPUT0: other }"))).toEqual([`${FILE}:4: output[0].name: no step produces ensemble output 'TWICE_A' (map it in a step's output_map)`]);
+    const cycle = ok.replace("{ INPUT0: A, INPUT1: B }", "{ INPUT0: A, INPUT1: back }").replace("{ OUTPUT0: TWICE_A }", "{ OUTPUT0: TWICE_A, OUTPUT1: back }");
+    expect(issuesOf(cycle)).toEqual([`${FILE}:7: ensemble_scheduling.step[0]: steps 0 → 1 → 0 form a cycle: each waits for the next one's output`]);
+    expect(issuesOf(`${ok}instance_group: [{ count: 2 }]\ndynamic_batching: {}\n`).map((i) => i.replace(/^[^:]+:\d+: /, ""))).toEqual([
+      "instance_group: an ensemble has no instances of its own; its steps' functions have theirs",
+      "dynamic_batching: an ensemble has no batcher of its own; each step is batched by its function's",
+    ]);
+    expect(issuesOf("platform: ensemble\n")).toEqual([`${FILE}:1: platform: an ensemble needs ensemble_scheduling with its steps`]);
+    expect(issuesOf("ensemble_scheduling: { step: [{ model_name: a, input_map: { x: y } }] }\n")).toEqual([`${FILE}:1: ensemble_scheduling: applies to \`platform: ensemble\` only`]);
   });
 
   it("response_cache: enable must be a boolean; `response_cache: {}` leaves it off, as in Triton", () => {
@@ -288,7 +313,7 @@ describe("parseFunctionConfig() reports", () => {
       `${FILE}:9: instance_group[1].kind: 'KIND_TPU' is not a kind; did you mean 'KIND_GPU'?`,
       `${FILE}:10: accelerator: 'gpu' is not an accelerator; did you mean 'cuda'?`,
       `${FILE}:11: optimization.graph.level: 3 is not a level (valid: -1, 0, 1, 2)`,
-      `${FILE}:12: platform: 'tensorrt_plan' is not a platform (valid: 'onnxruntime_onnx', 'onnxruntime')`,
+      `${FILE}:12: platform: 'tensorrt_plan' is not a platform (valid: 'onnxruntime_onnx', 'onnxruntime', 'ensemble')`,
     ]);
   });
 
