@@ -1,5 +1,6 @@
 import type { PathProblem } from "./_describe-issues.ts";
 import type { RawConfig } from "./function-schema.ts";
+import type { FunctionConfig, TensorConfig } from "./function-config.ts";
 
 /**
  * What an ensemble's own config must satisfy, before any other function is looked at (Triton's
@@ -77,4 +78,54 @@ export function findCycle(needs: readonly number[][]): number[] | undefined {
     return [...flow.slice(start), ...flow.slice(0, start)];
   }
   return undefined;
+}
+
+/**
+ * How an ensemble's steps fit the functions they run (`functions[i]`: step i's effective config),
+ * checked when the ensemble loads, since those functions' tensors may come from their models: every
+ * mapped name exists, every required input is mapped, and each ensemble tensor has one datatype and
+ * compatible dims wherever it is produced and read (-1 matches anything). A batching ensemble needs
+ * functions that batch at least as much.
+ */
+export function ensembleWiringProblems(
+  ensemble: Pick<FunctionConfig, "name" | "max_batch_size" | "input" | "output" | "ensemble_scheduling">,
+  functions: readonly Pick<FunctionConfig, "name" | "max_batch_size" | "input" | "output">[],
+): string[] {
+  const problems: string[] = [];
+  const steps = ensemble.ensemble_scheduling?.step ?? [];
+  // Every place an ensemble tensor is declared: the ensemble's own inputs and outputs, each step's side of it.
+  const seen = new Map<string, { where: string; data_type: string; dims: number[] }>();
+  const agree = (tensor: string, where: string, t: Pick<TensorConfig, "data_type" | "dims">) => {
+    const first = seen.get(tensor);
+    if (!first) return void seen.set(tensor, { where, data_type: t.data_type, dims: [...t.dims] });
+    if (first.data_type !== t.data_type) problems.push(`tensor '${tensor}' is ${first.data_type} at ${first.where} but ${t.data_type} at ${where}`);
+    else if (!compatibleDims(first.dims, t.dims)) problems.push(`tensor '${tensor}' has dims [${first.dims.join(", ")}] at ${first.where} but [${t.dims.join(", ")}] at ${where}`);
+  };
+  for (const t of ensemble.input) agree(t.name, "the ensemble's input", t);
+  for (const t of ensemble.output) agree(t.name, "the ensemble's output", t);
+  steps.forEach((step, i) => {
+    const fn = functions[i]!;
+    const at = `step ${i} ('${step.model_name}')`;
+    if (ensemble.max_batch_size > 0 && fn.max_batch_size < ensemble.max_batch_size) {
+      problems.push(`${at}: '${fn.name}' batches up to ${fn.max_batch_size}, less than the ensemble's max_batch_size ${ensemble.max_batch_size}`);
+    }
+    const inputs = new Map(fn.input.map((t) => [t.name, t]));
+    const outputs = new Map(fn.output.map((t) => [t.name, t]));
+    for (const [name, tensor] of Object.entries(step.input_map)) {
+      const t = inputs.get(name);
+      if (!t) problems.push(`${at}: input_map names input '${name}', which '${fn.name}' does not have (it has: ${[...inputs.keys()].join(", ") || "none"})`);
+      else agree(tensor, `${at} input '${name}'`, t);
+    }
+    for (const t of fn.input) if (!t.optional && !(t.name in step.input_map)) problems.push(`${at}: '${fn.name}' input '${t.name}' is not mapped in input_map`);
+    for (const [name, tensor] of Object.entries(step.output_map)) {
+      const t = outputs.get(name);
+      if (!t) problems.push(`${at}: output_map names output '${name}', which '${fn.name}' does not have (it has: ${[...outputs.keys()].join(", ") || "none"})`);
+      else agree(tensor, `${at} output '${name}'`, t);
+    }
+  });
+  return problems;
+}
+
+function compatibleDims(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((d, i) => d === -1 || b[i] === -1 || d === b[i]);
 }

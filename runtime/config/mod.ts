@@ -6,6 +6,8 @@
 export type {
   Accelerator,
   DynamicBatching,
+  EnsembleScheduling,
+  EnsembleStep,
   FunctionConfig,
   InstanceGroup,
   InstanceRateLimiter,
@@ -31,3 +33,4 @@ export { checkFunctionConfig, checkRepository, FUNCTION_FILE, type RepositoryRea
 export { FUNCTION_NAME_RULE, functionNameProblem, MAX_FUNCTION_NAME_LENGTH, MAX_VERSION, parseVersion, quoteName } from "./function-name.ts";
 export { modelPathProblem, type PathResolver, resolveInside } from "./model-path.ts";
 export { defaultLoadLimits, LIMIT_FLAGS, limitProblems, type LoadLimits } from "./load-limits.ts";
+export { ensembleWiringProblems } from "./_ensemble-rules.ts";

@@ -1,8 +1,8 @@
 import type { Clock, InferRequest, InferResponse } from "../core/mod.ts";
 import { RuntimeError } from "../core/mod.ts";
 import type { Backend, Session } from "../backends/backend.ts";
-import { createScheduler } from "../scheduler/mod.ts";
-import type { InstanceScheduler, ModelInstance, ResourceClaim, ResourceLimiter, ResourceNeeds, ScheduledRequest, ScheduledResult, SchedulerObserver } from "../scheduler/mod.ts";
+import { createScheduler, hasInstances } from "../scheduler/mod.ts";
+import type { InstanceScheduler, ModelInstance, ResourceClaim, ResourceLimiter, ResourceNeeds, ScheduledRequest, ScheduledResult, Scheduler, SchedulerObserver, StepDispatch } from "../scheduler/mod.ts";
 import type { FunctionConfig } from "../config/mod.ts";
 import type { ResponseCache } from "../cache/mod.ts";
 import type { HandlerHost } from "../pipeline/mod.ts";
@@ -41,6 +41,8 @@ export interface DeploymentOptions {
   cache?: { store: ResponseCache; scope: string };
   /** The function's handler (`backend: handler`'s execute, or preprocess / postprocess around the model), finalized on close. */
   handler?: HandlerHost;
+  /** Runs another function by tensors: an ensemble's steps. */
+  dispatch?: StepDispatch;
 }
 
 /**
@@ -58,7 +60,9 @@ export class Deployment {
   readonly stats: ModelStats;
   readonly #options: DeploymentOptions;
   readonly #sessions: Session[];
-  readonly #scheduler: InstanceScheduler;
+  readonly #scheduler: Scheduler;
+  /** The same scheduler when it runs on instances of its own (not an ensemble's): scaling goes there. */
+  readonly #instances?: InstanceScheduler;
   #active = 0;
   #closing = false;
   /** Rate-limiter registrations by instance. */
@@ -81,7 +85,9 @@ export class Deployment {
       observer: options.observer ? observeAll(this.stats, options.observer) : this.stats,
       clock: options.clock,
       acquire: options.resources ? (instance) => this.#claims.get(instance)?.acquire() ?? Promise.resolve(() => {}) : undefined,
+      dispatch: options.dispatch,
     });
+    if (hasInstances(this.#scheduler)) this.#instances = this.#scheduler;
   }
 
   /** The function's handler, when it has one. */
@@ -178,15 +184,16 @@ export class Deployment {
   /** Grows or shrinks to `count` instances (at least one); removed instances finish their batch first. */
   scaleTo(count: number): Promise<void> {
     const target = Math.max(1, count);
+    if (!this.#instances) return this.#scaling; // an ensemble has no instances to scale
     this.#scaling = this.#scaling.then(async () => {
       while (!this.#closing && this.#sessions.length < target && this.#options.createInstance) {
         const session = this.#instanceFor(await this.#options.createInstance());
         if (this.#closing) return void (await session.release());
         this.#sessions.push(session);
-        this.#scheduler.addInstance(session);
+        this.#instances!.addInstance(session);
       }
       while (!this.#closing && this.#sessions.length > target) {
-        const removed = (await this.#scheduler.removeInstance()) as Session;
+        const removed = (await this.#instances!.removeInstance()) as Session;
         this.#sessions.splice(this.#sessions.indexOf(removed), 1);
         this.#claims.get(removed)?.unregister();
         this.#claims.delete(removed);

@@ -1,15 +1,16 @@
 import { invalidArg, RuntimeError } from "../core/mod.ts";
 import type { Clock, Platform, Tensor } from "../core/mod.ts";
 import { DEFAULT_HANDLER_TIMEOUT_MS, defaultLoadLimits, fieldPath, formatIssue, functionNameProblem, limitProblems, MAX_VERSION, parseFunctionConfig, resolveInside } from "../config/mod.ts";
-import type { Accelerator, DeclaredConfig, LoadLimits } from "../config/mod.ts";
+import type { Accelerator, DeclaredConfig, FunctionConfig, LoadLimits } from "../config/mod.ts";
 import type { Backend } from "../backends/backend.ts";
 import { fingerprint, readModelFile, scanRepository, selectVersions } from "../repository/mod.ts";
 import { createHandlerBackend, HandlerHost } from "../pipeline/mod.ts";
 import type { FunctionEntry } from "../repository/mod.ts";
 import type { TraceRecorder } from "../metrics/mod.ts";
-import type { ResourceLimiter } from "../scheduler/mod.ts";
+import type { ResourceLimiter, StepDispatch } from "../scheduler/mod.ts";
 import type { ResponseCache } from "../cache/mod.ts";
 import { loadDeployment } from "./load-deployment.ts";
+import { loadEnsembleDeployment } from "./load-ensemble.ts";
 import { PlacementMemory } from "./execution-thread.ts";
 import { ManagedVersion } from "./managed-version.ts";
 import type { IdlePolicy, VersionLoader } from "./managed-version.ts";
@@ -49,8 +50,10 @@ export interface FunctionRegistryOptions {
   limits?: Partial<LoadLimits>;
   /** The server's response cache (`--cache-size`), for functions with `response_cache: { enable: true }`. */
   responseCache?: ResponseCache;
-  /** Runs a function with tensors, for handlers' `ctx.infer` (the lifecycle front supplies it). */
-  dispatch?: (name: string, inputs: Record<string, Tensor>, signal: AbortSignal) => Promise<Record<string, Tensor>>;
+  /** Runs a function with tensors, for handlers' `ctx.infer` and ensembles' steps (the lifecycle front supplies it). */
+  dispatch?: StepDispatch;
+  /** A function's effective config, loading it on demand (an ensemble's steps; the lifecycle front supplies it). */
+  lookup?: (name: string, version: string | undefined) => Promise<FunctionConfig>;
 }
 
 /** One function as registered: its config, its served versions, whether it should be serving. */
@@ -319,12 +322,13 @@ export class FunctionRegistry {
     const declared = fn.declared!;
     return {
       readBytes: async () => {
-        if (declared.backend === "identity" || declared.backend === "handler") return new Uint8Array();
+        if (declared.backend === "identity" || declared.backend === "handler" || declared.backend === "ensemble") return new Uint8Array();
         const file = fn.files?.get(version);
         if (file) return file;
         return await readModelFile(platform, fn.entry!.dir, fn.name, `${version}/${declared.default_model_filename}`);
       },
       load: async (bytes, managed, { signal } = {}) => {
+        if (declared.backend === "ensemble") return await this.#loadEnsemble(fn, version, managed);
         // A handler's host lives as long as this deployment: `execute` as its backend, or preprocess / postprocess beside the model.
         const handler = declared.handler ? await this.#handlerHost(fn, version, managed) : undefined;
         const backend = declared.backend === "handler" ? createHandlerBackend(handler!) : backends[declared.backend];
@@ -378,6 +382,23 @@ export class FunctionRegistry {
       timeoutMs: declared.handler_timeout_ms ?? DEFAULT_HANDLER_TIMEOUT_MS,
       onCall: (step, ms, outcome) => managed.stats.handlerCall(step, ms, outcome),
       dispatch: this.#options.dispatch,
+    });
+  }
+
+  async #loadEnsemble(fn: FunctionRecord, version: number, managed: ManagedVersion) {
+    const { dispatch, lookup, platform, clock, trace } = this.#options;
+    if (!dispatch || !lookup) throw new RuntimeError("UNSUPPORTED", `ensemble '${fn.name}': this server cannot run ensembles`);
+    return await loadEnsembleDeployment({
+      declared: { ...fn.declared!, accelerator: fn.declared!.accelerator ?? "auto" },
+      version,
+      clock,
+      log: platform.log,
+      stats: managed.stats,
+      trace,
+      onActivity: (busy) => managed.activity(busy),
+      cache: this.#cacheFor(fn, version),
+      dispatch,
+      lookup,
     });
   }
 

@@ -46,7 +46,11 @@ export class ModelManager {
 
   constructor(options: ModelManagerOptions) {
     this.#options = options;
-    this.#registry = new FunctionRegistry({ ...options, dispatch: (name, inputs, signal) => this.#dispatch(name, inputs, signal) });
+    this.#registry = new FunctionRegistry({
+      ...options,
+      dispatch: (name, version, inputs, signal) => this.#dispatch(name, version, inputs, signal),
+      lookup: async (name, version) => (await this.acquire(name, version)).config,
+    });
     this.#autoscale = new AutoscaleLoop({ clock: options.clock, log: options.platform.log });
   }
 
@@ -248,9 +252,9 @@ export class ModelManager {
   }
 
   /** `ctx.infer` from a handler: another function, by tensors, as an inference request would run it. */
-  async #dispatch(name: string, inputs: Record<string, Tensor>, signal: AbortSignal): Promise<Record<string, Tensor>> {
+  async #dispatch(name: string, version: string | undefined, inputs: Record<string, Tensor>, signal: AbortSignal): Promise<Record<string, Tensor>> {
     const request: InferRequest = { parameters: {}, inputs: Object.entries(inputs).map(([input, tensor]) => ({ name: input, tensor })) };
-    const response = await this.infer(name, undefined, request, { signal });
+    const response = await this.infer(name, version, request, { signal });
     return Object.fromEntries(response.outputs.map((o) => [o.name, o.tensor]));
   }
 

@@ -24,8 +24,8 @@ export interface HandlerHostOptions {
   timeoutMs: number;
   /** Told about every call: the step, how long it took, how it ended. */
   onCall?(step: HandlerStep, ms: number, outcome: HandlerOutcome): void;
-  /** Runs another function with tensors (`ctx.infer`); absent: ctx.infer refuses. */
-  dispatch?(name: string, inputs: Record<string, Tensor>, signal: AbortSignal): Promise<Record<string, Tensor>>;
+  /** Runs another function with tensors (`ctx.infer`; version undefined: the served one); absent: ctx.infer refuses. */
+  dispatch?(name: string, version: string | undefined, inputs: Record<string, Tensor>, signal: AbortSignal): Promise<Record<string, Tensor>>;
 }
 
 /** `ctx.infer` calls one handler may have in flight at once: a handler that calls itself without end hits this, not the memory. */
@@ -190,7 +190,7 @@ export class HandlerHost {
     if (this.#nested >= MAX_NESTED_CALLS) throw new RuntimeError("UNAVAILABLE", `function '${name}': ${MAX_NESTED_CALLS} ctx.infer calls already in flight (does it call itself?)`);
     this.#nested++;
     try {
-      return await dispatch(target, inputs, signal);
+      return await dispatch(target, undefined, inputs, signal);
     } finally {
       this.#nested--;
     }

@@ -3,7 +3,9 @@ import type { DynamicBatching, FunctionConfig, QueuePolicy } from "../config/mod
 import { DynamicBatcher } from "./dynamic/dynamic-batcher.ts";
 import type { LevelPolicy } from "./queue/priority-queue.ts";
 import type { SchedulerObserver } from "./scheduler-observer.ts";
-import type { InstanceScheduler, ModelInstance } from "./scheduler.ts";
+import type { InstanceScheduler, ModelInstance, Scheduler } from "./scheduler.ts";
+import { EnsembleScheduler } from "./ensemble/ensemble-scheduler.ts";
+import type { StepDispatch } from "./ensemble/ensemble-scheduler.ts";
 
 /** What a scheduler is built on, besides the function's config. */
 export interface SchedulerSetup {
@@ -12,15 +14,26 @@ export interface SchedulerSetup {
   observer?: SchedulerObserver;
   /** Waits until `instance` may execute (Triton's rate limiter); see DynamicBatcherOptions.acquire. */
   acquire?: (instance: ModelInstance) => Promise<() => void>;
+  /** Runs another function by tensors: an ensemble's steps (required for `platform: ensemble`). */
+  dispatch?: StepDispatch;
+}
+
+/** Whether a scheduler executes on instances of its own (the deployment then scales them). */
+export function hasInstances(scheduler: Scheduler): scheduler is InstanceScheduler {
+  return typeof (scheduler as Partial<InstanceScheduler>).addInstance === "function";
 }
 
 /**
- * The scheduler a function's config asks for: Triton's dynamic batcher with its `dynamic_batching`
- * settings, or, without `dynamic_batching`, the same batcher with a batch of 1 (every request runs
- * alone, as in Triton's default scheduler). The one place a config picks its scheduler: sequence
- * and continuous batching join here.
+ * The scheduler a function's config asks for: an ensemble's (its steps as dataflow), else Triton's
+ * dynamic batcher with its `dynamic_batching` settings, or, without `dynamic_batching`, the same
+ * batcher with a batch of 1 (every request runs alone, as in Triton's default scheduler). The one
+ * place a config picks its scheduler: sequence and continuous batching join here.
  */
-export function createScheduler(config: FunctionConfig, setup: SchedulerSetup): InstanceScheduler {
+export function createScheduler(config: FunctionConfig, setup: SchedulerSetup): Scheduler {
+  if (config.ensemble_scheduling) {
+    if (!setup.dispatch) throw new Error("an ensemble's scheduler needs a dispatch to its steps' functions");
+    return new EnsembleScheduler({ name: config.name, steps: config.ensemble_scheduling.step, outputs: config.output.map((o) => o.name), dispatch: setup.dispatch, observer: setup.observer });
+  }
   const batching = config.dynamic_batching;
   return new DynamicBatcher({
     instances: setup.instances,

@@ -1,5 +1,7 @@
 export type { InstanceScheduler, ModelInstance, ScheduledRequest, ScheduledResult, Scheduler } from "./scheduler.ts";
-export { createScheduler } from "./create-scheduler.ts";
+export { createScheduler, hasInstances } from "./create-scheduler.ts";
+export { EnsembleScheduler } from "./ensemble/ensemble-scheduler.ts";
+export type { EnsembleSchedulerOptions, StepDispatch } from "./ensemble/ensemble-scheduler.ts";
 export type { SchedulerSetup } from "./create-scheduler.ts";
 export type { ExecutionTiming, SchedulerObserver } from "./scheduler-observer.ts";
 export type { LevelPolicy } from "./queue/priority-queue.ts";

@@ -1,0 +1,64 @@
+import { RuntimeError } from "../core/mod.ts";
+import type { Clock, Logger } from "../core/mod.ts";
+import { completeConfig, ensembleWiringProblems } from "../config/mod.ts";
+import type { DeclaredConfig, FunctionConfig } from "../config/mod.ts";
+import type { Backend } from "../backends/backend.ts";
+import type { ModelStats, TraceRecorder } from "../metrics/mod.ts";
+import type { StepDispatch } from "../scheduler/mod.ts";
+import { Deployment } from "./deployment.ts";
+import type { DeploymentOptions } from "./deployment.ts";
+
+export interface LoadEnsembleOptions {
+  declared: DeclaredConfig & { accelerator: NonNullable<DeclaredConfig["accelerator"]> };
+  version: number;
+  clock: Clock;
+  log: Logger;
+  stats: ModelStats;
+  trace?: TraceRecorder;
+  onActivity?: (busy: boolean) => void;
+  cache?: DeploymentOptions["cache"];
+  /** Runs a step's function by tensors. */
+  dispatch: StepDispatch;
+  /** A step's function's effective config, loading it if it is not (Triton loads composing models with the ensemble). */
+  lookup(name: string, version: string | undefined): Promise<FunctionConfig>;
+}
+
+/** An ensemble runs no backend of its own; nothing of it ever loads a session. */
+const NO_BACKEND: Backend = {
+  name: "ensemble",
+  load: () => Promise.reject(new Error("an ensemble has no sessions")),
+};
+
+/**
+ * Loads an ensemble: loads every step's function, checks the wiring against their effective
+ * configs (names, required inputs, datatypes and dims of every tensor, batch sizes) and builds a
+ * deployment whose scheduler runs the steps. A wiring problem fails the load, naming each one.
+ */
+export async function loadEnsembleDeployment(options: LoadEnsembleOptions): Promise<Deployment> {
+  const { declared, version, log } = options;
+  const config = completeConfig(declared, { inputs: [], outputs: [] });
+  const steps = config.ensemble_scheduling!.step;
+  const functions = await Promise.all(
+    steps.map((step, i) =>
+      options.lookup(step.model_name, step.model_version >= 0 ? String(step.model_version) : undefined).catch((error: Error) => {
+        throw new RuntimeError("INVALID_ARG", `ensemble '${config.name}' step ${i} ('${step.model_name}'): ${error.message}`);
+      }),
+    ),
+  );
+  const problems = ensembleWiringProblems(config, functions);
+  if (problems.length > 0) throw new RuntimeError("INVALID_ARG", `ensemble '${config.name}': ${problems.join("; ")}`);
+  const prefix = `${declared.name} v${version}`;
+  return new Deployment({
+    config,
+    version,
+    sessions: [],
+    backend: NO_BACKEND,
+    clock: options.clock,
+    stats: options.stats,
+    log: { warn: (m) => log.warn(`${prefix}: ${m}`), error: (m) => log.error(`${prefix}: ${m}`) },
+    observer: options.trace?.observer(`${declared.name} v${version}`),
+    onActivity: options.onActivity,
+    cache: options.cache,
+    dispatch: options.dispatch,
+  });
+}

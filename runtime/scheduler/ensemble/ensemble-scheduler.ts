@@ -1,0 +1,126 @@
+import { RuntimeError } from "../../core/mod.ts";
+import type { Tensor } from "../../core/mod.ts";
+import type { EnsembleStep } from "../../config/mod.ts";
+import type { SchedulerObserver } from "../scheduler-observer.ts";
+import type { ScheduledRequest, ScheduledResult, Scheduler } from "../scheduler.ts";
+
+/** Runs one step's function by tensors (through that function's own queue and batcher). */
+export type StepDispatch = (name: string, version: string | undefined, inputs: Record<string, Tensor>, signal: AbortSignal) => Promise<Record<string, Tensor>>;
+
+export interface EnsembleSchedulerOptions {
+  /** The ensemble's name, for errors. */
+  name: string;
+  steps: readonly EnsembleStep[];
+  /** The ensemble's outputs, by tensor name. */
+  outputs: readonly string[];
+  dispatch: StepDispatch;
+  observer?: SchedulerObserver;
+}
+
+/**
+ * Triton's ensemble scheduler, as dataflow: a step is dispatched as soon as every tensor it reads
+ * exists, so independent steps run concurrently, and the request is answered once every ensemble
+ * output is produced. Each step is an ordinary request to its function, so that function's
+ * batcher batches it with every other pipeline's; tensors pass between steps as they are (no
+ * copy, no encoding). It holds nothing itself: no queue, no instances. The first step that fails
+ * fails the request (the others are told through their signal) with an error naming the step.
+ */
+export class EnsembleScheduler implements Scheduler {
+  readonly #options: EnsembleSchedulerOptions;
+  #inflight = 0;
+  #stopping = false;
+  #drained: (() => void)[] = [];
+
+  constructor(options: EnsembleSchedulerOptions) {
+    this.#options = options;
+  }
+
+  get queued(): number {
+    return 0; // ensembles hold nothing: their steps queue in their own functions
+  }
+
+  hasRoom(): boolean {
+    return !this.#stopping;
+  }
+
+  inflight(): number {
+    return this.#inflight;
+  }
+
+  async enqueue(request: ScheduledRequest, options: { signal?: AbortSignal } = {}): Promise<ScheduledResult> {
+    if (this.#stopping) throw new RuntimeError("UNAVAILABLE", "the model is being unloaded");
+    this.#inflight++;
+    this.#options.observer?.dequeued(0, 0);
+    try {
+      return await this.#run(request.feeds, options.signal);
+    } finally {
+      this.#inflight--;
+      if (this.#stopping && this.#inflight === 0) for (const resolve of this.#drained.splice(0)) resolve();
+    }
+  }
+
+  stop(): Promise<void> {
+    this.#stopping = true;
+    if (this.#inflight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#drained.push(resolve));
+  }
+
+  async #run(feeds: Record<string, Tensor>, signal: AbortSignal | undefined): Promise<ScheduledResult> {
+    const { steps, outputs, name } = this.#options;
+    const tensors = new Map<string, Tensor>(Object.entries(feeds));
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(signal?.reason);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const started = new Set<number>();
+    const running = new Set<Promise<void>>();
+    let failure: unknown;
+    try {
+      for (;;) {
+        steps.forEach((step, i) => {
+          if (started.has(i) || failure !== undefined || !Object.values(step.input_map).every((t) => tensors.has(t))) return;
+          started.add(i);
+          const run: Promise<void> = this.#step(i, step, tensors, controller.signal)
+            .catch((error) => {
+              if (failure === undefined) failure = error;
+              controller.abort(error);
+            })
+            .finally(() => running.delete(run));
+          running.add(run);
+        });
+        if (running.size === 0) break;
+        await Promise.race(running);
+        // Answer the failure now; the steps still running learn it from their signal, and their results go nowhere.
+        if (failure !== undefined) break;
+      }
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+    }
+    if (failure !== undefined) throw failure;
+    const result: ScheduledResult = {};
+    for (const output of outputs) {
+      const tensor = tensors.get(output);
+      if (!tensor) throw new RuntimeError("INTERNAL", `ensemble '${name}': no step produced output '${output}'`);
+      result[output] = tensor;
+    }
+    return result;
+  }
+
+  async #step(i: number, step: EnsembleStep, tensors: Map<string, Tensor>, signal: AbortSignal): Promise<void> {
+    const inputs: Record<string, Tensor> = {};
+    for (const [input, tensor] of Object.entries(step.input_map)) inputs[input] = tensors.get(tensor)!;
+    const version = step.model_version >= 0 ? String(step.model_version) : undefined;
+    const where = `ensemble '${this.#options.name}' step ${i} ('${step.model_name}')`;
+    let out: Record<string, Tensor>;
+    try {
+      out = await this.#options.dispatch(step.model_name, version, inputs, signal);
+    } catch (error) {
+      if (error instanceof RuntimeError) throw new RuntimeError(error.code, `${where}: ${error.message}`, { cause: error, status: error.status, retryAfterMs: error.retryAfterMs });
+      throw new RuntimeError("INTERNAL", `${where}: ${(error as Error)?.message ?? error}`, { cause: error });
+    }
+    for (const [output, tensor] of Object.entries(step.output_map)) {
+      const value = out[output];
+      if (!value) throw new RuntimeError("INTERNAL", `${where} gave no output '${output}'`);
+      tensors.set(tensor, value);
+    }
+  }
+}

@@ -1,0 +1,116 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { startServer } from "../support/start-server.ts";
+import type { TestServer } from "../support/start-server.ts";
+import { tempRepository } from "../support/spawn-server.ts";
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** A repository with `simple` (the real ONNX model) and ensembles over it, by name → function.yaml. */
+function repository(ensembles: Record<string, string>): string {
+  const repo = tempRepository("simple");
+  for (const [name, yaml] of Object.entries(ensembles)) {
+    mkdirSync(join(repo, name, "1"), { recursive: true });
+    writeFileSync(join(repo, name, "function.yaml"), yaml);
+  }
+  return repo;
+}
+
+const TENSORS = (inputs: string[], outputs: string[]) =>
+  [`input: [${inputs.map((n) => `{ name: ${n}, data_type: TYPE_INT32, dims: [16] }`).join(", ")}]`, `output: [${outputs.map((n) => `{ name: ${n}, data_type: TYPE_INT32, dims: [16] }`).join(", ")}]`].join("\n");
+
+// simple twice: (a+b) + (a-b) = 2a and (a+b) - (a-b) = 2b.
+const TWICE = `platform: ensemble
+max_batch_size: 8
+${TENSORS(["A", "B"], ["TWO_A", "TWO_B"])}
+ensemble_scheduling:
+  step:
+    - { model_name: simple, input_map: { INPUT0: A, INPUT1: B }, output_map: { OUTPUT0: sum, OUTPUT1: diff } }
+    - { model_name: simple, input_map: { INPUT0: sum, INPUT1: diff }, output_map: { OUTPUT0: TWO_A, OUTPUT1: TWO_B } }
+`;
+
+// A diamond: two independent steps on the inputs, a third on both their outputs.
+const DIAMOND = `platform: ensemble
+max_batch_size: 8
+${TENSORS(["A", "B"], ["OUT"])}
+ensemble_scheduling:
+  step:
+    - { model_name: simple, input_map: { INPUT0: A, INPUT1: B }, output_map: { OUTPUT0: left } }
+    - { model_name: simple, input_map: { INPUT0: B, INPUT1: A }, output_map: { OUTPUT1: right } }
+    - { model_name: simple, input_map: { INPUT0: left, INPUT1: right }, output_map: { OUTPUT0: OUT } }
+`;
+
+const a = Array.from({ length: 16 }, (_, i) => i);
+const b = Array.from({ length: 16 }, (_, i) => 100 - i);
+const body = (names = ["A", "B"]) => JSON.stringify({ inputs: names.map((name, i) => ({ name, datatype: "INT32", shape: [1, 16], data: i === 0 ? a : b })) });
+
+async function infer(name: string, payload = body()) {
+  const response = await fetch(`${server!.url}/v2/models/${name}/infer`, { method: "POST", body: payload });
+  return { status: response.status, json: await response.json() };
+}
+
+const statsOf = async (name: string) => (await (await fetch(`${server!.url}/v2/models/${name}/stats`)).json()).model_stats[0];
+
+describe("ensembles (platform: ensemble)", () => {
+  it("runs the steps as a chain, each through its function's scheduler, tensors passed between them", async () => {
+    server = await startServer({ repository: repository({ twice: TWICE }) });
+    const r = await infer("twice");
+    expect(r.status).toBe(200);
+    expect(r.json.model_name).toBe("twice");
+    expect(Object.fromEntries(r.json.outputs.map((o: { name: string; data: number[] }) => [o.name, o.data]))).toEqual({ TWO_A: a.map((x) => 2 * x), TWO_B: b.map((x) => 2 * x) });
+    // simple ran twice (one request per step); the ensemble answered once and executed nothing itself.
+    expect((await statsOf("simple")).inference_count).toBe(2);
+    const ensemble = await statsOf("twice");
+    expect([ensemble.inference_stats.success.count, ensemble.execution_count]).toEqual([1, 0]);
+  });
+
+  it("runs independent steps concurrently and a step that needs both after them (a diamond)", async () => {
+    server = await startServer({ repository: repository({ diamond: DIAMOND }) });
+    const results = await Promise.all(Array.from({ length: 8 }, () => infer("diamond")));
+    // left = a + b, right = b - a, OUT = left + right = 2b.
+    for (const r of results) expect(r.json.outputs[0].data).toEqual(b.map((x) => 2 * x));
+    // Three step requests per pipeline, each through simple's own queue and batcher.
+    expect((await statsOf("simple")).inference_count).toBe(24);
+  });
+
+  it("answers a request the ensemble's own config refuses with 400, before any step runs", async () => {
+    server = await startServer({ repository: repository({ twice: TWICE }) });
+    const wrong = await infer("twice", body(["A", "C"]));
+    expect(wrong.status).toBe(400);
+    expect((await statsOf("simple")).inference_count).toBe(0);
+  });
+
+  it("fails to load when a step does not fit its function, naming the step and the tensor; the index says why", async () => {
+    const mismatched = TWICE.replace("{ name: A, data_type: TYPE_INT32, dims: [16] }", "{ name: A, data_type: TYPE_FP32, dims: [16] }");
+    const unmapped = TWICE.replace("input_map: { INPUT0: sum, INPUT1: diff }", "input_map: { INPUT0: sum }");
+    server = await startServer({ repository: repository({ mismatched, unmapped }) });
+    const r1 = await infer("mismatched", body());
+    expect(r1.status).toBe(503);
+    expect(r1.json.error).toContain("tensor 'A' is TYPE_FP32 at the ensemble's input but TYPE_INT32 at step 0 ('simple') input 'INPUT0'");
+    const r2 = await infer("unmapped", body());
+    expect(r2.json.error).toContain("step 1 ('simple'): 'simple' input 'INPUT1' is not mapped in input_map");
+    const index = await (await fetch(`${server.url}/v2/repository/index`, { method: "POST" })).json();
+    expect(index.find((row: { name: string }) => row.name === "unmapped").state).toBe("FAILED");
+  });
+
+  it("names the failing step and its function's error", async () => {
+    const missing = TWICE.replace("model_name: simple, input_map: { INPUT0: sum", "model_name: nothing_here, input_map: { INPUT0: sum");
+    server = await startServer({ repository: repository({ missing }) });
+    const r = await infer("missing");
+    expect(r.status).toBe(503);
+    expect(r.json.error).toContain("ensemble 'missing' step 1 ('nothing_here'): Request for unknown model: 'nothing_here' is not found");
+  });
+
+  it("shows as an ensemble in its config and in the function list", async () => {
+    server = await startServer({ repository: repository({ twice: TWICE }) });
+    const config = await (await fetch(`${server.url}/v2/models/twice/config`)).json();
+    expect([config.platform, config.backend, config.ensemble_scheduling.step.length, config.instance_group]).toEqual(["ensemble", "", 2, []]);
+    const list = (await (await fetch(`${server.url}/v1/functions`)).json()).functions;
+    expect(list.find((f: { name: string }) => f.name === "twice").kind).toBe("ensemble");
+  });
+});

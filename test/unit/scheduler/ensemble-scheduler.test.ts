@@ -1,0 +1,87 @@
+import { describe, expect, it } from "vitest";
+import { EnsembleScheduler } from "../../../runtime/scheduler/mod.ts";
+import type { Tensor } from "../../../runtime/core/mod.ts";
+import { RuntimeError } from "../../../runtime/core/mod.ts";
+import { settle } from "../../support/fake-instance.ts";
+
+const t = (v: number): Tensor => ({ datatype: "FP32", shape: [1], data: Float32Array.of(v) });
+const value = (x: Tensor | undefined) => (x!.data as Float32Array)[0];
+
+/** A dispatch that records each call and finishes only when the test says, per call. */
+function manualDispatch() {
+  const calls: { name: string; inputs: Record<string, Tensor>; finish(out: Record<string, Tensor>): void; fail(e: unknown): void; signal: AbortSignal }[] = [];
+  const dispatch = (name: string, _version: string | undefined, inputs: Record<string, Tensor>, signal: AbortSignal) =>
+    new Promise<Record<string, Tensor>>((resolve, reject) => calls.push({ name, inputs, finish: resolve, fail: reject, signal }));
+  return { calls, dispatch };
+}
+
+const diamond = [
+  { model_name: "left", model_version: -1, input_map: { x: "A" }, output_map: { y: "l" } },
+  { model_name: "right", model_version: -1, input_map: { x: "A" }, output_map: { y: "r" } },
+  { model_name: "join", model_version: -1, input_map: { a: "l", b: "r" }, output_map: { y: "OUT" } },
+];
+
+describe("EnsembleScheduler", () => {
+  it("dispatches independent steps together and a step only once every tensor it reads exists", async () => {
+    const { calls, dispatch } = manualDispatch();
+    const scheduler = new EnsembleScheduler({ name: "e", steps: diamond, outputs: ["OUT"], dispatch });
+    const result = scheduler.enqueue({ feeds: { A: t(1) }, batchSize: 1, shapeKey: "" });
+    await settle();
+    expect(calls.map((c) => c.name)).toEqual(["left", "right"]);
+    expect(scheduler.inflight()).toBe(1);
+    calls[0]!.finish({ y: t(10) });
+    await settle();
+    expect(calls.map((c) => c.name)).toEqual(["left", "right"]); // join still waits for right
+    calls[1]!.finish({ y: t(20) });
+    await settle();
+    expect(calls[2]!.name).toBe("join");
+    expect([value(calls[2]!.inputs.a), value(calls[2]!.inputs.b)]).toEqual([10, 20]);
+    calls[2]!.finish({ y: t(30) });
+    expect(value((await result).OUT)).toBe(30);
+    expect(scheduler.inflight()).toBe(0);
+  });
+
+  it("passes tensors by reference: a step receives the very tensor an earlier one produced", async () => {
+    const { calls, dispatch } = manualDispatch();
+    const scheduler = new EnsembleScheduler({ name: "e", steps: diamond, outputs: ["OUT"], dispatch });
+    const input = t(1);
+    const result = scheduler.enqueue({ feeds: { A: input }, batchSize: 1, shapeKey: "" });
+    await settle();
+    expect(calls[0]!.inputs.x).toBe(input);
+    const left = t(2);
+    calls[0]!.finish({ y: left });
+    calls[1]!.finish({ y: t(3) });
+    await settle();
+    expect(calls[2]!.inputs.a).toBe(left);
+    calls[2]!.finish({ y: t(4) });
+    await result;
+  });
+
+  it("fails the request with the first failing step's error, naming the step, keeps its code, and aborts the steps still running", async () => {
+    const { calls, dispatch } = manualDispatch();
+    const scheduler = new EnsembleScheduler({ name: "e", steps: diamond, outputs: ["OUT"], dispatch });
+    const result = scheduler.enqueue({ feeds: { A: t(1) }, batchSize: 1, shapeKey: "" });
+    await settle();
+    calls[1]!.fail(new RuntimeError("INVALID_ARG", "bad values"));
+    await expect(result).rejects.toMatchObject({ code: "INVALID_ARG", message: "ensemble 'e' step 1 ('right'): bad values" });
+    expect(calls[0]!.signal.aborted).toBe(true);
+    expect(calls).toHaveLength(2); // join never ran
+  });
+
+  it("`stop()` refuses new requests and resolves once the running ones finish", async () => {
+    const { calls, dispatch } = manualDispatch();
+    const scheduler = new EnsembleScheduler({ name: "e", steps: [diamond[0]!], outputs: ["l"], dispatch });
+    const running = scheduler.enqueue({ feeds: { A: t(1) }, batchSize: 1, shapeKey: "" });
+    await settle();
+    let stopped = false;
+    const stopping = scheduler.stop().then(() => (stopped = true));
+    await expect(scheduler.enqueue({ feeds: { A: t(1) }, batchSize: 1, shapeKey: "" })).rejects.toMatchObject({ code: "UNAVAILABLE" });
+    expect(scheduler.hasRoom()).toBe(false);
+    await settle();
+    expect(stopped).toBe(false);
+    calls[0]!.finish({ y: t(5) });
+    expect(value((await running).l)).toBe(5);
+    await stopping;
+    expect(scheduler.queued).toBe(0);
+  });
+});
