@@ -10,7 +10,7 @@
  *
  *   npm run bench:functions [-- --quick]
  */
-import { cpSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -46,6 +46,20 @@ export const postprocess = (outputs) => ({ sum: Array.from(outputs.OUTPUT0.data)
 `,
 );
 
+// Ensembles of 1 and 4 identity steps: the difference is what 3 more steps cost.
+const chain = (steps: number) => `platform: ensemble
+max_batch_size: 8
+input: [{ name: T0, data_type: TYPE_STRING, dims: [-1] }]
+output: [{ name: T${steps}, data_type: TYPE_STRING, dims: [-1] }]
+ensemble_scheduling:
+  step:
+${Array.from({ length: steps }, (_, i) => `    - { model_name: simple_identity, input_map: { INPUT0: T${i} }, output_map: { OUTPUT0: T${i + 1} } }`).join("\n")}
+`;
+for (const steps of [1, 4]) {
+  mkdirSync(join(repo, `identity_x${steps}`, "1"), { recursive: true });
+  writeFileSync(join(repo, `identity_x${steps}`, "function.yaml"), chain(steps));
+}
+
 const json = (value: unknown): EncodedRequest => ({ body: new TextEncoder().encode(JSON.stringify(value)), headers: { "content-type": "application/json" }, inputs: [] });
 const numbers = Array.from({ length: 16 }, (_, i) => i);
 const servers: ServerProcess[] = [];
@@ -59,6 +73,8 @@ try {
     { label: "bare node:http (the floor)", server: bare, model: "simple", request: await benchRequest(tensorfn.url, "simple", { encoding: "json" }), stats: false },
     { label: "`simple_identity`, KServe JSON (serving, no compute)", server: tensorfn, model: "simple_identity", request: await benchRequest(tensorfn.url, "simple_identity", { encoding: "json", shapes: { INPUT0: [16] } }), stats: true },
     { label: "`word_count` handler, POST /v1/functions", server: tensorfn, model: "word_count", path: "/v1/functions/word_count", request: json({ text: "the quick brown fox jumps over the lazy dog" }), stats: true },
+    { label: "`identity_x1`: an ensemble of 1 simple_identity step, KServe JSON", server: tensorfn, model: "identity_x1", request: json({ inputs: [{ name: "T0", datatype: "BYTES", shape: [1, 16], data: Array(16).fill("x") }] }), stats: true },
+    { label: "`identity_x4`: an ensemble of 4 simple_identity steps, KServe JSON", server: tensorfn, model: "identity_x4", request: json({ inputs: [{ name: "T0", datatype: "BYTES", shape: [1, 16], data: Array(16).fill("x") }] }), stats: true },
     { label: "`simple`, KServe JSON", server: tensorfn, model: "simple", request: await benchRequest(tensorfn.url, "simple", { encoding: "json" }), stats: true },
     { label: "`simple_pre`: preprocess → simple → postprocess, POST /v1/functions", server: tensorfn, model: "simple_pre", path: "/v1/functions/simple_pre", request: json({ a: numbers, b: numbers }), stats: true },
   ];
@@ -104,10 +120,12 @@ for (const r of rows) {
     `| ${r.concurrency} | ${r.label} | ${mid.inferPerS.toFixed(0)} | ${r.rounds.map((m) => m.inferPerS.toFixed(0)).join(" / ")} | ${mid.latencyMs?.p50.toFixed(3)} | ${cores === null ? "n/a" : cores.toFixed(2)} | ${cores === null || mid.inferPerS <= 0 ? "n/a" : ((cores / mid.inferPerS) * 1e6).toFixed(0)} |`,
   );
 }
+const perStep = (c: number) => ((p50("`identity_x4`", c) - p50("`identity_x1`", c)) / 3) * 1000;
 const p50 = (label: string, c: number) => median(rows.find((r) => r.label.startsWith(label) && r.concurrency === c)!.rounds.map((m) => m.latencyMs?.p50 ?? NaN));
 lines.push(
   "",
   `- At c=1, a handler's function-style call (\`word_count\`) takes ${(p50("`word_count`", 1) / p50("`simple_identity`", 1)).toFixed(2)}× the p50 of the KServe serving path alone (\`simple_identity\`), and the handler around \`simple\` (preprocess, the model, postprocess) ${(p50("`simple_pre`", 1) / p50("`simple`, KServe", 1)).toFixed(2)}× \`simple\` on the KServe route (${((p50("`simple_pre`", 1) - p50("`simple`, KServe", 1)) * 1000).toFixed(0)} µs more).`,
+  `- An ensemble step costs ${perStep(1).toFixed(0)} µs of p50 at c=1 (identity_x4 − identity_x1, ÷ 3; issue 12's target: ≤ 50 µs: ${perStep(1) <= 50 ? "met" : "missed"}) and ${perStep(8).toFixed(0)} µs at c=8.`,
   "",
 );
 if (values.quick) log(lines.join("\n"));

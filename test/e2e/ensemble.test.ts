@@ -69,6 +69,12 @@ describe("ensembles (platform: ensemble)", () => {
     expect([ensemble.inference_stats.success.count, ensemble.execution_count]).toEqual([1, 0]);
   });
 
+  it("serves the simple_twice example as bundled", async () => {
+    server = await startServer({ repository: tempRepository("simple", "simple_twice") });
+    const r = await infer("simple_twice");
+    expect(r.json.outputs.map((o: { name: string; data: number[] }) => [o.name, o.data])).toEqual([["TWO_A", a.map((x) => 2 * x)], ["TWO_B", b.map((x) => 2 * x)]]);
+  });
+
   it("runs independent steps concurrently and a step that needs both after them (a diamond)", async () => {
     server = await startServer({ repository: repository({ diamond: DIAMOND }) });
     const results = await Promise.all(Array.from({ length: 8 }, () => infer("diamond")));
