@@ -1,6 +1,7 @@
 import type { PathProblem } from "./_describe-issues.ts";
 import type { RawConfig } from "./function-schema.ts";
 import type { FunctionConfig, TensorConfig } from "./function-config.ts";
+import { conditionTensors, parseCondition } from "./step-condition.ts";
 
 /**
  * What an ensemble's own config must satisfy, before any other function is looked at (Triton's
@@ -36,6 +37,21 @@ export function ensembleProblems(config: RawConfig): PathProblem[] {
       }
     }
   });
+  // What each step reads: its inputs and the tensors its condition looks at.
+  const reads = scheduling.step.map((step, i) => {
+    const tensors = Object.values(step.input_map);
+    if (step.condition === undefined) return tensors;
+    try {
+      const tensorsRead = conditionTensors(parseCondition(step.condition));
+      for (const t of tensorsRead) {
+        if (!producer.has(t)) problems.push({ path: ["ensemble_scheduling", "step", i, "condition"], problem: `reads tensor '${t}', which is neither an ensemble input nor any step's output` });
+      }
+      return [...tensors, ...tensorsRead];
+    } catch (error) {
+      problems.push({ path: ["ensemble_scheduling", "step", i, "condition"], problem: `${(error as Error).message}` });
+      return tensors;
+    }
+  });
   scheduling.step.forEach((step, i) => {
     if (Object.keys(step.input_map).length === 0) problems.push({ path: ["ensemble_scheduling", "step", i, "input_map"], problem: "a step needs at least one input" });
     for (const [input, tensor] of Object.entries(step.input_map)) {
@@ -47,7 +63,7 @@ export function ensembleProblems(config: RawConfig): PathProblem[] {
     if (by === undefined) problems.push({ path: ["output", i, "name"], problem: `no step produces ensemble output '${t.name}' (map it in a step's output_map)` });
     else if (by < 0) problems.push({ path: ["output", i, "name"], problem: `'${t.name}' is an ensemble input; an output must come from a step` });
   });
-  const cycle = findCycle(scheduling.step.map((step) => Object.values(step.input_map).map((t) => producer.get(t) ?? -1).filter((p) => p >= 0)));
+  const cycle = findCycle(reads.map((tensors) => tensors.map((t) => producer.get(t) ?? -1).filter((p) => p >= 0)));
   if (cycle) problems.push({ path: ["ensemble_scheduling", "step", cycle[0]!], problem: `steps ${cycle.join(" → ")} → ${cycle[0]} form a cycle: each waits for the next one's output` });
   return problems;
 }

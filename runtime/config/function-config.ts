@@ -185,4 +185,10 @@ export interface EnsembleStep {
   input_map: Record<string, string>;
   /** Composing function's output → the ensemble tensor it produces (unmapped outputs are dropped). */
   output_map: Record<string, string>;
+  /**
+   * Ours: the step runs only when this holds (config/step-condition.ts); otherwise its outputs are
+   * not produced, the steps that need them do not run either, and the answer leaves out the
+   * ensemble outputs nobody produced (an early exit).
+   */
+  condition?: string;
 }

@@ -340,6 +340,8 @@ function schemaFor(dialect: Dialect): z.ZodType<RawConfig> {
             model_version: z.int().min(-1).default(-1),
             input_map: z.record(z.string(), z.string()).default({}),
             output_map: z.record(z.string(), z.string()).default({}),
+            // Ours: run the step only when this holds (step-condition.ts).
+            condition: z.string().optional(),
           })
           .array()
           .min(1),

@@ -34,3 +34,5 @@ export { FUNCTION_NAME_RULE, functionNameProblem, MAX_FUNCTION_NAME_LENGTH, MAX_
 export { modelPathProblem, type PathResolver, resolveInside } from "./model-path.ts";
 export { defaultLoadLimits, LIMIT_FLAGS, limitProblems, type LoadLimits } from "./load-limits.ts";
 export { ensembleWiringProblems } from "./_ensemble-rules.ts";
+export { conditionTensors, evaluateCondition, parseCondition } from "./step-condition.ts";
+export type { Condition, ConditionInputs } from "./step-condition.ts";

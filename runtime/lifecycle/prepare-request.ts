@@ -84,6 +84,7 @@ export function prepareRequest(
     shapeKey: keyParts.sort().join(";"),
     priority: whole(request.parameters.priority, "priority"),
     timeoutMs: (whole(request.parameters.timeout, "timeout") ?? 0) / 1000 || undefined,
+    parameters: request.parameters,
   };
 }
 
@@ -92,13 +93,15 @@ export function collectOutputs(request: InferRequest, result: ScheduledResult, c
   const batching = config.max_batch_size > 0;
   const names = request.outputs?.map((o) => o.name) ?? config.output.map((o) => o.name);
   const specs = new Map(config.output.map((o) => [o.name, o]));
-  return names.map((name) => {
+  return names.flatMap((name): InferOutput[] => {
     const tensor = result[name];
+    // An ensemble whose step conditions skipped the producer answers without that output (an early exit).
+    if (!tensor && config.ensemble_scheduling) return [];
     if (!tensor) throw new Error(`model '${config.name}' produced no output '${name}'`);
     const spec = specs.get(name)!;
-    if (!spec.reshape) return { name, tensor };
+    if (!spec.reshape) return [{ name, tensor }];
     const rows = batching ? [tensor.shape[0]!] : [];
-    return { name, tensor: { ...tensor, shape: [...rows, ...resolveDims(spec.dims, elementCount(tensor.shape) / elementCount(rows))] } };
+    return [{ name, tensor: { ...tensor, shape: [...rows, ...resolveDims(spec.dims, elementCount(tensor.shape) / elementCount(rows))] } }];
   });
 }
 

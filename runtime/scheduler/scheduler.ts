@@ -13,6 +13,8 @@ export interface ScheduledRequest {
   priority?: number;
   /** Request `parameters.timeout` in milliseconds; applies only where the level allows overrides. */
   timeoutMs?: number;
+  /** The request's parameters, for schedulers that read them (an ensemble step's condition). */
+  parameters?: Readonly<Record<string, string | number | boolean>>;
 }
 
 /** Model outputs for one request, sliced from its batch. */

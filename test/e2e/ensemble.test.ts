@@ -112,6 +112,24 @@ describe("ensembles (platform: ensemble)", () => {
     expect(r.json.error).toContain("ensemble 'missing' step 1 ('nothing_here'): Request for unknown model: 'nothing_here' is not found");
   });
 
+  it("skips a step whose condition does not hold and answers early with what the steps before it produced (ours)", async () => {
+    const maybe = `platform: ensemble
+max_batch_size: 8
+${TENSORS(["A", "B"], ["SUM", "TWO_A"])}
+ensemble_scheduling:
+  step:
+    - { model_name: simple, input_map: { INPUT0: A, INPUT1: B }, output_map: { OUTPUT0: SUM, OUTPUT1: diff } }
+    - { model_name: simple, condition: "param('again') == true || max(SUM) > 1000", input_map: { INPUT0: SUM, INPUT1: diff }, output_map: { OUTPUT0: TWO_A } }
+`;
+    server = await startServer({ repository: repository({ maybe }) });
+    const once = await infer("maybe");
+    expect(once.json.outputs.map((o: { name: string }) => o.name)).toEqual(["SUM"]);
+    expect(once.json.outputs[0].data).toEqual(a.map((x, i) => x + b[i]!));
+    const twice = await infer("maybe", JSON.stringify({ ...JSON.parse(body()), parameters: { again: true } }));
+    expect(twice.json.outputs.map((o: { name: string; data: number[] }) => [o.name, o.data])).toEqual([["SUM", a.map((x, i) => x + b[i]!)], ["TWO_A", a.map((x) => 2 * x)]]);
+    expect((await statsOf("simple")).inference_count).toBe(3);
+  });
+
   it("shows as an ensemble in its config and in the function list", async () => {
     server = await startServer({ repository: repository({ twice: TWICE }) });
     const config = await (await fetch(`${server.url}/v2/models/twice/config`)).json();

@@ -1,6 +1,7 @@
 import { RuntimeError } from "../../core/mod.ts";
 import type { Tensor } from "../../core/mod.ts";
-import type { EnsembleStep } from "../../config/mod.ts";
+import { conditionTensors, evaluateCondition, parseCondition } from "../../config/mod.ts";
+import type { Condition, EnsembleStep } from "../../config/mod.ts";
 import type { SchedulerObserver } from "../scheduler-observer.ts";
 import type { ScheduledRequest, ScheduledResult, Scheduler } from "../scheduler.ts";
 
@@ -31,8 +32,15 @@ export class EnsembleScheduler implements Scheduler {
   #stopping = false;
   #drained: (() => void)[] = [];
 
+  /** Each step's parsed condition (undefined: always runs). */
+  readonly #conditions: (Condition | undefined)[];
+  /** Each step's reads: its mapped inputs and what its condition looks at. */
+  readonly #reads: string[][];
+
   constructor(options: EnsembleSchedulerOptions) {
     this.#options = options;
+    this.#conditions = options.steps.map((s) => (s.condition === undefined ? undefined : parseCondition(s.condition)));
+    this.#reads = options.steps.map((s, i) => [...Object.values(s.input_map), ...(this.#conditions[i] ? conditionTensors(this.#conditions[i]!) : [])]);
   }
 
   get queued(): number {
@@ -52,7 +60,7 @@ export class EnsembleScheduler implements Scheduler {
     this.#inflight++;
     this.#options.observer?.dequeued(0, 0);
     try {
-      return await this.#run(request.feeds, options.signal);
+      return await this.#run(request.feeds, request.parameters ?? {}, options.signal);
     } finally {
       this.#inflight--;
       if (this.#stopping && this.#inflight === 0) for (const resolve of this.#drained.splice(0)) resolve();
@@ -65,7 +73,7 @@ export class EnsembleScheduler implements Scheduler {
     return new Promise((resolve) => this.#drained.push(resolve));
   }
 
-  async #run(feeds: Record<string, Tensor>, signal: AbortSignal | undefined): Promise<ScheduledResult> {
+  async #run(feeds: Record<string, Tensor>, parameters: Readonly<Record<string, string | number | boolean>>, signal: AbortSignal | undefined): Promise<ScheduledResult> {
     const { steps, outputs, name } = this.#options;
     const tensors = new Map<string, Tensor>(Object.entries(feeds));
     const controller = new AbortController();
@@ -77,8 +85,11 @@ export class EnsembleScheduler implements Scheduler {
     try {
       for (;;) {
         steps.forEach((step, i) => {
-          if (started.has(i) || failure !== undefined || !Object.values(step.input_map).every((t) => tensors.has(t))) return;
+          if (started.has(i) || failure !== undefined || !this.#reads[i]!.every((t) => tensors.has(t))) return;
           started.add(i);
+          const condition = this.#conditions[i];
+          // A step whose condition does not hold is skipped: its outputs never exist, so the steps that need them never run.
+          if (condition && !evaluateCondition(condition, { tensor: (name) => elements(tensors.get(name)!), param: (name) => parameters[name] })) return;
           const run: Promise<void> = this.#step(i, step, tensors, controller.signal)
             .catch((error) => {
               if (failure === undefined) failure = error;
@@ -96,11 +107,12 @@ export class EnsembleScheduler implements Scheduler {
       signal?.removeEventListener("abort", onAbort);
     }
     if (failure !== undefined) throw failure;
+    // Outputs whose producers a condition skipped are left out (an early exit); without conditions every one is produced.
     const result: ScheduledResult = {};
     for (const output of outputs) {
       const tensor = tensors.get(output);
-      if (!tensor) throw new RuntimeError("INTERNAL", `ensemble '${name}': no step produced output '${output}'`);
-      result[output] = tensor;
+      if (tensor) result[output] = tensor;
+      else if (this.#conditions.every((c) => c === undefined)) throw new RuntimeError("INTERNAL", `ensemble '${name}': no step produced output '${output}'`);
     }
     return result;
   }
@@ -123,4 +135,13 @@ export class EnsembleScheduler implements Scheduler {
       tensors.set(tensor, value);
     }
   }
+}
+
+const text = new TextDecoder();
+
+/** A tensor's elements as a condition reads them: numbers (64-bit ones rounded), BYTES as text. */
+function elements(tensor: Tensor): (number | string)[] {
+  const data = tensor.data as ArrayLike<number | bigint> | Uint8Array[];
+  if (Array.isArray(data)) return (data as Uint8Array[]).map((e) => text.decode(e));
+  return Array.from(data as ArrayLike<number | bigint>, (x) => Number(x));
 }

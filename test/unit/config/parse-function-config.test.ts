@@ -245,6 +245,14 @@ describe("parseFunctionConfig() reports", () => {
       "instance_group: an ensemble has no instances of its own; its steps' functions have theirs",
       "dynamic_batching: an ensemble has no batcher of its own; each step is batched by its function's",
     ]);
+    // Ours: a step's condition is read when the config is, and what it reads counts as the step's inputs.
+    expect(declared(ok.replace("model_version: 1,", "model_version: 1, condition: \"max(sum) > 3 && param('again')\",")).ensemble_scheduling!.step[1]!.condition).toBe("max(sum) > 3 && param('again')");
+    expect(issuesOf(ok.replace("model_version: 1,", "model_version: 1, condition: \"max(sum) >\",")))
+      .toEqual([`${FILE}:8: ensemble_scheduling.step[1].condition: ends too early: expected a value`]);
+    expect(issuesOf(ok.replace("model_version: 1,", "model_version: 1, condition: \"any(ghost)\",")))
+      .toEqual([`${FILE}:8: ensemble_scheduling.step[1].condition: reads tensor 'ghost', which is neither an ensemble input nor any step's output`]);
+    expect(issuesOf(ok.replace("{ model_name: simple, input_map: { INPUT0: A, INPUT1: B }", "{ model_name: simple, condition: \"any(TWICE_A)\", input_map: { INPUT0: A, INPUT1: B }"))[0])
+      .toMatch(/step\[0\]: steps 0 → 1 → 0 form a cycle/);
     expect(issuesOf("platform: ensemble\n")).toEqual([`${FILE}:1: platform: an ensemble needs ensemble_scheduling with its steps`]);
     expect(issuesOf("ensemble_scheduling: { step: [{ model_name: a, input_map: { x: y } }] }\n")).toEqual([`${FILE}:1: ensemble_scheduling: applies to \`platform: ensemble\` only`]);
   });

@@ -3,6 +3,7 @@ import { EnsembleScheduler } from "../../../runtime/scheduler/mod.ts";
 import type { Tensor } from "../../../runtime/core/mod.ts";
 import { RuntimeError } from "../../../runtime/core/mod.ts";
 import { settle } from "../../support/fake-instance.ts";
+import type { EnsembleStep } from "../../../runtime/config/mod.ts";
 
 const t = (v: number): Tensor => ({ datatype: "FP32", shape: [1], data: Float32Array.of(v) });
 const value = (x: Tensor | undefined) => (x!.data as Float32Array)[0];
@@ -15,7 +16,7 @@ function manualDispatch() {
   return { calls, dispatch };
 }
 
-const diamond = [
+const diamond: EnsembleStep[] = [
   { model_name: "left", model_version: -1, input_map: { x: "A" }, output_map: { y: "l" } },
   { model_name: "right", model_version: -1, input_map: { x: "A" }, output_map: { y: "r" } },
   { model_name: "join", model_version: -1, input_map: { a: "l", b: "r" }, output_map: { y: "OUT" } },
@@ -66,6 +67,33 @@ describe("EnsembleScheduler", () => {
     await expect(result).rejects.toMatchObject({ code: "INVALID_ARG", message: "ensemble 'e' step 1 ('right'): bad values" });
     expect(calls[0]!.signal.aborted).toBe(true);
     expect(calls).toHaveLength(2); // join never ran
+  });
+
+  it("skips a step whose condition does not hold, and every step that needs its outputs; the answer leaves out what nobody produced", async () => {
+    const { calls, dispatch } = manualDispatch();
+    const steps: EnsembleStep[] = [
+      { ...diamond[0]!, output_map: { y: "l" } },
+      { ...diamond[1]!, condition: "max(l) > 5 || param('force')" },
+      { ...diamond[2]! },
+    ];
+    const scheduler = new EnsembleScheduler({ name: "e", steps, outputs: ["l", "OUT"], dispatch });
+    const skipped = scheduler.enqueue({ feeds: { A: t(1) }, batchSize: 1, shapeKey: "" });
+    await settle();
+    expect(calls.map((c) => c.name)).toEqual(["left"]); // right waits for l, which its condition reads
+    calls[0]!.finish({ y: t(2) });
+    const result = await skipped;
+    expect(calls.map((c) => c.name)).toEqual(["left"]); // right skipped (2 ≤ 5), so join never could run
+    expect(Object.keys(result)).toEqual(["l"]);
+
+    const forced = scheduler.enqueue({ feeds: { A: t(1) }, batchSize: 1, shapeKey: "", parameters: { force: true } });
+    await settle();
+    calls[1]!.finish({ y: t(2) });
+    await settle();
+    expect(calls.map((c) => c.name)).toEqual(["left", "left", "right"]);
+    calls[2]!.finish({ y: t(3) });
+    await settle();
+    calls[3]!.finish({ y: t(9) });
+    expect(Object.keys(await forced)).toEqual(["l", "OUT"]);
   });
 
   it("`stop()` refuses new requests and resolves once the running ones finish", async () => {
