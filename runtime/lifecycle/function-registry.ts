@@ -145,6 +145,15 @@ export class FunctionRegistry {
     return v;
   }
 
+  /**
+   * Marks a registered function wanted (an ensemble that loads needs its steps' functions: in
+   * explicit mode a function not loaded yet would refuse them), without loading it: the next
+   * lookup loads it on demand. NOT_FOUND for a name not registered.
+   */
+  want(name: string): void {
+    this.function(name).wanted = true;
+  }
+
   /** Registers the repository and loads what the control mode says (every wanted version, unless lazy). */
   async start(): Promise<void> {
     const entries = await scanRepository(this.#options.platform, this.#options.repository, { warned: this.#warned });

@@ -49,7 +49,11 @@ export class ModelManager {
     this.#registry = new FunctionRegistry({
       ...options,
       dispatch: (name, version, inputs, signal) => this.#dispatch(name, version, inputs, signal),
-      lookup: async (name, version) => (await this.acquire(name, version)).config,
+      // An ensemble's steps load with it, in every control mode (as Triton loads composing models).
+      lookup: async (name, version) => {
+        this.#registry.want(name);
+        return (await this.acquire(name, version)).config;
+      },
     });
     this.#autoscale = new AutoscaleLoop({ clock: options.clock, log: options.platform.log });
   }

@@ -130,6 +130,19 @@ ensemble_scheduling:
     expect((await statsOf("simple")).inference_count).toBe(3);
   });
 
+  it("loads its steps' functions with it in explicit mode, and answers from the response cache as a whole", async () => {
+    const cached = TWICE + "response_cache: { enable: true }\n";
+    server = await startServer({ repository: repository({ cached }), controlMode: "explicit", cacheSize: 1 << 20 });
+    expect((await infer("simple")).status).toBe(503); // not loaded: explicit mode
+    expect((await fetch(`${server.url}/v2/repository/models/cached/load`, { method: "POST" })).status).toBe(200);
+    const first = await infer("cached");
+    const again = await infer("cached");
+    expect(again.json).toEqual(first.json);
+    expect((await statsOf("simple")).inference_count).toBe(2); // the second answer came from the cache, not the steps
+    const ensemble = await statsOf("cached");
+    expect([ensemble.inference_stats.cache_hit.count, ensemble.inference_stats.cache_miss.count]).toEqual([1, 1]);
+  });
+
   it("shows as an ensemble in its config and in the function list", async () => {
     server = await startServer({ repository: repository({ twice: TWICE }) });
     const config = await (await fetch(`${server.url}/v2/models/twice/config`)).json();
