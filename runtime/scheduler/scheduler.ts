@@ -21,9 +21,10 @@ export interface ScheduledRequest {
 export type ScheduledResult = Record<string, Tensor>;
 
 /**
- * Turns queued requests into executions. The dynamic batcher is the only implementation so far;
- * sequence, continuous and ensemble schedulers will implement the same methods, and one contract
- * suite (test/contract/scheduler-contract.ts) runs against each.
+ * Turns queued requests into executions: the dynamic batcher (on instances) and the ensemble
+ * scheduler (on other functions) so far; sequence and continuous schedulers will implement the same
+ * methods. test/contract/scheduler-contract.ts holds the contracts: the basic one every scheduler
+ * passes, and the batching and instance ones for schedulers with instances.
  */
 export interface Scheduler {
   /** Queues a request; rejects with CANCELLED if `signal` aborts before it is dispatched. */

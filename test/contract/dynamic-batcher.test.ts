@@ -2,10 +2,11 @@ import { describe, expect, it } from "vitest";
 import { DynamicBatcher } from "../../runtime/scheduler/mod.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { FakeInstance, fakeRequest, settle } from "../support/fake-instance.ts";
-import { instanceSchedulerContract, schedulerContract } from "./scheduler-contract.ts";
+import { instanceSchedulerContract, schedulerBasicsContract, schedulerContract } from "./scheduler-contract.ts";
 
 schedulerContract("DynamicBatcher", (setup) => new DynamicBatcher(setup));
 instanceSchedulerContract("DynamicBatcher", (setup) => new DynamicBatcher(setup));
+schedulerBasicsContract("DynamicBatcher", (instance) => new DynamicBatcher({ instances: [instance], maxBatchSize: 8, clock: new FakeClock() }));
 
 describe("DynamicBatcher: whether to wait at all", () => {
   it("`enqueue()` stops waiting out the delay for a lone request once waits keep gaining nothing (closed loop, c=1)", async () => {

@@ -360,3 +360,48 @@ export function instanceSchedulerContract(name: string, create: (setup: Contract
     });
   });
 }
+
+/**
+ * What every scheduler does, whatever it schedules on (the dynamic batcher on instances, an
+ * ensemble on other functions): answer each request with its own outputs, count what is in
+ * flight, and drain on stop. `build` gives a scheduler whose work runs on `instance`, a FakeInstance
+ * that doubles `x` into `y` (with `manual`, finishing only when told).
+ */
+export function schedulerBasicsContract(name: string, build: (instance: FakeInstance) => Scheduler): void {
+  describe(`${name} (basic scheduler contract)`, () => {
+    it("`enqueue()` answers each request with its own outputs", async () => {
+      const scheduler = build(new FakeInstance());
+      const results = await Promise.all([1, 2, 3].map((v) => scheduler.enqueue(fakeRequest(v))));
+      expect(results.map(values)).toEqual([[2], [4], [6]]);
+    });
+
+    it("`inflight()` counts requests until they are answered; `queued` never counts more than that", async () => {
+      const instance = new FakeInstance({ manual: true });
+      const scheduler = build(instance);
+      const pending = scheduler.enqueue(fakeRequest(1));
+      await settle();
+      expect(scheduler.inflight()).toBe(1);
+      expect(scheduler.queued).toBeLessThanOrEqual(1);
+      expect(scheduler.hasRoom()).toBe(true);
+      instance.finish(true);
+      await pending;
+      expect(scheduler.inflight()).toBe(0);
+      expect(scheduler.queued).toBe(0);
+    });
+
+    it("`stop()` refuses new work with UNAVAILABLE and resolves once what was in flight is answered", async () => {
+      const instance = new FakeInstance({ manual: true });
+      const scheduler = build(instance);
+      const running = scheduler.enqueue(fakeRequest(1));
+      await settle();
+      let stopped = false;
+      const stopping = scheduler.stop().then(() => (stopped = true));
+      await expect(scheduler.enqueue(fakeRequest(2))).rejects.toMatchObject({ code: "UNAVAILABLE" });
+      await settle();
+      expect(stopped).toBe(false);
+      instance.finish(true);
+      expect(values(await running)).toEqual([2]);
+      await stopping;
+    });
+  });
+}
