@@ -59,7 +59,7 @@ export async function functionCall(ctx: InferContext, call: { name: string; head
     // backend: handler — execute() answers, through the function's queue and batcher.
     const response = await ctx.models.infer(name, String(d.version), handlerRequest(d, bytes, contentType), options);
     const out = (n: string) => (response.outputs.find((o) => o.name === n)!.tensor.data as Uint8Array[])[0]!;
-    return { status: 200, headers: { "content-type": text.decode(out(HANDLER_TENSORS.contentType)) }, body: out(HANDLER_TENSORS.body) };
+    return { status: 200, headers: { "content-type": headerSafe(text.decode(out(HANDLER_TENSORS.contentType))) }, body: out(HANDLER_TENSORS.body) };
   }
   if (!handler) throw new RuntimeError("INTERNAL", `function '${name}' lost its handler`);
   // A model with a handler: preprocess → the model (batched with every other request) → postprocess.
@@ -70,7 +70,15 @@ export async function functionCall(ctx: InferContext, call: { name: string; head
   const outputs = Object.fromEntries(response.outputs.map((o) => [o.name, o.tensor]));
   const post = await handler.postprocess(outputs, request);
   const answer = post ? encodeAnswer(post.answer) : outputsAnswer(outputs);
-  return { status: 200, headers: { "content-type": answer.contentType }, body: answer.body };
+  return { status: 200, headers: { "content-type": headerSafe(answer.contentType) }, body: answer.body };
+}
+
+/**
+ * A handler's media type as a header value: one a header cannot carry (a handler that echoes what a
+ * tensor caller put in `content_type`, CR/LF included) is sent as application/octet-stream instead.
+ */
+function headerSafe(type: string): string {
+  return type.length > 0 && type.length <= 256 && /^[\x20-\x7e\t]+$/.test(type) ? type : "application/octet-stream";
 }
 
 function handlerRequest(d: Deployment, body: Uint8Array, contentType: string): InferRequest {

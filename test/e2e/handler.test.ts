@@ -73,6 +73,14 @@ describe("handlers (backend: handler) through POST /v1/functions/{name}", () => 
     expect([octets.headers.get("content-type"), [...new Uint8Array(await octets.arrayBuffer())]]).toEqual(["application/octet-stream", [1, 2, 3]]);
   });
 
+  it("never sends a media type a header cannot carry: a handler echoing CR/LF gets application/octet-stream", async () => {
+    server = await startServer({ repository: handlerRepository(`export const execute = (rs, ctx) => rs.map((r) => ctx.reply("x", r.text()));\n`) });
+    const bad = await fetch(`${server.url}/v1/functions/fn`, { method: "POST", body: "text/plain\r\nset-cookie: a=b" });
+    expect([bad.status, bad.headers.get("content-type"), bad.headers.get("set-cookie")]).toEqual([200, "application/octet-stream", null]);
+    const good = await fetch(`${server.url}/v1/functions/fn`, { method: "POST", body: "text/csv" });
+    expect(good.headers.get("content-type")).toBe("text/csv");
+  });
+
   it("imports the handler on its first call, never at start, initializes it once and finalizes it on unload", async () => {
     const repo = handlerRepository(`import { appendFileSync } from "node:fs";
 const log = (what) => appendFileSync(${JSON.stringify("LOG")}, what + "\\n");
