@@ -5,14 +5,16 @@ import type { Tensor } from "../core/mod.ts";
 
 /**
  * `auto` runs a model on the event loop when one batch-1 execution costs less than this (µs)…
- * Measured on the 2-core reference machine (bench/execution-thread.ts): `mlp` (batch 1 ≈ 150–350 µs
- * in a worker, batch 64 ≈ 2 ms) served 1.15–1.5× the requests per second at concurrency 1 on the
- * event loop than in a worker, whose hop costs about its compute, and the same within noise at 8 and 32;
- * `ocr_cls` (1.2 ms) and `resnet` (17 ms) stay in workers, where HTTP runs while they compute.
+ * On the 2-core reference machine `mlp` measures 0.2–0.5 ms at batch 1 and 2.1–3.7 ms at 64 when a
+ * server starts (its copies timed across starts), and it serves far better inline: `npm run bench`
+ * with every copy inline gave 1946 req/s at one JSON client and 8415 at 32, with every copy in a
+ * worker 883 and 6349. At 500 µs / 4 ms that noise put it on either side from one start to the next;
+ * 800 µs / 6 ms keep it inline with a margin of 1.6×, and `ocr_cls` (1.2 ms) and `resnet` (17 ms)
+ * in workers, where HTTP runs while they compute.
  */
-export const INLINE_THRESHOLD_US = 500;
+export const INLINE_THRESHOLD_US = 800;
 /** …and its largest batch less than this (µs): one inline run is the longest HTTP ever waits. */
-export const INLINE_MAX_BATCH_US = 4000;
+export const INLINE_MAX_BATCH_US = 6000;
 
 /** `parameters.execution_thread` (validated by the config schema); `auto` when unset. */
 export function executionThreadSetting(declared: DeclaredConfig): "auto" | ExecutionThread {
@@ -53,7 +55,7 @@ export async function measureInline(time: Timer, config: FunctionConfig, feeds: 
   if (batch1Us < INLINE_THRESHOLD_US && config.max_batch_size > 1) {
     result.maxBatch = config.max_batch_size;
     result.maxBatchUs = await time(feeds(config.max_batch_size), 5);
-    // Close to its threshold too (mlp's batch 64: 2–3 ms, read once as 4.9 while a server started): once more.
+    // Close to its threshold too (mlp's batch 64 reads 2–5 ms while a server starts): once more.
     if (Math.abs(Math.log2(result.maxBatchUs / INLINE_MAX_BATCH_US)) < 1) result.maxBatchUs = Math.min(result.maxBatchUs, await time(feeds(config.max_batch_size), 5));
   }
   return result;

@@ -34,20 +34,20 @@ describe("loadDeployment() with execution_thread auto", () => {
   });
 
   it("keeps a worker choice for the same bytes: one load, no timing", async () => {
-    const { backend, seen } = timedBackend({ batch1Us: 1200 });
+    const { backend, seen } = timedBackend({ batch1Us: 2000 });
     const bytes = new Uint8Array(16);
     await (await load(backend, bytes)).close();
     const again = await load(backend, bytes);
     expect(seen).toMatchObject({ threads: ["worker", "worker"], timings: 1 });
-    expect(again.config.parameters.execution_thread_measured_us).toEqual({ string_value: "1200.0" });
+    expect(again.config.parameters.execution_thread_measured_us).toEqual({ string_value: "2000.0" });
   });
 
   it("places the same content read again (a reload, a copy under another name) by the first measurement; other content measures again", async () => {
-    const { backend, seen } = timedBackend({ batch1Us: 1200 });
+    const { backend, seen } = timedBackend({ batch1Us: 2000 });
     await (await load(backend, new Uint8Array(4096).fill(1))).close();
     const copy = await load(backend, new Uint8Array(4096).fill(1), "max_batch_size: 8\ndynamic_batching: { max_queue_delay_microseconds: 500 }\n");
     expect(seen.timings).toBe(1);
-    expect(copy.config.parameters.execution_thread_measured_us).toEqual({ string_value: "1200.0" });
+    expect(copy.config.parameters.execution_thread_measured_us).toEqual({ string_value: "2000.0" });
     await copy.close();
     const other = new Uint8Array(4096).fill(1);
     other[61 * 7] = 2;
@@ -55,8 +55,8 @@ describe("loadDeployment() with execution_thread auto", () => {
     expect(seen.timings).toBe(2);
   });
 
-  it("times the largest batch again when it is within a factor of two of its threshold (4 ms), where noise decides", async () => {
-    const { backend, seen } = timedBackend({ batch1Us: 40, maxBatchUs: 3000 });
+  it("times the largest batch again when it is within a factor of two of its threshold (6 ms), where noise decides", async () => {
+    const { backend, seen } = timedBackend({ batch1Us: 40, maxBatchUs: 5000 });
     const deployment = await load(backend, new Uint8Array(16));
     expect(seen.timings).toBe(4); // batch 1 twice, the largest batch twice
     expect(deployment.config.parameters.execution_thread).toEqual({ string_value: "main" });
@@ -83,7 +83,7 @@ describe("loadDeployment() with execution_thread auto", () => {
   });
 
   it("without a memory (none given), measures every load", async () => {
-    const { backend, seen } = timedBackend({ batch1Us: 1200 });
+    const { backend, seen } = timedBackend({ batch1Us: 2000 });
     const bytes = new Uint8Array(16);
     const once = () => loadDeployment({ declared: declared(), version: 1, bytes, backend, clock: new FakeClock(), cpuCount: 2, log: quiet, stats: new ModelStats() });
     await (await once()).close();

@@ -30,7 +30,7 @@ function version(backend: Backend, park: "host" | "none" = "host") {
 
 describe("ManagedVersion park and wake", () => {
   it("keeps the bytes in shared memory; every wake loads from them, reads no file, times nothing, and reports the measurement", async () => {
-    const { backend, seen } = timedBackend({ batch1Us: 1200 });
+    const { backend, seen } = timedBackend({ batch1Us: 2000 });
     const { managed, reads } = version(backend);
     await managed.ensureReady();
     const measured = managed.deployment!.config.parameters;
@@ -54,7 +54,7 @@ describe("ManagedVersion park and wake", () => {
   });
 
   it("a request arriving while a park releases the sessions wakes it again, and that deployment is the one kept (and later released)", async () => {
-    const { backend, seen } = timedBackend({ batch1Us: 1200 });
+    const { backend, seen } = timedBackend({ batch1Us: 2000 });
     const { managed } = version(backend);
     await managed.ensureReady();
     const parking = managed.park();
@@ -80,7 +80,7 @@ describe("ManagedVersion park and wake", () => {
   });
 
   it("with `park: none`, keeps no bytes and loads the file as read", async () => {
-    const { backend, seen } = timedBackend({ batch1Us: 1200 });
+    const { backend, seen } = timedBackend({ batch1Us: 2000 });
     const { managed, reads } = version(backend, "none");
     await managed.ensureReady();
     expect(managed.footprintWhenParked()).toEqual({ host: 0, device: 0 });
@@ -92,7 +92,7 @@ describe("ManagedVersion park and wake", () => {
   });
 
   it("after a reload, parked or READY, reads the new file and measures it again; a wake after it does not", async () => {
-    const { backend, seen } = timedBackend({ batch1Us: 1200 });
+    const { backend, seen } = timedBackend({ batch1Us: 2000 });
     const { managed, loader, reads } = version(backend);
     reads.changing = true;
     await managed.ensureReady();
@@ -108,7 +108,7 @@ describe("ManagedVersion park and wake", () => {
   });
 
   it("an unload during a wake cancels it and drops the parked bytes: the next load reads the file", async () => {
-    const { backend: timed } = timedBackend({ batch1Us: 1200 });
+    const { backend: timed } = timedBackend({ batch1Us: 2000 });
     let hold: Promise<void> | undefined;
     let open = () => {};
     const backend: Backend = {
@@ -135,7 +135,7 @@ describe("ManagedVersion park and wake", () => {
   });
 
   it("keeps the parked bytes when a wake fails (its worker died), and the next wake loads from them", async () => {
-    const { backend: timed, seen } = timedBackend({ batch1Us: 1200 });
+    const { backend: timed, seen } = timedBackend({ batch1Us: 2000 });
     let failNext = false;
     const backend: Backend = {
       ...timed,
