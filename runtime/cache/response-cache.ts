@@ -1,5 +1,6 @@
 import { LRUCache } from "lru-cache";
 import type { Tensor } from "../core/mod.ts";
+import { encodeBinaryTensor, tensorByteLength } from "../tensor/mod.ts";
 
 /** Request parameters that change how an answer travels or when it runs, never what it is. */
 const NOT_IN_KEY = new Set(["binary_data_output", "priority", "timeout"]);
@@ -79,7 +80,7 @@ export class ResponseCache {
     const own: Record<string, Tensor> = {};
     for (const [name, tensor] of Object.entries(outputs)) {
       const copy = copyTensor(tensor);
-      bytes += dataBytes(copy).byteLength;
+      bytes += tensorByteLength(copy);
       own[name] = copy;
     }
     if (bytes + key.length > this.#capacity) return;
@@ -96,20 +97,11 @@ export class ResponseCache {
   }
 }
 
-/** A tensor's data as bytes: the typed array's own range, or BYTES elements length-prefixed (u32 LE). */
+/** A tensor's data as bytes: the typed array's own range, or BYTES framed as the binary extension frames them. */
 function dataBytes(tensor: Tensor): Uint8Array {
   const data = tensor.data as ArrayBufferView | Uint8Array[];
   if (!Array.isArray(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-  const total = data.reduce((n, e) => n + 4 + e.byteLength, 0);
-  const out = new Uint8Array(total);
-  const view = new DataView(out.buffer);
-  let at = 0;
-  for (const element of data) {
-    view.setUint32(at, element.byteLength, true);
-    out.set(element, at + 4);
-    at += 4 + element.byteLength;
-  }
-  return out;
+  return encodeBinaryTensor(tensor);
 }
 
 function copyTensor(tensor: Tensor): Tensor {
