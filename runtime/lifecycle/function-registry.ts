@@ -397,6 +397,9 @@ export class FunctionRegistry {
   async #loadEnsemble(fn: FunctionRecord, version: number, managed: ManagedVersion) {
     const { dispatch, lookup, platform, clock, trace } = this.#options;
     if (!dispatch || !lookup) throw new RuntimeError("UNSUPPORTED", `ensemble '${fn.name}': this server cannot run ensembles`);
+    const loop = this.#includesItself(fn.name);
+    // Loading it would wait for a step that waits for it: refuse at once instead of at the load timeout.
+    if (loop) throw new RuntimeError("INVALID_ARG", `ensemble '${fn.name}' includes itself: ${loop.join(" → ")}`);
     return await loadEnsembleDeployment({
       declared: { ...fn.declared!, accelerator: fn.declared!.accelerator ?? "auto" },
       version,
@@ -409,6 +412,22 @@ export class FunctionRegistry {
       dispatch,
       lookup,
     });
+  }
+
+  /** A path of ensemble steps from `name` back to itself, by the registered configs, or undefined. */
+  #includesItself(name: string): string[] | undefined {
+    const seen = new Set<string>();
+    const walk = (current: string, path: string[]): string[] | undefined => {
+      for (const step of this.#functions.get(current)?.declared?.ensemble_scheduling?.step ?? []) {
+        if (step.model_name === name) return [...path, name];
+        if (seen.has(step.model_name)) continue;
+        seen.add(step.model_name);
+        const found = walk(step.model_name, [...path, step.model_name]);
+        if (found) return found;
+      }
+      return undefined;
+    };
+    return walk(name, [name]);
   }
 
   /** The function's rate limiter: the old one (with its buckets) when `rate_limit` did not change. */

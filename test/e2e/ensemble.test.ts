@@ -104,6 +104,15 @@ describe("ensembles (platform: ensemble)", () => {
     expect(index.find((row: { name: string }) => row.name === "unmapped").state).toBe("FAILED");
   });
 
+  it("refuses at once an ensemble that includes itself through another, naming the loop", async () => {
+    const one = TWICE.replace("model_name: simple, input_map: { INPUT0: sum", "model_name: two, input_map: { INPUT0: sum");
+    const two = TWICE.replace("model_name: simple, input_map: { INPUT0: sum", "model_name: one, input_map: { INPUT0: sum");
+    server = await startServer({ repository: repository({ one, two }) });
+    const r = await infer("one");
+    expect(r.status).toBe(503);
+    expect(r.json.error).toContain("ensemble 'one' includes itself: one → two → one");
+  });
+
   it("names the failing step and its function's error", async () => {
     const missing = TWICE.replace("model_name: simple, input_map: { INPUT0: sum", "model_name: nothing_here, input_map: { INPUT0: sum");
     server = await startServer({ repository: repository({ missing }) });
