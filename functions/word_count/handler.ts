@@ -9,8 +9,13 @@ export function execute(requests: FunctionRequest[], ctx: HandlerContext) {
     // Whatever the client sent: `null`, `[]` and `"x"` are JSON too.
     const text = (request.json<{ text?: unknown } | null>() ?? {}).text;
     if (typeof text !== "string") throw ctx.error('send {"text": "..."}');
-    const words = text.split(/\s+/).filter((w) => w.length > 0);
-    const longest = words.reduce((a, b) => (b.length > a.length ? b : a), "");
-    return { words: words.length, longest };
+    // One pass without an array of every word: a 10 MiB text must not cost twenty times that.
+    let words = 0;
+    let longest = "";
+    for (const match of text.matchAll(/\S+/g)) {
+      words++;
+      if (match[0].length > longest.length) longest = match[0];
+    }
+    return { words, longest };
   });
 }

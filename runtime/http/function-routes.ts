@@ -43,7 +43,8 @@ export async function functionCall(ctx: InferContext, call: { name: string; head
   };
   const d = await ctx.models.acquire(name, undefined, lookup);
   const handler = d.handler;
-  if (d.config.backend !== "handler" && !handler) {
+  const viaExecute = d.config.backend === "handler";
+  if (!viaExecute && !handler) {
     throw new RuntimeError("INVALID_ARG", `function '${name}' has no handler to take a body (it serves a model, backend ${d.config.backend}); send tensors to POST /v2/models/${name}/infer`);
   }
   d.checkRoom();
@@ -55,20 +56,19 @@ export async function functionCall(ctx: InferContext, call: { name: string; head
       return body.signal;
     },
   };
-  if (d.config.backend === "handler") {
+  if (viaExecute) {
     // backend: handler — execute() answers, through the function's queue and batcher.
     const response = await ctx.models.infer(name, String(d.version), handlerRequest(d, bytes, contentType), options);
     const out = (n: string) => (response.outputs.find((o) => o.name === n)!.tensor.data as Uint8Array[])[0]!;
     return { status: 200, headers: { "content-type": headerSafe(text.decode(out(HANDLER_TENSORS.contentType))) }, body: out(HANDLER_TENSORS.body) };
   }
-  if (!handler) throw new RuntimeError("INTERNAL", `function '${name}' lost its handler`);
-  // A model with a handler: preprocess → the model (batched with every other request) → postprocess.
+  // A model with a handler (checked above): preprocess → the model (batched with every other request) → postprocess.
   const request = functionRequest(bytes, contentType);
-  const inputs = checkHandlerInputs(name, await handler.preprocess(request));
+  const inputs = checkHandlerInputs(name, await handler!.preprocess(request));
   const inferRequest: InferRequest = { parameters: {}, inputs: Object.entries(inputs).map(([input, tensor]) => ({ name: input, tensor })) };
   const response = await ctx.models.infer(name, String(d.version), inferRequest, options);
   const outputs = Object.fromEntries(response.outputs.map((o) => [o.name, o.tensor]));
-  const post = await handler.postprocess(outputs, request);
+  const post = await handler!.postprocess(outputs, request);
   const answer = post ? encodeAnswer(post.answer) : outputsAnswer(outputs);
   return { status: 200, headers: { "content-type": headerSafe(answer.contentType) }, body: answer.body };
 }

@@ -1,9 +1,8 @@
 import { RuntimeError } from "../core/mod.ts";
 import type { Tensor } from "../core/mod.ts";
 import { encodeJsonData, isDataType, storageFor } from "../tensor/mod.ts";
-import { isReply } from "./handler-api.ts";
+import { HandlerError, isReply } from "./handler-api.ts";
 import type { FunctionAnswer, FunctionRequest } from "./handler-api.ts";
-import { invalidArgOf } from "./request-json.ts";
 
 const utf8 = new TextEncoder();
 const text = new TextDecoder();
@@ -18,7 +17,8 @@ export function functionRequest(body: Uint8Array, contentType: string): Function
       try {
         return JSON.parse(text.decode(body)) as T;
       } catch (error) {
-        throw invalidArgOf(`the request body is not JSON (${(error as Error).message})`);
+        // The client's mistake: a 400 naming the function and the step, as any HandlerError.
+        throw new HandlerError(`the request body is not JSON (${(error as Error).message})`, 400);
       }
     },
   };
