@@ -6,9 +6,10 @@ import type { Tensor } from "../core/mod.ts";
 /**
  * `auto` runs a model on the event loop when one batch-1 execution costs less than this (µs)…
  * On the 2-core reference machine `mlp` measures 0.2–0.5 ms at batch 1 and 2.1–3.7 ms at 64 when a
- * server starts (its copies timed across starts), and it serves far better inline: `npm run bench`
- * with every copy inline gave 1946 req/s at one JSON client and 8415 at 32, with every copy in a
- * worker 883 and 6349. At 500 µs / 4 ms that noise put it on either side from one start to the next;
+ * server starts (its copies timed across starts), and it serves far better inline: the bundled
+ * `mlp` answered 1946 req/s at one binary client and 8210 at 32 with every copy inline, 1112 and
+ * 4452 with every copy in a worker (bench/RESULTS.md as committed in 661c8c1 and 834a3aa). At
+ * 500 µs / 4 ms that noise put it on either side from one start to the next;
  * 800 µs / 6 ms keep it inline with a margin of 1.6×, and `ocr_cls` (1.2 ms) and `resnet` (17 ms)
  * in workers, where HTTP runs while they compute.
  */
