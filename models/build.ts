@@ -8,7 +8,7 @@ import { mkdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildMlp } from "./mlp.ts";
-import { copyOcrCls } from "./ocr-cls.ts";
+import { copyPpocr } from "./ppocr.ts";
 import { buildResnet } from "./resnet.ts";
 import { buildSimpleString } from "./simple-string.ts";
 import { buildSimple } from "./simple.ts";
@@ -26,7 +26,14 @@ export const MODELS: Readonly<Record<string, Writer>> = {
   simple_string: fromBytes(buildSimpleString),
   mlp: fromBytes(buildMlp),
   resnet: fromBytes(buildResnet),
-  ocr_cls: copyOcrCls,
+  ocr_cls: copyPpocr("cls"),
+  ocr_det: copyPpocr("det"),
+  ocr_rec: copyPpocr("rec"),
+};
+
+/** Other files the examples need, by path under functions/ (git-ignored like the models). */
+export const ASSETS: Readonly<Record<string, Writer>> = {
+  "ocr/ppocr_keys_v1.txt": copyPpocr("dictionary"),
 };
 
 /** The project root: the parent of this file's directory. */
@@ -40,15 +47,18 @@ export interface BuildOptions {
 }
 
 /**
- * Write each model to `<root>/functions/<name>/1/model.onnx`, skipping files
- * that exist unless `force`. Returns the paths written.
+ * Write each model to `<root>/functions/<name>/1/model.onnx` and each asset to its path under
+ * functions/, skipping files that exist unless `force`. Returns the paths written.
  */
 export async function buildModels(options: BuildOptions = {}): Promise<string[]> {
   const root = options.root ?? PROJECT_ROOT;
   const log = options.log ?? console.log;
   const written: string[] = [];
-  for (const [name, write] of Object.entries(MODELS)) {
-    const path = join(root, "functions", name, "1", "model.onnx");
+  const targets = [
+    ...Object.entries(MODELS).map(([name, write]) => [join(root, "functions", name, "1", "model.onnx"), write] as const),
+    ...Object.entries(ASSETS).map(([file, write]) => [join(root, "functions", ...file.split("/")), write] as const),
+  ];
+  for (const [path, write] of targets) {
     if (!options.force && existsSync(path)) continue;
     await mkdir(dirname(path), { recursive: true });
     // Write beside the target and rename, so an interrupted build never

@@ -18,10 +18,14 @@ export interface RgbImage {
  */
 export const SAMPLE_TEXT = "PRICE 42";
 
-/** How to draw: `scale` image pixels per font pixel (4), `margin` white border (1 font pixel). */
+/**
+ * How to draw: `scale` image pixels per font pixel (4), `margin` white border (1 font pixel),
+ * `spaceWidth` font pixels of a space (5, a whole glyph; printed type's word gap is nearer 2).
+ */
 export interface TextOptions {
   scale?: number;
   margin?: number;
+  spaceWidth?: number;
 }
 
 /**
@@ -31,20 +35,48 @@ export interface TextOptions {
 export function drawText(text: string, options: TextOptions = {}): RgbImage {
   const scale = options.scale ?? 4;
   const margin = options.margin ?? scale;
-  const advance = (GLYPH_WIDTH + 1) * scale;
-  const width = text.length * advance - scale + 2 * margin;
+  const chars = [...text];
+  const advanceOf = (char: string) => ((char === " " ? (options.spaceWidth ?? GLYPH_WIDTH) : GLYPH_WIDTH) + 1) * scale;
+  const starts: number[] = [];
+  let x = margin;
+  for (const char of chars) {
+    starts.push(x);
+    x += advanceOf(char);
+  }
+  const width = x - scale + margin;
   const height = GLYPH_HEIGHT * scale + 2 * margin;
   const data = new Uint8Array(width * height * 3).fill(255);
-  [...text].forEach((char, index) => {
+  chars.forEach((char, index) => {
     glyph(char).forEach((row, gy) => {
       row.forEach((ink, gx) => {
         if (!ink) return;
-        const x0 = margin + index * advance + gx * scale;
+        const x0 = starts[index]! + gx * scale;
         const y0 = margin + gy * scale;
         for (let y = y0; y < y0 + scale; y++) data.fill(0, (y * width + x0) * 3, (y * width + x0 + scale) * 3);
       });
     });
   });
+  return { width, height, data };
+}
+
+/** How to lay out a page: `drawText`'s options for each line, the white `lineGap` between lines (pixels). */
+export interface PageOptions extends TextOptions {
+  lineGap?: number;
+}
+
+/** Lines of text one under another, left-aligned, black on white; `margin` is the page's border. */
+export function drawPage(lines: readonly string[], options: PageOptions = {}): RgbImage {
+  const margin = options.margin ?? 32;
+  const gap = options.lineGap ?? 12;
+  const drawn = lines.map((line) => drawText(line, { ...options, margin: 0 }));
+  const width = Math.max(...drawn.map((d) => d.width)) + 2 * margin;
+  const height = drawn.reduce((h, d) => h + d.height, 0) + gap * (lines.length - 1) + 2 * margin;
+  const data = new Uint8Array(width * height * 3).fill(255);
+  let top = margin;
+  for (const d of drawn) {
+    for (let y = 0; y < d.height; y++) data.set(d.data.subarray(y * d.width * 3, (y + 1) * d.width * 3), ((top + y) * width + margin) * 3);
+    top += d.height + gap;
+  }
   return { width, height, data };
 }
 

@@ -391,6 +391,10 @@ export class FunctionRegistry {
       timeoutMs: declared.handler_timeout_ms ?? DEFAULT_HANDLER_TIMEOUT_MS,
       onCall: (step, ms, outcome) => managed.stats.handlerCall(step, ms, outcome),
       dispatch: this.#options.dispatch,
+      readFile: async (relative) => {
+        const file = fn.entry && (await resolveInside(platform, fn.entry.dir, relative));
+        return file === undefined ? undefined : await platform.readFile(file);
+      },
     });
   }
 

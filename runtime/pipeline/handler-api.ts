@@ -36,6 +36,12 @@ export interface HandlerContext {
    * out, as `POST /v2/models/{name}/infer` would (its latest READY version, loaded on demand).
    */
   infer(name: string, inputs: Record<string, Tensor>): Promise<Record<string, Tensor>>;
+  /**
+   * A file of the function's own folder (a labels file, a dictionary), by its path relative to
+   * the folder (`"labels.txt"`, `"assets/vocab.txt"`). A path that leaves the folder, through `..`
+   * or a symlink, is refused as if the file did not exist.
+   */
+  readFile(path: string): Promise<Uint8Array>;
 }
 
 /** A body with its media type, for an answer that is not JSON (see `reply`). */

@@ -26,6 +26,8 @@ export interface HandlerHostOptions {
   onCall?(step: HandlerStep, ms: number, outcome: HandlerOutcome): void;
   /** Runs another function with tensors (`ctx.infer`; version undefined: the served one); absent: ctx.infer refuses. */
   dispatch?(name: string, version: string | undefined, inputs: Record<string, Tensor>, signal: AbortSignal): Promise<Record<string, Tensor>>;
+  /** Reads a file of the function's folder by its relative path; undefined when it is missing or lies outside. */
+  readFile?(path: string): Promise<Uint8Array | undefined>;
 }
 
 /** `ctx.infer` calls one handler may have in flight at once: a handler that calls itself without end hits this, not the memory. */
@@ -179,6 +181,11 @@ export class HandlerHost {
       error: (message, status) => new HandlerError(message, status),
       reply,
       infer: (target, inputs) => this.#dispatch(target, inputs, signal),
+      readFile: async (path) => {
+        const bytes = typeof path === "string" ? await this.#options.readFile?.(path) : undefined;
+        if (!bytes) throw new RuntimeError("INTERNAL", `function '${name}': ctx.readFile(${JSON.stringify(path)}) found no such file inside the function's folder`);
+        return bytes;
+      },
     };
   }
 

@@ -136,6 +136,27 @@ export function execute(requests: FunctionRequest[]): number[] { return requests
     expect(r.json.error).toMatch(/handler link\.ts was not found inside the function's folder/);
   });
 
+  it("ctx.readFile reads files of the function's folder and nothing outside it, by '..' or by symlink", async () => {
+    const repo = handlerRepository(`export async function execute([r], ctx) {
+  try {
+    return [new TextDecoder().decode(await ctx.readFile(r.text()))];
+  } catch (error) {
+    return ["refused: " + error.message];
+  }
+}
+`);
+    mkdirSync(join(repo, "fn", "assets"));
+    writeFileSync(join(repo, "fn", "assets", "labels.txt"), "cat\ndog\n");
+    writeFileSync(join(repo, "secret.txt"), "do not read");
+    symlinkSync(join(repo, "secret.txt"), join(repo, "fn", "link.txt"));
+    server = await startServer({ repository: repo });
+    const read = async (path: string) => (await call("fn", path, { "content-type": "text/plain" })).json;
+    expect(await read("assets/labels.txt")).toBe("cat\ndog\n");
+    for (const path of ["../secret.txt", "link.txt", "/etc/passwd", "assets/../../secret.txt", "missing.txt"]) {
+      expect(await read(path)).toBe(`refused: function 'fn': ctx.readFile(${JSON.stringify(path)}) found no such file inside the function's folder`);
+    }
+  });
+
   it("lists functions with their kind and state; a model function refuses a body and points to the KServe route", async () => {
     server = await startServer({ repository: tempRepository("word_count", "simple") });
     const list = (await (await fetch(`${server.url}/v1/functions`)).json()).functions;

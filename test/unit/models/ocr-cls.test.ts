@@ -1,6 +1,6 @@
 import ort from "onnxruntime-node";
 import { describe, expect, it } from "vitest";
-import { ocrClsSourcePath } from "../../../models/ocr-cls.ts";
+import { ocrClsSourcePath } from "../../../models/ppocr.ts";
 import { PPOCR_CLS_SHAPE, SAMPLE_TEXT, drawText, ppocrClsPreprocess, rotate180 } from "../../../models/text-image.ts";
 
 const PLANE = 48 * 192;

@@ -1,0 +1,354 @@
+// PP-OCR's steps around its three models, in plain TypeScript: PNG → RGB, the detector's input,
+// text boxes from its probability map (DBNet's post-processing), crops for the angle classifier and
+// the recogniser, CTC decoding. `readText` chains them over any `run(function, inputs)`: the
+// handler passes ctx.infer (each model through its own queue and batcher); bench/ocr.ts passes
+// three onnxruntime sessions called in sequence, the script a user would write by hand.
+//
+// Follows PaddleOCR's defaults (det_limit_side_len 960, det_db_thresh 0.3, det_db_box_thresh 0.6,
+// det_db_unclip_ratio 1.5, cls_thresh 0.9, drop_score 0.5, images as BGR like cv2), with one
+// simplification: boxes are upright rectangles (PaddleOCR fits rotated ones), so text must be
+// roughly horizontal — upright or upside down, which the angle classifier turns.
+import { decode, convertIndexedToRgb, hasPngSignature } from "fast-png";
+import type { Tensor } from "../../runtime/mod.ts";
+
+/** An 8-bit image with 3 interleaved channels per pixel, row-major, in RGB order. */
+export interface RgbImage {
+  width: number;
+  height: number;
+  data: Uint8Array;
+}
+
+/** One line of text: its string, the recogniser's mean confidence, the box it was read from. */
+export interface TextLine {
+  text: string;
+  confidence: number;
+  /** The box's corners in image pixels, clockwise from top-left (PaddleOCR's order). */
+  box: [[number, number], [number, number], [number, number], [number, number]];
+  /** 180 when the angle classifier found it upside down (read after turning it). */
+  angle: 0 | 180;
+}
+
+export interface OcrResult {
+  width: number;
+  height: number;
+  lines: TextLine[];
+}
+
+/** A refused image (not a PNG, too large, corrupt): the client's mistake, with the status to answer. */
+export class ImageError extends Error {
+  readonly status: number;
+  constructor(message: string, status = 400) {
+    super(message);
+    this.name = "ImageError";
+    this.status = status;
+  }
+}
+
+/** The functions readText calls, by name, with tensors in and out (ctx.infer, or sessions in a script). */
+export type RunFunction = (name: string, inputs: Record<string, Tensor>) => Promise<Record<string, Tensor>>;
+
+export interface OcrOptions {
+  /** Largest image accepted, in pixels (width × height): a tiny PNG can declare a huge image. */
+  maxPixels?: number;
+  /** Most text lines read per image (the largest boxes first). */
+  maxLines?: number;
+}
+
+export const DEFAULT_MAX_PIXELS = 2048 * 2048;
+export const DEFAULT_MAX_LINES = 64;
+
+/** The models' tensor names (the exported PaddleOCR graphs'). */
+export const TENSORS = {
+  det: { input: "x", output: "sigmoid_0.tmp_0" },
+  cls: { input: "x", output: "softmax_0.tmp_0" },
+  rec: { input: "x", output: "softmax_11.tmp_0" },
+} as const;
+
+// Rows per call: each function's max_batch_size in its function.yaml.
+const CLS_ROWS = 16;
+const REC_ROWS = 4;
+const CLS_WIDTH = 192;
+const LINE_HEIGHT = 48;
+
+/** The recogniser's alphabet: index 0 is CTC's blank, then the dictionary's lines, then a space. */
+export function parseDictionary(bytes: Uint8Array): string[] {
+  const lines = new TextDecoder().decode(bytes).split(/\r?\n/);
+  if (lines.at(-1) === "") lines.pop();
+  return ["", ...lines, " "];
+}
+
+/** PNG → image, PP-OCR's whole chain → its lines of text, top to bottom. */
+export async function readText(png: Uint8Array, run: RunFunction, dictionary: readonly string[], options: OcrOptions = {}): Promise<OcrResult> {
+  const image = decodeImage(png, options.maxPixels ?? DEFAULT_MAX_PIXELS);
+  const det = detectorInput(image);
+  const detOut = await run("ocr_det", { [TENSORS.det.input]: det.tensor });
+  const map = detOut[TENSORS.det.output]!;
+  const boxes = findBoxes(map.data as Float32Array, map.shape.at(-1)!, map.shape.at(-2)!, image, options.maxLines ?? DEFAULT_MAX_LINES);
+  if (boxes.length === 0) return { width: image.width, height: image.height, lines: [] }; // early exit: nothing to read
+
+  const turned = await upsideDown(image, boxes, run);
+  const width = recogniserWidth(boxes);
+  const lines: TextLine[] = [];
+  for (let start = 0; start < boxes.length; start += REC_ROWS) {
+    const chunk = boxes.slice(start, start + REC_ROWS);
+    const x = new Float32Array(chunk.length * 3 * LINE_HEIGHT * width);
+    chunk.forEach((box, i) => cropLine(image, box, turned[start + i]!, x, i, width, width));
+    const out = (await run("ocr_rec", { [TENSORS.rec.input]: { datatype: "FP32", shape: [chunk.length, 3, LINE_HEIGHT, width], data: x } }))[TENSORS.rec.output]!;
+    const [, steps, classes] = out.shape as [number, number, number];
+    chunk.forEach((box, i) => {
+      const { text, confidence } = ctcDecode(out.data as Float32Array, i, steps!, classes!, dictionary);
+      // PaddleOCR's drop_score: what the recogniser is unsure of is noise, not text.
+      if (text.length > 0 && confidence >= 0.5) lines.push({ text, confidence, box: corners(box), angle: turned[start + i] ? 180 : 0 });
+    });
+  }
+  // Most lines upside down: the page is, and it reads from the bottom of the image up.
+  if (lines.filter((l) => l.angle === 180).length * 2 > lines.length) lines.reverse();
+  return { width: image.width, height: image.height, lines };
+}
+
+/**
+ * A PNG as 8-bit RGB. The size is checked from the header before anything is inflated (a PNG
+ * of a few kB can declare 100 000 × 100 000 pixels); transparency is laid over white.
+ */
+export function decodeImage(png: Uint8Array, maxPixels = DEFAULT_MAX_PIXELS): RgbImage {
+  if (png.length < 24 || !hasPngSignature(png)) throw new ImageError("the image is not a PNG");
+  const header = new DataView(png.buffer, png.byteOffset, png.byteLength);
+  const width = header.getUint32(16);
+  const height = header.getUint32(20);
+  if (width === 0 || height === 0) throw new ImageError("the PNG declares an empty image");
+  if (width * height > maxPixels) throw new ImageError(`the image is ${width}×${height} pixels; at most ${maxPixels} are accepted`, 413);
+  let decoded: ReturnType<typeof decode>;
+  try {
+    decoded = decode(png);
+  } catch (error) {
+    throw new ImageError(`the PNG could not be decoded (${(error as Error).message})`);
+  }
+  let data = decoded.data;
+  let channels = decoded.channels;
+  if (decoded.palette) {
+    data = convertIndexedToRgb(decoded);
+    channels = data.length / (width * height);
+  }
+  const shift = decoded.depth === 16 && !decoded.palette ? 8 : 0;
+  const rgb = new Uint8Array(width * height * 3);
+  for (let p = 0; p < width * height; p++) {
+    const at = p * channels;
+    const gray = channels < 3;
+    const r = data[at]! >> shift;
+    const g = gray ? r : data[at + 1]! >> shift;
+    const b = gray ? r : data[at + 2]! >> shift;
+    const alpha = channels === 2 || channels === 4 ? (data[at + channels - 1]! >> shift) / 255 : 1;
+    rgb[p * 3] = Math.round(r * alpha + 255 * (1 - alpha));
+    rgb[p * 3 + 1] = Math.round(g * alpha + 255 * (1 - alpha));
+    rgb[p * 3 + 2] = Math.round(b * alpha + 255 * (1 - alpha));
+  }
+  return { width, height, data: rgb };
+}
+
+/** The detector's input: the image scaled so its longer side is at most 960, both sides multiples of 32, normalised as ImageNet. */
+export function detectorInput(image: RgbImage, limitSide = 960): { tensor: Tensor; width: number; height: number } {
+  const ratio = Math.min(1, limitSide / Math.max(image.width, image.height));
+  const height = Math.max(32, Math.round((image.height * ratio) / 32) * 32);
+  const width = Math.max(32, Math.round((image.width * ratio) / 32) * 32);
+  const mean = [0.406, 0.456, 0.485]; // BGR, as PaddleOCR normalises cv2's images
+  const std = [0.225, 0.224, 0.229];
+  const data = new Float32Array(3 * height * width);
+  resize(image, { x0: 0, y0: 0, x1: image.width, y1: image.height }, width, height, false, data, 0, width, height, (c) => [1 / (255 * std[c]!), -mean[c]! / std[c]!]);
+  return { tensor: { datatype: "FP32", shape: [1, 3, height, width], data }, width, height };
+}
+
+/** A text box in image pixels (upright), with the detector's mean probability inside it. */
+export interface Box {
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
+  score: number;
+}
+
+/**
+ * DBNet's post-processing on upright boxes: pixels over 0.3 form regions (4-connected); a region
+ * whose box averages under 0.6, or is under 3 pixels thick, is noise; the rest grow by
+ * area × 1.5 / perimeter (the detector predicts shrunk text) and are scaled to the image.
+ */
+export function findBoxes(prob: Float32Array, mapWidth: number, mapHeight: number, image: Pick<RgbImage, "width" | "height">, maxLines = DEFAULT_MAX_LINES): Box[] {
+  const size = mapWidth * mapHeight;
+  const seen = new Uint8Array(size);
+  const stack = new Int32Array(size);
+  const boxes: Box[] = [];
+  for (let start = 0; start < size; start++) {
+    if (seen[start] || !(prob[start]! > 0.3)) continue;
+    let top = 0;
+    stack[top++] = start;
+    seen[start] = 1;
+    let x0 = mapWidth;
+    let y0 = mapHeight;
+    let x1 = 0;
+    let y1 = 0;
+    while (top > 0) {
+      const at = stack[--top]!;
+      const x = at % mapWidth;
+      const y = (at - x) / mapWidth;
+      if (x < x0) x0 = x;
+      if (x > x1) x1 = x;
+      if (y < y0) y0 = y;
+      if (y > y1) y1 = y;
+      const visit = (next: number) => {
+        if (!seen[next] && prob[next]! > 0.3) {
+          seen[next] = 1;
+          stack[top++] = next;
+        }
+      };
+      if (x > 0) visit(at - 1);
+      if (x < mapWidth - 1) visit(at + 1);
+      if (y > 0) visit(at - mapWidth);
+      if (y < mapHeight - 1) visit(at + mapWidth);
+    }
+    const w = x1 - x0 + 1;
+    const h = y1 - y0 + 1;
+    if (Math.min(w, h) < 3) continue;
+    let sum = 0;
+    for (let y = y0; y <= y1; y++) for (let x = x0; x <= x1; x++) sum += prob[y * mapWidth + x]!;
+    const score = sum / (w * h);
+    if (score < 0.6) continue;
+    const grow = (w * h * 1.5) / (2 * (w + h));
+    const sx = image.width / mapWidth;
+    const sy = image.height / mapHeight;
+    boxes.push({
+      x0: clamp((x0 - grow) * sx, 0, image.width),
+      y0: clamp((y0 - grow) * sy, 0, image.height),
+      x1: clamp((x1 + 1 + grow) * sx, 0, image.width),
+      y1: clamp((y1 + 1 + grow) * sy, 0, image.height),
+      score,
+    });
+  }
+  // The largest first when there are too many, then in reading order: top to bottom, left to right on a line.
+  const kept = boxes.length > maxLines ? boxes.sort((a, b) => area(b) - area(a)).slice(0, maxLines) : boxes;
+  return kept.sort((a, b) => (Math.abs(a.y0 - b.y0) < 10 ? a.x0 - b.x0 : a.y0 - b.y0));
+}
+
+/** Which boxes the angle classifier finds upside down (class "180" with p > 0.9). */
+async function upsideDown(image: RgbImage, boxes: Box[], run: RunFunction): Promise<boolean[]> {
+  const turned: boolean[] = [];
+  for (let start = 0; start < boxes.length; start += CLS_ROWS) {
+    const chunk = boxes.slice(start, start + CLS_ROWS);
+    const x = new Float32Array(chunk.length * 3 * LINE_HEIGHT * CLS_WIDTH);
+    chunk.forEach((box, i) => cropLine(image, box, false, x, i, CLS_WIDTH, CLS_WIDTH));
+    const out = (await run("ocr_cls", { [TENSORS.cls.input]: { datatype: "FP32", shape: [chunk.length, 3, LINE_HEIGHT, CLS_WIDTH], data: x } }))[TENSORS.cls.output]!;
+    const p = out.data as Float32Array;
+    chunk.forEach((_, i) => turned.push(p[i * 2 + 1]! > p[i * 2]! && p[i * 2 + 1]! > 0.9));
+  }
+  return turned;
+}
+
+/** The recogniser's input width for these boxes: every line at height 48, in steps of 160 from 320 to 960. */
+export function recogniserWidth(boxes: Box[]): number {
+  const widest = Math.max(...boxes.map((b) => Math.ceil((LINE_HEIGHT * (b.x1 - b.x0)) / Math.max(1, b.y1 - b.y0))));
+  return Math.min(960, Math.max(320, Math.ceil(widest / 160) * 160));
+}
+
+/**
+ * Writes one box as row `row` of a [N, 3, 48, width] tensor: scaled to height 48 keeping its
+ * aspect (at most `maxWidth` wide), BGR, to [-1, 1], zero-padded on the right; turned 180° when asked.
+ */
+export function cropLine(image: RgbImage, box: Box, turn: boolean, out: Float32Array, row: number, width: number, maxWidth: number): void {
+  const boxW = box.x1 - box.x0;
+  const boxH = box.y1 - box.y0;
+  const lineW = Math.max(1, Math.min(maxWidth, Math.ceil((LINE_HEIGHT * boxW) / Math.max(1, boxH))));
+  // To [-1, 1]: (v / 255 - 0.5) / 0.5.
+  resize(image, box, lineW, LINE_HEIGHT, turn, out, row * 3 * LINE_HEIGHT * width, width, LINE_HEIGHT, () => [2 / 255, -1]);
+}
+
+/** Greedy CTC: the likeliest class per step, repeats merged, blanks dropped; confidence = the kept steps' mean probability. */
+export function ctcDecode(prob: Float32Array, row: number, steps: number, classes: number, dictionary: readonly string[]): { text: string; confidence: number } {
+  let text = "";
+  let sum = 0;
+  let kept = 0;
+  let previous = -1;
+  for (let t = 0; t < steps; t++) {
+    const base = (row * steps + t) * classes;
+    let best = 0;
+    let bestP = -Infinity;
+    for (let c = 0; c < classes; c++) {
+      const p = prob[base + c]!;
+      if (p > bestP) {
+        bestP = p;
+        best = c;
+      }
+    }
+    if (best !== 0 && best !== previous) {
+      text += dictionary[best] ?? "";
+      sum += bestP;
+      kept++;
+    }
+    previous = best;
+  }
+  return { text, confidence: kept > 0 ? sum / kept : 0 };
+}
+
+/**
+ * Bilinear resize (cv2's INTER_LINEAR, half-pixel centres) of a region of `image` into a planar
+ * BGR block of `out` at `base` (rows `stride` apart, planes `rows` rows apart), each value scaled
+ * as `v * a + b` with [a, b] = norm(channel); turned 180° when asked. Source indices and weights
+ * are computed once per row and column: per-pixel arithmetic only in the inner loop.
+ */
+function resize(image: RgbImage, region: Pick<Box, "x0" | "y0" | "x1" | "y1">, outW: number, outH: number, turn: boolean, out: Float32Array, base: number, stride: number, rows: number, norm: (channel: number) => [number, number]): void {
+  const xs = taps(region.x0, (region.x1 - region.x0) / outW, outW, image.width, turn);
+  const ys = taps(region.y0, (region.y1 - region.y0) / outH, outH, image.height, turn);
+  const src = image.data;
+  const rowBytes = image.width * 3;
+  const plane = rows * stride;
+  for (let c = 0; c < 3; c++) {
+    const [a, b] = norm(c);
+    const channel = 2 - c; // BGR from RGB
+    const planeBase = base + c * plane;
+    for (let y = 0; y < outH; y++) {
+      const r0 = ys.i0[y]! * rowBytes + channel;
+      const r1 = ys.i1[y]! * rowBytes + channel;
+      const fy = ys.f[y]!;
+      const at = planeBase + y * stride;
+      for (let x = 0; x < outW; x++) {
+        const c0 = xs.i0[x]! * 3;
+        const c1 = xs.i1[x]! * 3;
+        const fx = xs.f[x]!;
+        const top = src[r0 + c0]! + (src[r0 + c1]! - src[r0 + c0]!) * fx;
+        const bottom = src[r1 + c0]! + (src[r1 + c1]! - src[r1 + c0]!) * fx;
+        out[at + x] = (top + (bottom - top) * fy) * a + b;
+      }
+    }
+  }
+}
+
+/** For each output index: the two source indices to blend and the second one's weight (mirrored when turned). */
+function taps(start: number, scale: number, count: number, size: number, turn: boolean): { i0: Int32Array; i1: Int32Array; f: Float32Array } {
+  const i0 = new Int32Array(count);
+  const i1 = new Int32Array(count);
+  const f = new Float32Array(count);
+  for (let i = 0; i < count; i++) {
+    const k = turn ? count - 1 - i : i;
+    const src = clamp(start + (k + 0.5) * scale - 0.5, 0, size - 1);
+    const lo = Math.floor(src);
+    i0[i] = lo;
+    i1[i] = Math.min(lo + 1, size - 1);
+    f[i] = src - lo;
+  }
+  return { i0, i1, f };
+}
+
+function corners(box: Box): TextLine["box"] {
+  const r = (v: number) => Math.round(v);
+  return [
+    [r(box.x0), r(box.y0)],
+    [r(box.x1), r(box.y0)],
+    [r(box.x1), r(box.y1)],
+    [r(box.x0), r(box.y1)],
+  ];
+}
+
+function area(b: Box): number {
+  return (b.x1 - b.x0) * (b.y1 - b.y0);
+}
+
+function clamp(v: number, lo: number, hi: number): number {
+  return v < lo ? lo : v > hi ? hi : v;
+}

@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { encode } from "fast-png";
+import { drawPage, rotate180 } from "../../models/text-image.ts";
+import type { RgbImage } from "../../models/text-image.ts";
+import { startServer } from "../support/start-server.ts";
+import type { TestServer } from "../support/start-server.ts";
+
+// The OCR example end to end: a PNG drawn here with the bitmap font, read back by the pretrained
+// PP-OCR detector, angle classifier and recogniser, each through its own function.
+let server: TestServer;
+beforeAll(async () => {
+  server = await startServer();
+}, 60_000);
+afterAll(() => server.close());
+
+const png = (image: RgbImage) => new Uint8Array(encode({ width: image.width, height: image.height, data: image.data, channels: 3, depth: 8 }));
+// Scale 3 with a printed word gap: the layout the models read exactly (see bench/ocr.ts).
+const page = (lines: string[]) => drawPage(lines, { scale: 3, margin: 32, lineGap: 12, spaceWidth: 2 });
+
+interface Line {
+  text: string;
+  confidence: number;
+  box: number[][];
+  angle: number;
+}
+
+async function ocr(body: Uint8Array<ArrayBuffer> | string, type = "image/png") {
+  const response = await fetch(`${server.url}/v1/functions/ocr`, { method: "POST", body, headers: { "content-type": type } });
+  return { status: response.status, json: (await response.json()) as { width: number; height: number; lines: Line[]; error?: string } };
+}
+
+describe("functions/ocr: PNG in, lines of text out", () => {
+  it("reads a rendered line exactly, with its box and confidence", { timeout: 60_000 }, async () => {
+    const image = page(["PRICE 42"]);
+    const { status, json } = await ocr(png(image));
+    expect(status).toBe(200);
+    expect(json).toMatchObject({ width: image.width, height: image.height });
+    expect(json.lines.map((l) => [l.text, l.angle])).toEqual([["PRICE 42", 0]]);
+    const [line] = json.lines;
+    expect(line!.confidence).toBeGreaterThan(0.9);
+    // The text is drawn at (32, 32), 21 pixels high; the box surrounds it, a few pixels out.
+    const [[x0, y0], , [x1, y1]] = line!.box as [[number, number], unknown, [number, number]];
+    expect(x0).toBeGreaterThan(20);
+    expect(x0).toBeLessThanOrEqual(32);
+    expect(y0).toBeGreaterThan(20);
+    expect(y0).toBeLessThanOrEqual(32);
+    expect(x1).toBeGreaterThanOrEqual(image.width - 32);
+    expect(y1).toBeGreaterThanOrEqual(32 + 21);
+  });
+
+  it("reads an upside-down image: the classifier turns each line, and the page reads top to bottom", { timeout: 60_000 }, async () => {
+    const one = await ocr(png(rotate180(page(["PRICE 42"]))));
+    expect(one.json.lines.map((l) => [l.text, l.angle])).toEqual([["PRICE 42", 180]]);
+    const three = await ocr(png(rotate180(page(["PRICE 42", "HELLO WORLD", "BATCH 17"]))));
+    expect(three.json.lines.map((l) => l.text)).toEqual(["PRICE 42", "HELLO WORLD", "BATCH 17"]);
+  });
+
+  it("reads several lines top to bottom; JSON with a base64 image works as the raw body does", { timeout: 60_000 }, async () => {
+    const bytes = png(page(["PRICE 42", "HELLO WORLD", "BATCH 17"]));
+    const raw = await ocr(bytes);
+    expect(raw.json.lines.map((l) => l.text)).toEqual(["PRICE 42", "HELLO WORLD", "BATCH 17"]);
+    const json = await ocr(JSON.stringify({ image: btoa(String.fromCharCode(...bytes)) }), "application/json");
+    expect(json).toEqual(raw);
+  });
+
+  it("answers a blank image with no lines, without running the classifier or the recogniser", { timeout: 60_000 }, async () => {
+    const before = await inferences("ocr_rec");
+    const blank = { width: 64, height: 64, data: new Uint8Array(64 * 64 * 3).fill(255) };
+    const { status, json } = await ocr(png(blank));
+    expect({ status, lines: json.lines }).toEqual({ status: 200, lines: [] });
+    expect(await inferences("ocr_rec")).toBe(before);
+  });
+
+  it("refuses what is not a PNG (400) and a PNG that declares too many pixels (413), before decoding it", async () => {
+    expect(await ocr("hello", "text/plain")).toEqual({ status: 400, json: { error: "function 'ocr' execute: the image is not a PNG" } });
+    expect((await ocr(JSON.stringify({ picture: 1 }), "application/json")).json.error).toMatch(/send a PNG/);
+    expect((await ocr(JSON.stringify({ image: "!!" }), "application/json")).json.error).toMatch(/image is not base64/);
+    // A valid 1×1 PNG whose header then claims 100 000 × 100 000: refused from the header alone.
+    const bomb = png({ width: 1, height: 1, data: new Uint8Array([255, 255, 255]) });
+    new DataView(bomb.buffer).setUint32(16, 100_000);
+    new DataView(bomb.buffer).setUint32(20, 100_000);
+    const refused = await ocr(bomb);
+    expect(refused.status).toBe(413);
+    expect(refused.json.error).toMatch(/100000×100000 pixels; at most 4194304/);
+    const truncated = png(page(["PRICE 42"])).slice(0, 60);
+    expect((await ocr(truncated)).status).toBe(400);
+  });
+
+  it("batches the recogniser across concurrent requests: fewer executions than inferences", { timeout: 60_000 }, async () => {
+    const before = await statistics("ocr_rec");
+    const bytes = png(page(["PRICE 42", "HELLO WORLD"]));
+    const answers = await Promise.all(Array.from({ length: 8 }, () => ocr(bytes)));
+    for (const answer of answers) expect(answer.json.lines.map((l) => l.text)).toEqual(["PRICE 42", "HELLO WORLD"]);
+    const after = await statistics("ocr_rec");
+    expect(after.inference_count - before.inference_count).toBe(16); // two lines each
+    expect(after.execution_count - before.execution_count).toBeLessThan(8);
+  });
+
+  it("answers tensor callers on the KServe route (BYTES body and content_type)", { timeout: 60_000 }, async () => {
+    const bytes = png(page(["PRICE 42"]));
+    const request = {
+      inputs: [
+        { name: "body", datatype: "BYTES", shape: [1], parameters: { binary_data_size: bytes.length + 4 } },
+        { name: "content_type", datatype: "BYTES", shape: [1], data: ["image/png"] },
+      ],
+    };
+    const header = new TextEncoder().encode(JSON.stringify(request));
+    const length = new Uint8Array(4);
+    new DataView(length.buffer).setUint32(0, bytes.length, true);
+    const body = new Uint8Array([...header, ...length, ...bytes]);
+    const response = await fetch(`${server.url}/v2/models/ocr/infer`, { method: "POST", body, headers: { "inference-header-content-length": String(header.length) } });
+    const answer = await response.json();
+    const out = answer.outputs.find((o: { name: string }) => o.name === "body").data[0];
+    expect(JSON.parse(out).lines[0].text).toBe("PRICE 42");
+  });
+});
+
+async function statistics(name: string): Promise<{ inference_count: number; execution_count: number }> {
+  const response = await fetch(`${server.url}/v2/models/${name}/stats`);
+  return (await response.json()).model_stats[0];
+}
+
+async function inferences(name: string): Promise<number> {
+  const response = await fetch(`${server.url}/v2/models/${name}/stats`);
+  const stats = (await response.json()).model_stats as { inference_count: number }[];
+  return stats.reduce((n, s) => n + s.inference_count, 0);
+}

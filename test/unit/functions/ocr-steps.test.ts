@@ -1,0 +1,134 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { encode } from "fast-png";
+import { ImageError, ctcDecode, decodeImage, findBoxes, parseDictionary, recogniserWidth } from "../../../functions/ocr/ppocr.ts";
+
+// The OCR example's own steps, on inputs small enough to check by hand (the models' part is in
+// test/e2e/ocr.test.ts).
+describe("decodeImage", () => {
+  it("gives 8-bit RGB from RGB, grey, grey + alpha, RGBA and 16-bit PNGs; transparency over white", () => {
+    const rgb = encode({ width: 2, height: 1, data: new Uint8Array([10, 20, 30, 40, 50, 60]), channels: 3, depth: 8 });
+    expect(decodeImage(rgb)).toEqual({ width: 2, height: 1, data: new Uint8Array([10, 20, 30, 40, 50, 60]) });
+    const grey = encode({ width: 2, height: 1, data: new Uint8Array([0, 200]), channels: 1, depth: 8 });
+    expect([...decodeImage(grey).data]).toEqual([0, 0, 0, 200, 200, 200]);
+    const greyAlpha = encode({ width: 2, height: 1, data: new Uint8Array([0, 0, 0, 255]), channels: 2, depth: 8 });
+    expect([...decodeImage(greyAlpha).data]).toEqual([255, 255, 255, 0, 0, 0]); // transparent black is white
+    const rgba = encode({ width: 1, height: 1, data: new Uint8Array([0, 0, 0, 128]), channels: 4, depth: 8 });
+    expect([...decodeImage(rgba).data]).toEqual([127, 127, 127]);
+    const deep = encode({ width: 1, height: 1, data: new Uint16Array([0xffff, 0x8000, 0x0100]), channels: 3, depth: 16 });
+    expect([...decodeImage(deep).data]).toEqual([255, 128, 1]);
+  });
+
+  it("refuses what is not a PNG, and a header that declares too many pixels before inflating anything", () => {
+    expect(() => decodeImage(new TextEncoder().encode("GIF89a and then some more bytes"))).toThrow(new ImageError("the image is not a PNG"));
+    const png = encode({ width: 1, height: 1, data: new Uint8Array([0, 0, 0]), channels: 3, depth: 8 });
+    const huge = png.slice();
+    new DataView(huge.buffer).setUint32(16, 50_000);
+    new DataView(huge.buffer).setUint32(20, 50_000);
+    huge.fill(0, 33); // no valid data after the header: the size alone refuses it
+    const refused = (() => {
+      try {
+        decodeImage(huge, 1 << 20);
+      } catch (error) {
+        return error as ImageError;
+      }
+    })();
+    expect(refused).toBeInstanceOf(ImageError);
+    expect(refused!.status).toBe(413);
+    expect(() => decodeImage(png.slice(0, png.length - 12))).toThrow(/could not be decoded/);
+  });
+});
+
+describe("decodeImage on hostile bytes", () => {
+  it("either decodes a damaged PNG to the size its header declares or refuses it with an ImageError, never anything else", () => {
+    const pixels = Uint8Array.from({ length: 16 * 8 * 3 }, (_, i) => (i * 37) % 256);
+    const valid = encode({ width: 16, height: 8, data: pixels, channels: 3, depth: 8 });
+    const damage = fc.record({
+      flips: fc.array(fc.tuple(fc.nat({ max: valid.length - 1 }), fc.integer({ min: 0, max: 255 })), { maxLength: 6 }),
+      cut: fc.option(fc.nat({ max: valid.length }), { nil: undefined }),
+    });
+    fc.assert(
+      fc.property(damage, ({ flips, cut }) => {
+        const bytes = valid.slice(0, cut ?? valid.length);
+        for (const [at, value] of flips) if (at < bytes.length) bytes[at] = value;
+        try {
+          const image = decodeImage(bytes, 1 << 16);
+          expect(image.data.length).toBe(image.width * image.height * 3);
+        } catch (error) {
+          expect(error).toBeInstanceOf(ImageError);
+        }
+      }),
+      { numRuns: 500, seed: 12 },
+    );
+  });
+});
+
+describe("findBoxes (DBNet post-processing on upright boxes)", () => {
+  const map = (width: number, height: number, rects: [number, number, number, number, number][]) => {
+    const prob = new Float32Array(width * height);
+    for (const [x0, y0, x1, y1, p] of rects) for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) prob[y * width + x] = p;
+    return prob;
+  };
+
+  it("finds text regions in reading order, grown by area × 1.5 / perimeter and scaled to the image", () => {
+    // Two lines, the lower one first in memory order of its right half; a 2-pixel-high streak is noise.
+    const prob = map(64, 32, [
+      [4, 20, 24, 26, 0.9], // second line
+      [4, 4, 24, 10, 0.95], // first line, left word
+      [30, 4, 50, 10, 0.95], // first line, right word
+      [40, 28, 60, 30, 0.99], // too thin
+    ]);
+    const boxes = findBoxes(prob, 64, 32, { width: 128, height: 64 });
+    const grow = (20 * 6 * 1.5) / (2 * (20 + 6)); // 3.46 map pixels
+    expect(boxes.map((b) => [b.x0, b.y0].map((v) => Math.round(v)))).toEqual([
+      [Math.round((4 - grow) * 2), Math.round((4 - grow) * 2)],
+      [Math.round((30 - grow) * 2), Math.round((4 - grow) * 2)],
+      [Math.round((4 - grow) * 2), Math.round((20 - grow) * 2)],
+    ]);
+    expect(boxes[0]!.x1).toBeCloseTo((24 + grow) * 2, 5);
+    expect(boxes[0]!.score).toBeCloseTo(0.95, 5);
+  });
+
+  it("drops regions whose box averages under 0.6, clamps to the image, and keeps the largest when there are too many", () => {
+    const faint = map(32, 32, [[2, 2, 20, 12, 0.4]]);
+    expect(findBoxes(faint, 32, 32, { width: 32, height: 32 })).toEqual([]);
+    const edge = findBoxes(map(32, 32, [[0, 0, 10, 6, 0.9]]), 32, 32, { width: 32, height: 32 });
+    expect([edge[0]!.x0, edge[0]!.y0]).toEqual([0, 0]);
+    const many = map(64, 64, [
+      [2, 2, 10, 8, 0.9],
+      [2, 20, 40, 30, 0.9],
+      [2, 40, 20, 50, 0.9],
+    ]);
+    const kept = findBoxes(many, 64, 64, { width: 64, height: 64 }, 2);
+    // The 8 × 6 region at the top goes; the 38 × 10 and 18 × 10 ones stay, in reading order.
+    // Both start at x = 2 and grow past the left edge (clamped to 0); the right edges show which stayed.
+    expect(kept.map((b) => [b.x0, Math.round(b.x1)])).toEqual([38, 18].map((w) => [0, Math.round(2 + w + (w * 10 * 1.5) / (2 * (w + 10)))]));
+    expect(kept[0]!.y0).toBeLessThan(kept[1]!.y0);
+  });
+});
+
+describe("ctcDecode", () => {
+  it("takes the likeliest class per step, merges repeats, drops blanks, and averages the kept probabilities", () => {
+    const dictionary = parseDictionary(new TextEncoder().encode("a\nb\n"));
+    expect(dictionary).toEqual(["", "a", "b", " "]);
+    // Steps: a a blank a b space → "aab " (the blank separates the two a's).
+    const steps = [1, 1, 0, 1, 2, 3];
+    const prob = new Float32Array(2 * steps.length * 4); // row 1 of 2
+    steps.forEach((c, t) => {
+      prob[(steps.length + t) * 4 + c] = 0.5 + t * 0.05;
+    });
+    const { text, confidence } = ctcDecode(prob, 1, steps.length, 4, dictionary);
+    expect(text).toBe("aab ");
+    expect(confidence).toBeCloseTo((0.5 + 0.65 + 0.7 + 0.75) / 4, 6);
+    expect(ctcDecode(new Float32Array(8), 0, 2, 4, dictionary)).toEqual({ text: "", confidence: 0 });
+  });
+});
+
+describe("recogniserWidth", () => {
+  it("fits the widest line at height 48 in steps of 160 between 320 and 960", () => {
+    const box = (w: number, h: number) => ({ x0: 0, y0: 0, x1: w, y1: h, score: 1 });
+    expect(recogniserWidth([box(100, 48)])).toBe(320);
+    expect(recogniserWidth([box(100, 48), box(400, 48)])).toBe(480);
+    expect(recogniserWidth([box(200, 10)])).toBe(960);
+  });
+});
