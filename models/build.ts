@@ -34,6 +34,7 @@ export const MODELS: Readonly<Record<string, Writer>> = {
 /** Other files the examples need, by path under functions/ (git-ignored like the models). */
 export const ASSETS: Readonly<Record<string, Writer>> = {
   "ocr/ppocr_keys_v1.txt": copyPpocr("dictionary"),
+  "ocr_decode/ppocr_keys_v1.txt": copyPpocr("dictionary"),
 };
 
 /** The project root: the parent of this file's directory. */

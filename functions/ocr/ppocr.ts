@@ -66,7 +66,7 @@ export const TENSORS = {
 
 // Rows per call: each function's max_batch_size in its function.yaml.
 const CLS_ROWS = 16;
-const REC_ROWS = 4;
+const REC_ROWS = 16;
 const CLS_WIDTH = 192;
 const LINE_HEIGHT = 48;
 
@@ -77,33 +77,93 @@ export function parseDictionary(bytes: Uint8Array): string[] {
   return ["", ...lines, " "];
 }
 
-/** PNG → image, PP-OCR's whole chain → its lines of text, top to bottom. */
+/**
+ * PNG → image, PP-OCR's whole chain → its lines of text, top to bottom. Each model is called
+ * with at most its function's max_batch_size rows at a time (the steps below, chunked).
+ */
 export async function readText(png: Uint8Array, run: RunFunction, dictionary: readonly string[], options: OcrOptions = {}): Promise<OcrResult> {
   const image = decodeImage(png, options.maxPixels ?? DEFAULT_MAX_PIXELS);
-  const det = detectorInput(image);
-  const detOut = await run("ocr_det", { [TENSORS.det.input]: det.tensor });
-  const map = detOut[TENSORS.det.output]!;
-  const boxes = findBoxes(map.data as Float32Array, map.shape.at(-1)!, map.shape.at(-2)!, image, options.maxLines ?? DEFAULT_MAX_LINES);
+  const detOut = await run("ocr_det", { [TENSORS.det.input]: detectorInput(image).tensor });
+  const boxes = boxesFromMap(detOut[TENSORS.det.output]!, image, options.maxLines ?? DEFAULT_MAX_LINES);
   if (boxes.length === 0) return { width: image.width, height: image.height, lines: [] }; // early exit: nothing to read
 
-  const turned = await upsideDown(image, boxes, run);
+  const turned: boolean[] = [];
+  for (const [, chunk] of chunks(boxes, CLS_ROWS)) {
+    const out = await run("ocr_cls", { [TENSORS.cls.input]: classifierInput(image, chunk) });
+    turned.push(...upsideDown(out[TENSORS.cls.output]!));
+  }
   const width = recogniserWidth(boxes);
   const lines: TextLine[] = [];
-  for (let start = 0; start < boxes.length; start += REC_ROWS) {
-    const chunk = boxes.slice(start, start + REC_ROWS);
-    const x = new Float32Array(chunk.length * 3 * LINE_HEIGHT * width);
-    chunk.forEach((box, i) => cropLine(image, box, turned[start + i]!, x, i, width, width));
-    const out = (await run("ocr_rec", { [TENSORS.rec.input]: { datatype: "FP32", shape: [chunk.length, 3, LINE_HEIGHT, width], data: x } }))[TENSORS.rec.output]!;
-    const [, steps, classes] = out.shape as [number, number, number];
-    chunk.forEach((box, i) => {
-      const { text, confidence } = ctcDecode(out.data as Float32Array, i, steps!, classes!, dictionary);
-      // PaddleOCR's drop_score: what the recogniser is unsure of is noise, not text.
-      if (text.length > 0 && confidence >= 0.5) lines.push({ text, confidence, box: corners(box), angle: turned[start + i] ? 180 : 0 });
-    });
+  for (const [start, chunk] of chunks(boxes, REC_ROWS)) {
+    const flags = turned.slice(start, start + chunk.length);
+    const out = await run("ocr_rec", { [TENSORS.rec.input]: recogniserInput(image, chunk, flags, width) });
+    lines.push(...decodeLines(out[TENSORS.rec.output]!, chunk, flags, dictionary));
   }
-  // Most lines upside down: the page is, and it reads from the bottom of the image up.
-  if (lines.filter((l) => l.angle === 180).length * 2 > lines.length) lines.reverse();
-  return { width: image.width, height: image.height, lines };
+  return { width: image.width, height: image.height, lines: readingOrder(lines) };
+}
+
+/** The detector's probability map [1, 1, h, w] → text boxes in image pixels, in reading order. */
+export function boxesFromMap(map: Tensor, image: Pick<RgbImage, "width" | "height">, maxLines = DEFAULT_MAX_LINES): Box[] {
+  return findBoxes(map.data as Float32Array, map.shape.at(-1)!, map.shape.at(-2)!, image, maxLines);
+}
+
+/** The angle classifier's input for these boxes: [N, 3, 48, 192]. */
+export function classifierInput(image: RgbImage, boxes: readonly Box[]): Tensor {
+  const x = new Float32Array(boxes.length * 3 * LINE_HEIGHT * CLS_WIDTH);
+  boxes.forEach((box, i) => cropLine(image, box, false, x, i, CLS_WIDTH, CLS_WIDTH));
+  return { datatype: "FP32", shape: [boxes.length, 3, LINE_HEIGHT, CLS_WIDTH], data: x };
+}
+
+/** Which lines the classifier's [N, 2] output finds upside down: class "180" with p > 0.9 (PaddleOCR's cls_thresh). */
+export function upsideDown(probs: Tensor): boolean[] {
+  const p = probs.data as Float32Array;
+  return Array.from({ length: probs.shape[0]! }, (_, i) => p[i * 2 + 1]! > p[i * 2]! && p[i * 2 + 1]! > 0.9);
+}
+
+/** The recogniser's input: each box as a line 48 high, turned where flagged, padded to `width`: [N, 3, 48, width]. */
+export function recogniserInput(image: RgbImage, boxes: readonly Box[], turned: readonly boolean[], width = recogniserWidth(boxes)): Tensor {
+  const x = new Float32Array(boxes.length * 3 * LINE_HEIGHT * width);
+  boxes.forEach((box, i) => cropLine(image, box, turned[i] ?? false, x, i, width, width));
+  return { datatype: "FP32", shape: [boxes.length, 3, LINE_HEIGHT, width], data: x };
+}
+
+/** The recogniser's [N, steps, classes] output → the lines it read (PaddleOCR's drop_score: under 0.5 is noise, not text). */
+export function decodeLines(probs: Tensor, boxes: readonly Box[], turned: readonly boolean[], dictionary: readonly string[]): TextLine[] {
+  const [, steps, classes] = probs.shape as [number, number, number];
+  const lines: TextLine[] = [];
+  boxes.forEach((box, i) => {
+    const { text, confidence } = ctcDecode(probs.data as Float32Array, i, steps, classes, dictionary);
+    if (text.length > 0 && confidence >= 0.5) lines.push({ text, confidence, box: corners(box), angle: turned[i] ? 180 : 0 });
+  });
+  return lines;
+}
+
+/** Lines as a reader takes them: a page with most lines upside down reads from the bottom of the image up. */
+export function readingOrder(lines: TextLine[]): TextLine[] {
+  return lines.filter((l) => l.angle === 180).length * 2 > lines.length ? [...lines].reverse() : lines;
+}
+
+/** Boxes as a tensor between ensemble steps: FP32 [N, 5], each x0, y0, x1, y1, score. */
+export function boxesTensor(boxes: readonly Box[]): Tensor {
+  return { datatype: "FP32", shape: [boxes.length, 5], data: Float32Array.from(boxes.flatMap((b) => [b.x0, b.y0, b.x1, b.y1, b.score])) };
+}
+
+export function boxesOf(tensor: Tensor): Box[] {
+  const d = tensor.data as Float32Array;
+  return Array.from({ length: tensor.shape[0]! }, (_, i) => ({ x0: d[i * 5]!, y0: d[i * 5 + 1]!, x1: d[i * 5 + 2]!, y1: d[i * 5 + 3]!, score: d[i * 5 + 4]! }));
+}
+
+/** An image as a tensor between ensemble steps: UINT8 [height, width, 3], RGB. */
+export function imageTensor(image: RgbImage): Tensor {
+  return { datatype: "UINT8", shape: [image.height, image.width, 3], data: image.data };
+}
+
+export function imageOf(tensor: Tensor): RgbImage {
+  return { height: tensor.shape[0]!, width: tensor.shape[1]!, data: tensor.data as Uint8Array };
+}
+
+function* chunks<T>(items: readonly T[], size: number): Generator<[number, T[]]> {
+  for (let start = 0; start < items.length; start += size) yield [start, items.slice(start, start + size)];
 }
 
 /**
@@ -227,22 +287,8 @@ export function findBoxes(prob: Float32Array, mapWidth: number, mapHeight: numbe
   return kept.sort((a, b) => (Math.abs(a.y0 - b.y0) < 10 ? a.x0 - b.x0 : a.y0 - b.y0));
 }
 
-/** Which boxes the angle classifier finds upside down (class "180" with p > 0.9). */
-async function upsideDown(image: RgbImage, boxes: Box[], run: RunFunction): Promise<boolean[]> {
-  const turned: boolean[] = [];
-  for (let start = 0; start < boxes.length; start += CLS_ROWS) {
-    const chunk = boxes.slice(start, start + CLS_ROWS);
-    const x = new Float32Array(chunk.length * 3 * LINE_HEIGHT * CLS_WIDTH);
-    chunk.forEach((box, i) => cropLine(image, box, false, x, i, CLS_WIDTH, CLS_WIDTH));
-    const out = (await run("ocr_cls", { [TENSORS.cls.input]: { datatype: "FP32", shape: [chunk.length, 3, LINE_HEIGHT, CLS_WIDTH], data: x } }))[TENSORS.cls.output]!;
-    const p = out.data as Float32Array;
-    chunk.forEach((_, i) => turned.push(p[i * 2 + 1]! > p[i * 2]! && p[i * 2 + 1]! > 0.9));
-  }
-  return turned;
-}
-
 /** The recogniser's input width for these boxes: every line at height 48, in steps of 160 from 320 to 960. */
-export function recogniserWidth(boxes: Box[]): number {
+export function recogniserWidth(boxes: readonly Box[]): number {
   const widest = Math.max(...boxes.map((b) => Math.ceil((LINE_HEIGHT * (b.x1 - b.x0)) / Math.max(1, b.y1 - b.y0))));
   return Math.min(960, Math.max(320, Math.ceil(widest / 160) * 160));
 }

@@ -125,8 +125,12 @@ export function ensembleWiringProblems(
     if (ensemble.max_batch_size > 0 && fn.max_batch_size < ensemble.max_batch_size) {
       problems.push(`${at}: '${fn.name}' batches up to ${fn.max_batch_size}, less than the ensemble's max_batch_size ${ensemble.max_batch_size}`);
     }
-    const inputs = new Map(fn.input.map((t) => [t.name, t]));
-    const outputs = new Map(fn.output.map((t) => [t.name, t]));
+    // An ensemble without a batch dimension passes whole shapes: a step that batches takes and
+    // gives its dims behind a batch dimension of any size (lines of an image, say), as in Triton.
+    const whole = ensemble.max_batch_size === 0 && fn.max_batch_size > 0;
+    const shaped = (t: TensorConfig): TensorConfig => (whole ? { ...t, dims: [-1, ...t.dims] } : t);
+    const inputs = new Map(fn.input.map((t) => [t.name, shaped(t)]));
+    const outputs = new Map(fn.output.map((t) => [t.name, shaped(t)]));
     for (const [name, tensor] of Object.entries(step.input_map)) {
       const t = inputs.get(name);
       if (!t) problems.push(`${at}: input_map names input '${name}', which '${fn.name}' does not have (it has: ${[...inputs.keys()].join(", ") || "none"})`);

@@ -459,10 +459,13 @@ function semanticProblems(config: RawConfig): { path: PropertyKey[]; problem: st
   if (config.backend === "handler") {
     if (config.platform) problems.push({ path: ["platform"], problem: `'${config.platform}' does not apply to backend 'handler'; remove platform` });
     if (!config.handler) problems.push({ path: ["backend"], problem: "backend 'handler' computes with the function's handler; name it with `handler: handler.ts`" });
-    for (const key of ["input", "output"] as const) {
-      if (config[key].length > 0) {
-        problems.push({ path: [key], problem: `backend 'handler' takes each request's body as it comes (the ${key} is the BYTES tensors 'body' and 'content_type'); remove ${key}` });
-      }
+    // Either tensors both ways (its compute() is a model written in TypeScript) or neither (execute() takes bodies).
+    if ((config.input.length > 0) !== (config.output.length > 0)) {
+      const [given, missing] = config.input.length > 0 ? ["input", "output"] : ["output", "input"];
+      problems.push({
+        path: [missing],
+        problem: `backend 'handler' with tensors lists both input and output (its compute(inputs) answers tensors); without either, execute(requests) takes each body as it comes. Add ${missing} or remove ${given}`,
+      });
     }
   }
   if (config.handler_timeout_ms !== undefined && !config.handler) problems.push({ path: ["handler_timeout_ms"], problem: "applies to a function with a handler" });

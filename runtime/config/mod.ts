@@ -25,7 +25,7 @@ export { type ConfigIssue, fieldPath, formatIssue } from "./config-issue.ts";
 export { parseFunctionConfig, type ParseResult } from "./parse-function-config.ts";
 export { completeConfig, type CompleteOptions, DEFAULT_MAX_BATCH_SIZE } from "./complete-config.ts";
 export { completeIdentityConfig, identitySignature } from "./identity-config.ts";
-export { completeHandlerConfig, HANDLER_TENSORS, handlerSignature } from "./handler-config.ts";
+export { completeHandlerConfig, computesTensors, HANDLER_TENSORS, handlerSignature } from "./handler-config.ts";
 export { DEFAULT_HANDLER_TIMEOUT_MS } from "./function-schema.ts";
 export { parseTritonJsonConfig, toTritonJson } from "./triton-json.ts";
 export { defaultDynamicBatching } from "./dynamic-batching-defaults.ts";

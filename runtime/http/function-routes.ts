@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import { RuntimeError } from "../core/mod.ts";
 import type { InferRequest, Tensor } from "../core/mod.ts";
-import { HANDLER_TENSORS } from "../config/mod.ts";
+import { computesTensors, HANDLER_TENSORS } from "../config/mod.ts";
 import type { Deployment } from "../lifecycle/mod.ts";
 import { checkHandlerInputs, encodeAnswer, functionRequest, outputsAnswer } from "../pipeline/mod.ts";
 import type { DirectBody, ServeEnv } from "./direct-body.ts";
@@ -43,9 +43,11 @@ export async function functionCall(ctx: InferContext, call: { name: string; head
   };
   const d = await ctx.models.acquire(name, undefined, lookup);
   const handler = d.handler;
-  const viaExecute = d.config.backend === "handler";
-  if (!viaExecute && !handler) {
-    throw new RuntimeError("INVALID_ARG", `function '${name}' has no handler to take a body (it serves a model, backend ${d.config.backend}); send tensors to POST /v2/models/${name}/infer`);
+  const tensors = computesTensors(d.config);
+  const viaExecute = d.config.backend === "handler" && !tensors;
+  if (!viaExecute && (!handler || (tensors && !(await handler.exports("preprocess"))))) {
+    const what = tensors ? "its handler computes on tensors and has no preprocess" : `it serves a model, backend ${d.config.backend}`;
+    throw new RuntimeError("INVALID_ARG", `function '${name}' has no handler to take a body (${what}); send tensors to POST /v2/models/${name}/infer`);
   }
   d.checkRoom();
   const bytes = await readBody(header, body, ctx.maxInputBytes);

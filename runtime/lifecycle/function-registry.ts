@@ -2,6 +2,7 @@ import { invalidArg, RuntimeError } from "../core/mod.ts";
 import type { Clock, Platform, Tensor } from "../core/mod.ts";
 import { DEFAULT_HANDLER_TIMEOUT_MS, defaultLoadLimits, fieldPath, formatIssue, functionNameProblem, limitProblems, MAX_VERSION, parseFunctionConfig, resolveInside } from "../config/mod.ts";
 import type { Accelerator, DeclaredConfig, FunctionConfig, LoadLimits } from "../config/mod.ts";
+import { computesTensors } from "../config/mod.ts";
 import type { Backend } from "../backends/backend.ts";
 import { fingerprint, readModelFile, scanRepository, selectVersions } from "../repository/mod.ts";
 import { createHandlerBackend, HandlerHost } from "../pipeline/mod.ts";
@@ -340,7 +341,7 @@ export class FunctionRegistry {
         if (declared.backend === "ensemble") return await this.#loadEnsemble(fn, version, managed);
         // A handler's host lives as long as this deployment: `execute` as its backend, or preprocess / postprocess beside the model.
         const handler = declared.handler ? await this.#handlerHost(fn, version, managed) : undefined;
-        const backend = declared.backend === "handler" ? createHandlerBackend(handler!) : backends[declared.backend];
+        const backend = declared.backend === "handler" ? createHandlerBackend(handler!, { tensors: computesTensors(declared), batching: (declared.max_batch_size ?? 0) > 0, name: fn.name }) : backends[declared.backend];
         if (!backend) throw new RuntimeError("INVALID_ARG", `backend '${declared.backend}' is not available`);
         const resolved = { ...declared, accelerator: declared.accelerator ?? this.#options.accelerator ?? "auto" };
         const load = () =>

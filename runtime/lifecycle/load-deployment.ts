@@ -76,7 +76,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     interOpThreads: threads("inter_op_thread_count"),
     graphLevel: declared.optimization.graph.level,
     allowSpinning: ["1", "true"].includes(declared.parameters.allow_spinning?.string_value ?? ""),
-    signature: declared.backend === "identity" ? identitySignature(declared) : declared.backend === "handler" ? handlerSignature({ max_batch_size: declared.max_batch_size ?? 0 }) : undefined,
+    signature: declared.backend === "identity" ? identitySignature(declared) : declared.backend === "handler" ? handlerSignature(declared) : undefined,
     log: { info: (m) => log.info(`${prefix}: ${m}`), warn: (m) => log.warn(`${prefix}: ${m}`) },
   };
   // `auto`, for one instance that cannot scale out, loads into a worker, times the model there (its

@@ -1,5 +1,5 @@
 import { RuntimeError } from "../core/mod.ts";
-import type { Tensor } from "../core/mod.ts";
+import type { Tensor, TensorSignature } from "../core/mod.ts";
 import { encodeJsonData, isDataType, storageFor } from "../tensor/mod.ts";
 import { HandlerError, isReply } from "./handler-api.ts";
 import type { FunctionAnswer, FunctionRequest } from "./handler-api.ts";
@@ -51,18 +51,47 @@ export function outputsAnswer(outputs: Record<string, Tensor>): { body: Uint8Arr
  * that shape's size. The model's own checks (names, dims, batch) follow as for any request.
  */
 export function checkHandlerInputs(fn: string, inputs: Record<string, unknown>): Record<string, Tensor> {
-  const fail = (name: string, problem: string) => new RuntimeError("INTERNAL", `function '${fn}' preprocess: input '${name}' ${problem}`);
   for (const [name, value] of Object.entries(inputs)) {
-    const t = value as Partial<Tensor> | null;
-    if (!t || typeof t !== "object") throw fail(name, "is not a tensor { datatype, shape, data }");
-    if (!isDataType(t.datatype)) throw fail(name, `has datatype ${JSON.stringify(t.datatype)}, not one of KServe's (FP32, INT64, BYTES…)`);
-    if (!Array.isArray(t.shape) || !t.shape.every((d) => Number.isInteger(d) && d >= 0)) throw fail(name, "needs a shape of whole non-negative dimensions");
-    const count = t.shape.reduce((n: number, d: number) => n * d, 1);
-    const Storage = storageFor(t.datatype);
-    const data = t.data as unknown;
-    const ok = Storage ? data instanceof Storage : Array.isArray(data) && data.every((e) => e instanceof Uint8Array);
-    if (!ok) throw fail(name, `needs its data as ${Storage ? Storage.name : "an array of Uint8Array"} for ${t.datatype}`);
-    if ((data as ArrayLike<unknown>).length !== count) throw fail(name, `has ${(data as ArrayLike<unknown>).length} elements for shape [${t.shape.join(", ")}] (${count})`);
+    const problem = tensorProblem(value);
+    if (problem) throw new RuntimeError("INTERNAL", `function '${fn}' preprocess: input '${name}' ${problem}`);
   }
   return inputs as Record<string, Tensor>;
+}
+
+/**
+ * Checks what `compute` returned against the function's signature, as a model's outputs would be
+ * trusted: every declared output present (extras are dropped), of its datatype, a well-formed
+ * tensor whose shape fits the declared one (-1: any), with `rows` rows when the function batches.
+ */
+export function checkComputedOutputs(fn: string, outputs: Record<string, unknown>, declared: readonly TensorSignature[], rows: number | undefined): Record<string, Tensor> {
+  const fail = (name: string, problem: string) => new RuntimeError("INTERNAL", `function '${fn}' compute: output '${name}' ${problem}`);
+  const checked: Record<string, Tensor> = {};
+  for (const want of declared) {
+    const value = Object.hasOwn(outputs, want.name) ? outputs[want.name] : undefined;
+    if (value === undefined) throw fail(want.name, `is missing (compute returned: ${Object.keys(outputs).join(", ") || "nothing"})`);
+    const problem = tensorProblem(value);
+    if (problem) throw fail(want.name, problem);
+    const t = value as Tensor;
+    if (t.datatype !== want.datatype) throw fail(want.name, `is ${t.datatype}; the config declares ${want.datatype}`);
+    const fits = t.shape.length === want.shape.length && want.shape.every((d, i) => d === -1 || d === t.shape[i]);
+    if (!fits) throw fail(want.name, `has shape [${t.shape.join(", ")}]; the config declares [${want.shape.join(", ")}]`);
+    if (rows !== undefined && t.shape[0] !== rows) throw fail(want.name, `has ${t.shape[0]} rows for a batch of ${rows}`);
+    checked[want.name] = t;
+  }
+  return checked;
+}
+
+/** What is wrong with a value meant as a tensor, or undefined when it is one. */
+function tensorProblem(value: unknown): string | undefined {
+  const t = value as Partial<Tensor> | null;
+  if (!t || typeof t !== "object") return "is not a tensor { datatype, shape, data }";
+  if (!isDataType(t.datatype)) return `has datatype ${JSON.stringify(t.datatype)}, not one of KServe's (FP32, INT64, BYTES…)`;
+  if (!Array.isArray(t.shape) || !t.shape.every((d) => Number.isInteger(d) && d >= 0)) return "needs a shape of whole non-negative dimensions";
+  const count = t.shape.reduce((n: number, d: number) => n * d, 1);
+  const Storage = storageFor(t.datatype);
+  const data = t.data as unknown;
+  const ok = Storage ? data instanceof Storage : Array.isArray(data) && data.every((e) => e instanceof Uint8Array);
+  if (!ok) return `needs its data as ${Storage ? Storage.name : "an array of Uint8Array"} for ${t.datatype}`;
+  if ((data as ArrayLike<unknown>).length !== count) return `has ${(data as ArrayLike<unknown>).length} elements for shape [${t.shape.join(", ")}] (${count})`;
+  return undefined;
 }

@@ -67,6 +67,13 @@ export interface Handler {
   /** Once, before the first call (after the module is imported on first use). */
   initialize?(ctx: HandlerContext): void | Promise<void>;
   execute?(requests: FunctionRequest[], ctx: HandlerContext): FunctionAnswer[] | Promise<FunctionAnswer[]>;
+  /**
+   * `backend: handler` that lists `input` and `output`: a model written in TypeScript. Takes the
+   * inputs by name and returns every declared output, checked like a model's. When the function
+   * batches, each tensor carries the batch dimension first (the rows of every request the batcher
+   * gathered) and each output must have as many rows. Ensembles, ctx.infer and the KServe route call it.
+   */
+  compute?(inputs: Record<string, Tensor>, ctx: HandlerContext): Record<string, Tensor> | Promise<Record<string, Tensor>>;
   /** Around a model: the body → the model's input tensors (by input name; validated like any request's). */
   preprocess?(request: FunctionRequest, ctx: HandlerContext): Record<string, Tensor> | Promise<Record<string, Tensor>>;
   /** Around a model: its outputs (all of them, by name) → the answer. Absent: the outputs as JSON tensors. */

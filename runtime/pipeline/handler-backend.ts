@@ -1,7 +1,7 @@
 import type { Tensor } from "../core/mod.ts";
 import { HANDLER_TENSORS } from "../config/mod.ts";
 import type { Backend, LoadOptions, Session } from "../backends/backend.ts";
-import { encodeAnswer, functionRequest } from "./function-io.ts";
+import { checkComputedOutputs, encodeAnswer, functionRequest } from "./function-io.ts";
 import type { HandlerHost } from "./handler-host.ts";
 
 const utf8 = new TextEncoder();
@@ -10,10 +10,11 @@ const text = new TextDecoder();
 /**
  * The backend of a `backend: handler` function: its "sessions" hand each batch of requests to
  * the handler's `execute`. A request travels as two BYTES tensors (`body`, `content_type`), so the
- * queue, batcher, statistics and limits are the ones every function has. Every instance of one
+ * queue, batcher, statistics and limits are the ones every function has; a handler that declares
+ * tensors (`tensors`) is called with them, its `compute` standing for the model. Every instance of one
  * deployment shares its HandlerHost (one module, initialized once); the last one released closes it.
  */
-export function createHandlerBackend(host: HandlerHost): Backend {
+export function createHandlerBackend(host: HandlerHost, mode: { tensors?: boolean; batching?: boolean; name?: string } = {}): Backend {
   let open = 0;
   return {
     name: "handler",
@@ -27,6 +28,11 @@ export function createHandlerBackend(host: HandlerHost): Backend {
         provider: "cpu",
         executionThread: "main",
         run: async (feeds: Record<string, Tensor>) => {
+          if (mode.tensors) {
+            // A tensor handler: compute() is the model. Rows to expect, when the function batches: the batch's.
+            const rows = mode.batching ? Object.values(feeds)[0]?.shape[0] : undefined;
+            return checkComputedOutputs(mode.name ?? "handler", await host.compute(feeds), signature.outputs, rows);
+          }
           const body = feeds[HANDLER_TENSORS.body]!;
           const types = feeds[HANDLER_TENSORS.contentType]!;
           const bodies = body.data as Uint8Array[];

@@ -5,7 +5,7 @@ import { HandlerError, reply } from "./handler-api.ts";
 import type { FunctionAnswer, FunctionRequest, Handler, HandlerContext } from "./handler-api.ts";
 
 /** The steps of a handler, as its errors, timeouts and counters name them. */
-export type HandlerStep = "import" | "initialize" | "execute" | "preprocess" | "postprocess" | "finalize";
+export type HandlerStep = "import" | "initialize" | "execute" | "compute" | "preprocess" | "postprocess" | "finalize";
 
 /** How one handler call ended, for the counters. */
 export type HandlerOutcome = "ok" | "error" | "timeout";
@@ -68,6 +68,21 @@ export class HandlerHost {
       throw this.#failure("execute", `returned ${got} for ${requests.length} request(s); it must return an array with one answer per request`, "INTERNAL");
     }
     return answers;
+  }
+
+  /** Runs `compute`: a tensor handler's inputs → its outputs (checked by the caller against the signature). */
+  async compute(inputs: Record<string, Tensor>): Promise<Record<string, Tensor>> {
+    const handler = await this.#handler();
+    const compute = handler.compute;
+    if (typeof compute !== "function") throw this.#failure("compute", `${this.#shown} exports no compute(inputs, ctx), which a handler function with input and output needs`, "INTERNAL");
+    const outputs = await this.#call("compute", (ctx) => compute.call(handler, inputs, ctx));
+    if (!outputs || typeof outputs !== "object") throw this.#failure("compute", "must return the outputs as { name: { datatype, shape, data } }", "INTERNAL");
+    return outputs;
+  }
+
+  /** Whether the handler module exports `step` (imports it if need be). */
+  async exports(step: "preprocess" | "execute" | "compute"): Promise<boolean> {
+    return typeof (await this.#handler())[step] === "function";
   }
 
   /** Runs `preprocess`: the body → the model's inputs. */

@@ -3,4 +3,4 @@ export type { FunctionAnswer, FunctionReply, FunctionRequest, Handler, HandlerCo
 export { HandlerHost } from "./handler-host.ts";
 export type { HandlerHostOptions, HandlerOutcome, HandlerStep } from "./handler-host.ts";
 export { createHandlerBackend } from "./handler-backend.ts";
-export { checkHandlerInputs, encodeAnswer, functionRequest, outputsAnswer } from "./function-io.ts";
+export { checkComputedOutputs, checkHandlerInputs, encodeAnswer, functionRequest, outputsAnswer } from "./function-io.ts";

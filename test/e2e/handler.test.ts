@@ -184,6 +184,78 @@ export function execute(requests: FunctionRequest[]): number[] { return requests
   });
 });
 
+describe("tensor handlers (backend: handler with input and output): compute() as a model written in TypeScript", () => {
+  const yaml = `max_batch_size: 8
+dynamic_batching: {}
+input: [{ name: x, data_type: TYPE_FP32, dims: [4] }]
+output: [{ name: y, data_type: TYPE_FP32, dims: [4] }, { name: rows, data_type: TYPE_INT32, dims: [1] }]
+`;
+  const infer = async (x: number[][]) => {
+    const request = { inputs: [{ name: "x", datatype: "FP32", shape: [x.length, 4], data: x.flat() }] };
+    const response = await fetch(`${server!.url}/v2/models/fn/infer`, { method: "POST", body: JSON.stringify(request) });
+    return { status: response.status, json: await response.json() };
+  };
+
+  it("answers the KServe route with its outputs, each request its own rows of the batch it ran in; compute counts in handler_stats", async () => {
+    // y = 2x; rows = how many rows the call saw (so the test sees batching happen).
+    const repo = handlerRepository(
+      `export function compute({ x }) {
+  const rows = x.shape[0];
+  return { y: { datatype: "FP32", shape: x.shape, data: x.data.map((v) => v * 2) }, rows: { datatype: "INT32", shape: [rows, 1], data: new Int32Array(rows).fill(rows) } };
+}
+`,
+      yaml,
+    );
+    server = await startServer({ repository: repo });
+    const one = await infer([[1, 2, 3, 4]]);
+    expect(one.json.outputs.find((o: { name: string }) => o.name === "y")).toMatchObject({ shape: [1, 4], data: [2, 4, 6, 8] });
+    const many = await Promise.all(Array.from({ length: 6 }, (_, i) => infer([[i, i, i, i]])));
+    many.forEach((r, i) => expect(r.json.outputs.find((o: { name: string }) => o.name === "y").data).toEqual([2 * i, 2 * i, 2 * i, 2 * i]));
+    // Each answer has one row of `rows`: the size of the batch its request ran in (1 to 6).
+    for (const r of many) expect(r.json.outputs.find((o: { name: string }) => o.name === "rows")).toMatchObject({ shape: [1, 1], data: [expect.any(Number)] });
+    const stats = (await (await fetch(`${server.url}/v2/models/fn/stats`)).json()).model_stats[0];
+    expect(stats.handler_stats.compute.ok.count).toBe(stats.execution_count);
+    expect(stats.inference_count).toBe(7);
+    // A body is not what it takes: the function route points to the KServe route.
+    const refused = await call("fn", "{}");
+    expect(refused.status).toBe(400);
+    expect(refused.json.error).toBe("function 'fn' has no handler to take a body (its handler computes on tensors and has no preprocess); send tensors to POST /v2/models/fn/infer");
+  });
+
+  it("checks what compute returns as a model's outputs would be: a missing, mistyped or mis-shaped output is a 500 naming it", async () => {
+    const repo = handlerRepository(
+      `export function compute({ x }, ctx) {
+  const kind = ctx.parameters.kind;
+  const y = { datatype: "FP32", shape: x.shape, data: x.data };
+  const rows = { datatype: "INT32", shape: [x.shape[0], 1], data: new Int32Array(x.shape[0]) };
+  if (kind === "missing") return { y };
+  if (kind === "type") return { y: { ...y, datatype: "INT32", data: new Int32Array(x.data.length) }, rows };
+  return { y, rows: { ...rows, shape: [x.shape[0] + 1, 1], data: new Int32Array(x.shape[0] + 1) } };
+}
+`,
+      `${yaml}parameters: { kind: missing }\n`,
+    );
+    server = await startServer({ repository: repo });
+    const missing = await infer([[1, 2, 3, 4]]);
+    expect(missing).toMatchObject({ status: 500, json: { error: "function 'fn' compute: output 'rows' is missing (compute returned: y)" } });
+    for (const [kind, error] of [
+      ["type", "function 'fn' compute: output 'y' is INT32; the config declares FP32"],
+      ["rows", "function 'fn' compute: output 'rows' has 2 rows for a batch of 1"],
+    ]) {
+      writeFileSync(join(repo, "fn", "function.yaml"), `backend: handler\nhandler: handler.ts\n${yaml}parameters: { kind: ${kind} }\n`);
+      expect((await fetch(`${server.url}/v2/repository/models/fn/load`, { method: "POST" })).status).toBe(200);
+      expect((await infer([[1, 2, 3, 4]])).json.error).toBe(error);
+    }
+  });
+
+  it("refuses a config that lists tensors one way only", async () => {
+    const repo = handlerRepository(`export const compute = () => ({});\n`, "input: [{ name: x, data_type: TYPE_FP32, dims: [4] }]\n");
+    server = await startServer({ repository: repo });
+    const index = await (await fetch(`${server.url}/v2/repository/index`, { method: "POST" })).json();
+    expect(index.find((e: { name: string }) => e.name === "fn").reason).toMatch(/backend 'handler' with tensors lists both input and output/);
+  });
+});
+
 describe("handlers around a model: preprocess → the model (batched) → postprocess, and ctx.infer", () => {
   /** `simple` (the real ONNX model) with a handler that takes {"a": [...16], "b": [...16]}. */
   function simpleWithHandler(source: string): string {

@@ -115,6 +115,46 @@ describe("functions/ocr: PNG in, lines of text out", () => {
   });
 });
 
+/** A KServe request to ocr_ensemble: the PNG as one BYTES element, in the binary tensor extension. */
+async function ensemble(bytes: Uint8Array) {
+  const request = { inputs: [{ name: "image", datatype: "BYTES", shape: [1], parameters: { binary_data_size: bytes.length + 4 } }] };
+  const header = new TextEncoder().encode(JSON.stringify(request));
+  const length = new Uint8Array(4);
+  new DataView(length.buffer).setUint32(0, bytes.length, true);
+  const body = new Uint8Array([...header, ...length, ...bytes]);
+  const response = await fetch(`${server.url}/v2/models/ocr_ensemble/infer`, { method: "POST", body, headers: { "inference-header-content-length": String(header.length) } });
+  const json = (await response.json()) as { outputs?: { name: string; shape: number[]; data: unknown[] }[]; error?: string };
+  const output = (name: string) => json.outputs?.find((o) => o.name === name);
+  return { status: response.status, json, output };
+}
+
+describe("functions/ocr_ensemble: the same chain as an ensemble over KServe", () => {
+  it("reads the page as the function does: text, confidence, box and angle as tensors", { timeout: 60_000 }, async () => {
+    const bytes = png(page(["PRICE 42", "HELLO WORLD", "BATCH 17"]));
+    const [viaEnsemble, viaFunction] = await Promise.all([ensemble(bytes), ocr(bytes)]);
+    expect(viaEnsemble.status).toBe(200);
+    expect(viaEnsemble.output("text")!.data).toEqual(["PRICE 42", "HELLO WORLD", "BATCH 17"]);
+    expect(viaEnsemble.output("box")).toMatchObject({ shape: [3, 4, 2], data: viaFunction.json.lines.flatMap((l) => l.box.flat()) });
+    expect(viaEnsemble.output("angle")!.data).toEqual([0, 0, 0]);
+    (viaEnsemble.output("confidence")!.data as number[]).forEach((c, i) => expect(c).toBeCloseTo(viaFunction.json.lines[i]!.confidence, 5));
+    const turned = await ensemble(png(rotate180(page(["PRICE 42"]))));
+    expect([turned.output("text")!.data, turned.output("angle")!.data]).toEqual([["PRICE 42"], [180]]);
+  });
+
+  it("ends early on an image without text: the classifier and recogniser never run, the answer has no text", { timeout: 60_000 }, async () => {
+    const before = [await inferences("ocr_cls"), await inferences("ocr_rec"), await inferences("ocr_boxes")];
+    const { status, json } = await ensemble(png({ width: 64, height: 64, data: new Uint8Array(64 * 64 * 3).fill(255) }));
+    expect({ status, outputs: json.outputs }).toEqual({ status: 200, outputs: [] });
+    expect([await inferences("ocr_cls"), await inferences("ocr_rec"), await inferences("ocr_boxes")]).toEqual([before[0], before[1], before[2]! + 1]);
+  });
+
+  it("refuses what is not a PNG with 400 naming the step", async () => {
+    const { status, json } = await ensemble(new TextEncoder().encode("not a png"));
+    expect(status).toBe(400);
+    expect(json.error).toBe("ensemble 'ocr_ensemble' step 0 ('ocr_prepare'): function 'ocr_prepare' compute: the image is not a PNG");
+  });
+});
+
 async function statistics(name: string): Promise<{ inference_count: number; execution_count: number }> {
   const response = await fetch(`${server.url}/v2/models/${name}/stats`);
   return (await response.json()).model_stats[0];

@@ -242,7 +242,7 @@ export const oddName = fc.oneof(
 );
 const versionSegment = fc.oneof(fc.constantFrom("1", "0", "01", "2", "99999999999999999999", "18446744073709551616", "-1", "1.0", "%31", ""), fc.nat().map(String));
 
-const functionName = fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...KNOWN_FUNCTIONS, "resnet", "ocr_cls", "simple_twice", "word_count", "ocr") }, { weight: 2, arbitrary: oddName });
+const functionName = fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...KNOWN_FUNCTIONS, "resnet", "ocr_cls", "simple_twice", "word_count", "ocr", "ocr_prepare", "ocr_ensemble") }, { weight: 2, arbitrary: oddName });
 
 const modelPath = fc
   .record({ name: functionName, version: fc.option(versionSegment, { freq: 3 }), tail: fc.constantFrom("/infer", "/infer", "/infer", "", "/ready", "/config", "/stats", "/infer/", "//infer", "/versions", "/INFER") })
@@ -256,7 +256,7 @@ const otherPath = fc.oneof(
 
 /** Repository control routes with names that do not exist (no case may unload or replace a bundled function). */
 const repositoryPath = fc
-  .record({ name: oddName.filter((n) => !(KNOWN_FUNCTIONS as readonly string[]).includes(n) && !["resnet", "ocr_cls", "simple_twice", "word_count", "ocr", "ocr_det", "ocr_rec"].includes(n)), action: fc.constantFrom("load", "unload", "park") })
+  .record({ name: oddName.filter((n) => !(KNOWN_FUNCTIONS as readonly string[]).includes(n) && !["resnet", "ocr_cls", "simple_twice", "word_count", "ocr", "ocr_det", "ocr_rec", "ocr_prepare", "ocr_boxes", "ocr_lines", "ocr_decode", "ocr_ensemble"].includes(n)), action: fc.constantFrom("load", "unload", "park") })
   .map(({ name, action }) => `/v2/repository/models/${name}/${action}`);
 
 const contentType = fc.oneof(

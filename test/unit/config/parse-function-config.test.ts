@@ -213,13 +213,15 @@ describe("parseFunctionConfig() reports", () => {
     }
   });
 
-  it("backend handler: needs a handler inside the folder, takes no input or output lists; a model function may have one too", () => {
+  it("backend handler: needs a handler inside the folder, lists tensors both ways or neither; a model function may have one too", () => {
     expect(declared("backend: handler\nhandler: handler.ts\n")).toMatchObject({ backend: "handler", platform: "", handler: "handler.ts", handler_timeout_ms: 30000 });
     expect(declared("backend: handler\nhandler: src/h.ts\nhandler_timeout_ms: 500\n").handler_timeout_ms).toBe(500);
     expect(issuesOf("backend: handler\n")).toEqual([`${FILE}:1: backend: backend 'handler' computes with the function's handler; name it with \`handler: handler.ts\``]);
     expect(issuesOf("backend: handler\nhandler: ../../etc/passwd.ts\n")[0]).toMatch(/^functions\/simple\/function.yaml:2: handler: /);
     expect(issuesOf("backend: handler\nhandler: /abs/h.ts\n")[0]).toMatch(/:2: handler: /);
-    expect(issuesOf("backend: handler\nhandler: h.ts\ninput: [{ name: a, data_type: TYPE_FP32, dims: [1] }]\n")[0]).toMatch(/:3: input: backend 'handler' takes each request's body as it comes/);
+    expect(issuesOf("backend: handler\nhandler: h.ts\ninput: [{ name: a, data_type: TYPE_FP32, dims: [1] }]\n")[0]).toMatch(/: output: backend 'handler' with tensors lists both input and output .*Add output or remove input$/);
+    const tensors = "backend: handler\nhandler: h.ts\ninput: [{ name: a, data_type: TYPE_FP32, dims: [1] }]\noutput: [{ name: b, data_type: TYPE_FP32, dims: [1] }]\n";
+    expect(declared(tensors)).toMatchObject({ backend: "handler", input: [{ name: "a" }], output: [{ name: "b" }] }); // compute(inputs)
     expect(declared("handler: h.ts\n")).toMatchObject({ backend: "onnxruntime", handler: "h.ts" }); // preprocess / postprocess around the model
     expect(issuesOf("handler_timeout_ms: 5\n")[0]).toMatch(/:1: handler_timeout_ms: applies to a function with a handler/);
   });

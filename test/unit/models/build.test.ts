@@ -14,18 +14,19 @@ describe("buildModels", () => {
       const log = (line: string) => lines.push(line);
       const written = await buildModels({ root, log });
       expect(Object.keys(MODELS)).toEqual(["simple", "simple_string", "mlp", "resnet", "ocr_cls", "ocr_det", "ocr_rec"]);
-      expect(Object.keys(ASSETS)).toEqual(["ocr/ppocr_keys_v1.txt"]);
+      expect(Object.keys(ASSETS)).toEqual(["ocr/ppocr_keys_v1.txt", "ocr_decode/ppocr_keys_v1.txt"]);
       expect(written).toEqual([
         ...Object.keys(MODELS).map((name) => join(root, "functions", name, "1", "model.onnx")),
         join(root, "functions", "ocr", "ppocr_keys_v1.txt"),
+        join(root, "functions", "ocr_decode", "ppocr_keys_v1.txt"),
       ]);
       expect(lines[2]).toMatch(/^built functions\/mlp\/1\/model\.onnx \(12\.6 MB\)$/);
       expect(new Uint8Array(await readFile(written[0]))).toEqual(buildSimple());
       for (const path of written) expect((await stat(path)).size).toBeGreaterThan(100);
 
       expect(await buildModels({ root, log })).toEqual([]);
-      expect(await buildModels({ root, log, force: true })).toHaveLength(8);
-      expect(lines).toHaveLength(16);
+      expect(await buildModels({ root, log, force: true })).toHaveLength(9);
+      expect(lines).toHaveLength(18);
     } finally {
       await rm(root, { recursive: true, force: true });
     }

@@ -1,0 +1,21 @@
+// ocr_rec's [N, steps, 6625] → the lines as tensors: text, confidence, box (4 corners), angle.
+import type { HandlerContext, Tensor } from "../../runtime/mod.ts";
+import { boxesOf, decodeLines, parseDictionary, readingOrder } from "../ocr/ppocr.ts";
+
+let dictionary: string[] = [];
+
+export async function initialize(ctx: HandlerContext) {
+  dictionary = parseDictionary(await ctx.readFile("ppocr_keys_v1.txt"));
+}
+
+export function compute(inputs: { probs: Tensor; boxes: Tensor; turned: Tensor }) {
+  const turned = Array.from(inputs.turned.data as Uint8Array, Boolean);
+  const lines = readingOrder(decodeLines(inputs.probs, boxesOf(inputs.boxes), turned, dictionary));
+  const utf8 = new TextEncoder();
+  return {
+    text: { datatype: "BYTES", shape: [lines.length], data: lines.map((l) => utf8.encode(l.text)) },
+    confidence: { datatype: "FP32", shape: [lines.length], data: Float32Array.from(lines, (l) => l.confidence) },
+    box: { datatype: "INT32", shape: [lines.length, 4, 2], data: Int32Array.from(lines.flatMap((l) => l.box.flat())) },
+    angle: { datatype: "INT32", shape: [lines.length], data: Int32Array.from(lines, (l) => l.angle) },
+  };
+}
