@@ -101,7 +101,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     server: {
       name: "tensorfn",
       version: VERSION,
-      extensions: ["binary_tensor_data", "parameters", "model_configuration", "statistics", "schedule_policy", "model_repository"],
+      extensions: ["binary_tensor_data", "parameters", "model_configuration", "statistics", "schedule_policy", "model_repository", "model_repository(unload_dependents)"],
     },
     log: platform.log,
   };

@@ -28,11 +28,15 @@ export function registerRepositoryRoutes(app: Hono, ctx: { models: ModelManager;
     return c.json({ name, park: true });
   });
 
+  // Triton's optional `unload_dependents`: an ensemble's composing functions unload with it.
   app.post("/v2/repository/models/:name/unload", async (c) => {
     const name = validName(c.req.param("name"));
-    await jsonBody(c.req.raw, ctx.maxInputBytes);
-    await ctx.models.unload(name);
-    return c.json({ name, unload: true });
+    const parameters = (await jsonBody(c.req.raw, ctx.maxInputBytes)).parameters ?? {};
+    if (typeof parameters !== "object" || parameters === null || Array.isArray(parameters)) throw invalidArg("parameters must be a JSON object");
+    const dependents = (parameters as Record<string, unknown>).unload_dependents ?? false;
+    if (typeof dependents !== "boolean") throw invalidArg(`parameters.unload_dependents must be true or false, not ${JSON.stringify(dependents)}`);
+    const unloaded = await ctx.models.unload(name, { dependents });
+    return c.json(dependents ? { name, unload: true, unloaded } : { name, unload: true });
   });
 }
 

@@ -2,7 +2,7 @@ import { invalidArg, RuntimeError } from "../core/mod.ts";
 import type { Clock, Platform, Tensor } from "../core/mod.ts";
 import { DEFAULT_HANDLER_TIMEOUT_MS, defaultLoadLimits, fieldPath, formatIssue, functionNameProblem, limitProblems, MAX_VERSION, parseFunctionConfig, resolveInside } from "../config/mod.ts";
 import type { Accelerator, DeclaredConfig, FunctionConfig, LoadLimits } from "../config/mod.ts";
-import { computesTensors } from "../config/mod.ts";
+import { computesTensors, ensembleWiringProblems } from "../config/mod.ts";
 import type { Backend } from "../backends/backend.ts";
 import { fingerprint, readModelFile, scanRepository, selectVersions } from "../repository/mod.ts";
 import { createHandlerBackend, HandlerHost } from "../pipeline/mod.ts";
@@ -195,15 +195,72 @@ export class FunctionRegistry {
     const results = await Promise.allSettled([...fn.versions.values()].map((v) => (existing?.versions.get(v.version) === v && v.deployment ? this.#reload(fn, v) : v.ensureReady())));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
     if (failed) throw invalidArg(`failed to load '${name}': ${(failed.reason as Error).message.replace(/^failed to load '[^']*' version \d+: /, "")}`);
+    await this.#recheckDependents(name);
   }
 
-  /** Drains and unloads every version of a function; it stays registered, UNAVAILABLE. */
-  async unload(name: string): Promise<void> {
+  /**
+   * After `name` (re)loaded: every loaded ensemble with a step on it checks its wiring against the
+   * configs served now. One that no longer fits unloads, saying why in the index, instead of
+   * failing each request at that step (Triton reloads an ensemble's dependents; one whose reload
+   * fails is UNAVAILABLE). The ensemble dispatches by name, so one that still fits runs the new steps.
+   */
+  async #recheckDependents(name: string): Promise<void> {
+    const { lookup, platform } = this.#options;
+    if (!lookup) return;
+    for (const e of [...this.#functions.values()]) {
+      const steps = e.declared?.ensemble_scheduling?.step;
+      if (!steps?.some((step) => step.model_name === name)) continue;
+      const loaded = [...e.versions.values()].filter((v) => v.deployment);
+      if (loaded.length === 0) continue;
+      let problems: string[];
+      try {
+        const functions = await Promise.all(steps.map((step) => lookup(step.model_name, step.model_version >= 0 ? String(step.model_version) : undefined)));
+        problems = ensembleWiringProblems(loaded[0]!.deployment!.config, functions);
+      } catch (error) {
+        problems = [(error as Error).message];
+      }
+      if (problems.length === 0) continue;
+      const reason = `step function '${name}' reloaded and the ensemble no longer fits it: ${problems.join("; ")}`;
+      platform.log.warn(`${e.name}: ${reason}; unloading it (fix the ensemble or the step, then load it again)`);
+      e.wanted = false; // not ready until someone loads it again, as after an unload
+      this.#forgetAnswers(e);
+      await Promise.all(loaded.map((v) => v.unload(reason, "api")));
+    }
+  }
+
+  /**
+   * Drains and unloads every version of a function; it stays registered, UNAVAILABLE. With
+   * `dependents` (Triton's `unload_dependents`), an ensemble's step functions unload too, through
+   * nested ensembles, except those another wanted ensemble still runs. Resolves with every
+   * function it unloaded, `name` first.
+   */
+  async unload(name: string, options: { dependents?: boolean } = {}): Promise<string[]> {
     this.#checkControl(name);
     const fn = this.function(name);
-    fn.wanted = false;
-    this.#forgetAnswers(fn);
-    await Promise.all([...fn.versions.values()].map((v) => v.unload()));
+    const names = [name, ...(options.dependents ? this.#stepsOnlyOf(name) : [])];
+    const records = [fn, ...names.slice(1).map((n) => this.function(n))];
+    for (const r of records) {
+      r.wanted = false;
+      this.#forgetAnswers(r);
+    }
+    await Promise.all(records.flatMap((r) => [...r.versions.values()].map((v) => v.unload())));
+    return names;
+  }
+
+  /** The functions `name`'s steps run (through nested ensembles) that no other wanted ensemble runs. */
+  #stepsOnlyOf(name: string): string[] {
+    const stepsOf = (n: string) => (this.#functions.get(n)?.declared?.ensemble_scheduling?.step ?? []).map((s) => s.model_name);
+    const reach = (roots: string[]) => {
+      const seen = new Set<string>();
+      const walk = (n: string) => stepsOf(n).forEach((m) => !seen.has(m) && (seen.add(m), walk(m)));
+      roots.forEach(walk);
+      return seen;
+    };
+    const mine = reach([name]);
+    mine.delete(name);
+    const others = [...this.#functions.values()].filter((f) => f.wanted && f.name !== name && !mine.has(f.name)).map((f) => f.name);
+    const kept = reach(others);
+    return [...mine].filter((m) => !kept.has(m) && this.#functions.has(m));
   }
 
   /** Parks a READY function now (dev tools); no-op for others. */
@@ -239,7 +296,7 @@ export class FunctionRegistry {
       const previous = fn && new Set(fn.versions.values());
       const updated = await this.#register(entry, fn?.wanted ?? this.#mode !== "explicit");
       for (const v of updated.versions.values()) {
-        if (previous?.has(v) && v.deployment) void this.#reload(updated, v).catch(() => undefined);
+        if (previous?.has(v) && v.deployment) void this.#reload(updated, v).then(() => this.#recheckDependents(updated.name)).catch(() => undefined);
         else if (this.#mode !== "lazy" && updated.wanted) void v.ensureReady().catch(() => undefined);
       }
     }

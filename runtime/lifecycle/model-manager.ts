@@ -233,9 +233,13 @@ export class ModelManager {
     return this.#registry.load(name, override);
   }
 
-  /** Drains and unloads every version of a function; it stays registered, UNAVAILABLE. */
-  unload(name: string): Promise<void> {
-    return this.#registry.unload(name);
+  /**
+   * Drains and unloads every version of a function; it stays registered, UNAVAILABLE. With
+   * `dependents`, an ensemble's step functions too (those no other wanted ensemble runs); resolves
+   * with the functions unloaded.
+   */
+  unload(name: string, options: { dependents?: boolean } = {}): Promise<string[]> {
+    return this.#registry.unload(name, options);
   }
 
   /** Parks a READY function now (dev tools); no-op for others. */

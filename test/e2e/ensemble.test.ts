@@ -152,6 +152,54 @@ ensemble_scheduling:
     expect([ensemble.inference_stats.cache_hit.count, ensemble.inference_stats.cache_miss.count]).toEqual([1, 1]);
   });
 
+  it("unloads its steps' functions with it on unload_dependents (Triton's), keeping those another ensemble still runs", async () => {
+    // outer → twice → simple, and diamond → simple.
+    const outer = `platform: ensemble
+max_batch_size: 8
+${TENSORS(["A", "B"], ["TWO_A"])}
+ensemble_scheduling:
+  step:
+    - { model_name: twice, input_map: { A: A, B: B }, output_map: { TWO_A: TWO_A } }
+`;
+    server = await startServer({ repository: repository({ twice: TWICE, diamond: DIAMOND, outer }), controlMode: "explicit" });
+    const control = (name: string, action: string, parameters?: unknown) =>
+      fetch(`${server!.url}/v2/repository/models/${name}/${action}`, { method: "POST", headers: { "content-type": "application/json" }, body: parameters === undefined ? undefined : JSON.stringify({ parameters }) });
+    const ready = async (name: string) => (await fetch(`${server!.url}/v2/models/${name}/ready`)).status === 200;
+    for (const name of ["outer", "diamond"]) expect((await control(name, "load")).status).toBe(200);
+    expect(await Promise.all(["outer", "twice", "diamond", "simple"].map(ready))).toEqual([true, true, true, true]);
+
+    const metadata = await (await fetch(`${server.url}/v2`)).json();
+    expect(metadata.extensions).toContain("model_repository(unload_dependents)");
+    const answer = await control("outer", "unload", { unload_dependents: true });
+    expect(await answer.json()).toEqual({ name: "outer", unload: true, unloaded: ["outer", "twice"] }); // simple: diamond runs it
+    expect(await Promise.all(["outer", "twice", "diamond", "simple"].map(ready))).toEqual([false, false, true, true]);
+    expect((await infer("diamond")).status).toBe(200);
+
+    expect(await (await control("diamond", "unload", { unload_dependents: true })).json()).toEqual({ name: "diamond", unload: true, unloaded: ["diamond", "simple"] });
+    expect(await ready("simple")).toBe(false);
+    const wrong = await control("diamond", "unload", { unload_dependents: "yes" });
+    expect([wrong.status, (await wrong.json()).error]).toEqual([400, 'parameters.unload_dependents must be true or false, not "yes"']);
+  });
+
+  it("checks its wiring again when a step's function reloads: one that no longer fits unloads and says why", async () => {
+    server = await startServer({ repository: repository({ twice: TWICE }), controlMode: "explicit" });
+    const load = (name: string, config?: unknown) =>
+      fetch(`${server!.url}/v2/repository/models/${name}/load`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(config ? { parameters: { config: JSON.stringify(config) } } : {}) });
+    expect((await load("twice")).status).toBe(200);
+    expect((await load("simple")).status).toBe(200); // the same config again: twice still fits and serves
+    expect((await infer("twice")).status).toBe(200);
+    // simple now batches up to 4, fewer than twice's max_batch_size 8.
+    expect((await load("simple", { max_batch_size: 4, dynamic_batching: {} })).status).toBe(200);
+    const ready = await fetch(`${server.url}/v2/models/twice/ready`);
+    expect([ready.status, (await ready.json()).error]).toEqual([503, expect.stringMatching(/^model 'twice' version 1 is not ready: step function 'simple' reloaded/)]);
+    const index = await (await fetch(`${server.url}/v2/repository/index`, { method: "POST" })).json();
+    expect(index.find((e: { name: string }) => e.name === "twice")).toMatchObject({
+      state: "UNAVAILABLE",
+      reason: "step function 'simple' reloaded and the ensemble no longer fits it: step 0 ('simple'): 'simple' batches up to 4, less than the ensemble's max_batch_size 8; step 1 ('simple'): 'simple' batches up to 4, less than the ensemble's max_batch_size 8",
+    });
+    expect((await load("twice")).status).toBe(400); // and loading it again says the same
+  });
+
   it("shows as an ensemble in its config and in the function list", async () => {
     server = await startServer({ repository: repository({ twice: TWICE }) });
     const config = await (await fetch(`${server.url}/v2/models/twice/config`)).json();
