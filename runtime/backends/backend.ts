@@ -58,7 +58,8 @@ export interface Session {
   readonly alive?: boolean;
   /** Where it computes, for backends that can place a session either way. */
   readonly executionThread?: ExecutionThread;
-  run(feeds: Record<string, Tensor>, options?: { signal?: AbortSignal }): Promise<Record<string, Tensor>>;
+  /** `requestSignals`: each request's own signal, in batch order, when the scheduler hands them over (handler functions). */
+  run(feeds: Record<string, Tensor>, options?: { signal?: AbortSignal; requestSignals?: readonly (AbortSignal | undefined)[] }): Promise<Record<string, Tensor>>;
   /**
    * The fastest of `runs` executions of `feeds`, in µs, timed on the thread that computes (after one
    * untimed run). Present where that thread is not the event loop (a worker), so the time is the

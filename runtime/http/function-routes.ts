@@ -65,7 +65,7 @@ export async function functionCall(ctx: InferContext, call: { name: string; head
     return { status: 200, headers: { "content-type": headerSafe(text.decode(out(HANDLER_TENSORS.contentType))) }, body: out(HANDLER_TENSORS.body) };
   }
   // A model with a handler (checked above): preprocess → the model (batched with every other request) → postprocess.
-  const request = functionRequest(bytes, contentType);
+  const request = functionRequest(bytes, contentType, body.signal);
   const inputs = checkHandlerInputs(name, await handler!.preprocess(request));
   const inferRequest: InferRequest = { parameters: {}, inputs: Object.entries(inputs).map(([input, tensor]) => ({ name: input, tensor })) };
   const response = await ctx.models.infer(name, String(d.version), inferRequest, options);

@@ -6,12 +6,15 @@ import type { FunctionAnswer, FunctionRequest } from "./handler-api.ts";
 
 const utf8 = new TextEncoder();
 const text = new TextDecoder();
+/** The signal of a request no client can abandon (one from ctx.infer, or without a connection). */
+const NEVER = new AbortController().signal;
 
 /** A function-style request as a handler sees it. */
-export function functionRequest(body: Uint8Array, contentType: string): FunctionRequest {
+export function functionRequest(body: Uint8Array, contentType: string, signal?: AbortSignal): FunctionRequest {
   return {
     body,
     contentType,
+    signal: signal ?? NEVER,
     text: () => text.decode(body),
     json: <T,>() => {
       try {

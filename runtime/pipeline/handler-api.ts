@@ -6,6 +6,8 @@ export interface FunctionRequest {
   readonly body: Uint8Array;
   /** The request's Content-Type ("" when it had none). */
   readonly contentType: string;
+  /** Aborts when this request's client goes away (ctx.signal aborts once every request of the call is gone). */
+  readonly signal: AbortSignal;
   /** The body as UTF-8 text. */
   text(): string;
   /** The body parsed as JSON; a body that is not JSON is the client's error (400). */
@@ -14,8 +16,8 @@ export interface FunctionRequest {
 
 /**
  * What a handler may use, and nothing else: its function's effective config and parameters, a
- * logger, a clock, and a signal that aborts when the call runs past `handler_timeout_ms` or the
- * function unloads.
+ * logger, a clock, and a signal that aborts when the call runs past `handler_timeout_ms`, the
+ * function unloads, or every client the call answers has gone away.
  */
 export interface HandlerContext {
   readonly name: string;

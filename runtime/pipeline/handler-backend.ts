@@ -27,17 +27,19 @@ export function createHandlerBackend(host: HandlerHost, mode: { tensors?: boolea
         signature,
         provider: "cpu",
         executionThread: "main",
-        run: async (feeds: Record<string, Tensor>) => {
+        run: async (feeds: Record<string, Tensor>, runOptions) => {
+          const signals = runOptions?.requestSignals;
           if (mode.tensors) {
             // A tensor handler: compute() is the model. Rows to expect, when the function batches: the batch's.
             const rows = mode.batching ? Object.values(feeds)[0]?.shape[0] : undefined;
-            return checkComputedOutputs(mode.name ?? "handler", await host.compute(feeds), signature.outputs, rows);
+            return checkComputedOutputs(mode.name ?? "handler", await host.compute(feeds, signals), signature.outputs, rows);
           }
           const body = feeds[HANDLER_TENSORS.body]!;
           const types = feeds[HANDLER_TENSORS.contentType]!;
           const bodies = body.data as Uint8Array[];
-          const requests = bodies.map((b, i) => functionRequest(b, text.decode((types.data as Uint8Array[])[i] ?? new Uint8Array())));
-          const answers = await host.execute(requests);
+          // One row per request (the carriers' shape), so row i's signal is request i's.
+          const requests = bodies.map((b, i) => functionRequest(b, text.decode((types.data as Uint8Array[])[i] ?? new Uint8Array()), signals?.[i]));
+          const answers = await host.execute(requests, signals);
           const encoded = answers.map(encodeAnswer);
           return {
             [HANDLER_TENSORS.body]: { datatype: "BYTES", shape: [...body.shape], data: encoded.map((a) => a.body) },

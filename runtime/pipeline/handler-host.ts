@@ -57,12 +57,12 @@ export class HandlerHost {
     this.#config = config;
   }
 
-  /** Runs `execute` on `requests` (one answer each, in order). */
-  async execute(requests: FunctionRequest[]): Promise<FunctionAnswer[]> {
+  /** Runs `execute` on `requests` (one answer each, in order); `signals`: each request's client. */
+  async execute(requests: FunctionRequest[], signals?: readonly (AbortSignal | undefined)[]): Promise<FunctionAnswer[]> {
     const handler = await this.#handler();
     const execute = handler.execute;
     if (typeof execute !== "function") throw this.#failure("execute", `${this.#shown} exports no execute(requests, ctx)`, "INTERNAL");
-    const answers = await this.#call("execute", (ctx) => execute.call(handler, requests, ctx));
+    const answers = await this.#call("execute", (ctx) => execute.call(handler, requests, ctx), { clients: signals });
     if (!Array.isArray(answers) || answers.length !== requests.length) {
       const got = Array.isArray(answers) ? `${answers.length} answers` : `a ${answers === null ? "null" : typeof answers}`;
       throw this.#failure("execute", `returned ${got} for ${requests.length} request(s); it must return an array with one answer per request`, "INTERNAL");
@@ -71,11 +71,11 @@ export class HandlerHost {
   }
 
   /** Runs `compute`: a tensor handler's inputs → its outputs (checked by the caller against the signature). */
-  async compute(inputs: Record<string, Tensor>): Promise<Record<string, Tensor>> {
+  async compute(inputs: Record<string, Tensor>, signals?: readonly (AbortSignal | undefined)[]): Promise<Record<string, Tensor>> {
     const handler = await this.#handler();
     const compute = handler.compute;
     if (typeof compute !== "function") throw this.#failure("compute", `${this.#shown} exports no compute(inputs, ctx), which a handler function with input and output needs`, "INTERNAL");
-    const outputs = await this.#call("compute", (ctx) => compute.call(handler, inputs, ctx));
+    const outputs = await this.#call("compute", (ctx) => compute.call(handler, inputs, ctx), { clients: signals });
     if (!outputs || typeof outputs !== "object") throw this.#failure("compute", "must return the outputs as { name: { datatype, shape, data } }", "INTERNAL");
     return outputs;
   }
@@ -90,7 +90,7 @@ export class HandlerHost {
     const handler = await this.#handler();
     const preprocess = handler.preprocess;
     if (typeof preprocess !== "function") throw this.#failure("preprocess", `${this.#shown} exports no preprocess(request, ctx), which POST /v1/functions/${this.#options.name} needs`, "INTERNAL");
-    const inputs = await this.#call("preprocess", (ctx) => preprocess.call(handler, request, ctx));
+    const inputs = await this.#call("preprocess", (ctx) => preprocess.call(handler, request, ctx), { clients: [request.signal] });
     if (!inputs || typeof inputs !== "object") throw this.#failure("preprocess", "must return the model's inputs as { name: { datatype, shape, data } }", "INTERNAL");
     return inputs;
   }
@@ -100,7 +100,7 @@ export class HandlerHost {
     const handler = await this.#handler();
     const postprocess = handler.postprocess;
     if (typeof postprocess !== "function") return undefined;
-    return { answer: await this.#call("postprocess", (ctx) => postprocess.call(handler, outputs, request, ctx)) };
+    return { answer: await this.#call("postprocess", (ctx) => postprocess.call(handler, outputs, request, ctx), { clients: [request.signal] }) };
   }
 
   /** Finalizes the handler if it was initialized; later calls are refused. */
@@ -152,11 +152,12 @@ export class HandlerHost {
   }
 
   /** One call, with its own signal, bounded by the timeout, timed and counted. */
-  async #call<T>(step: HandlerStep, run: (ctx: HandlerContext) => T | Promise<T>, options: { ignoreClosed?: boolean } = {}): Promise<T> {
+  async #call<T>(step: HandlerStep, run: (ctx: HandlerContext) => T | Promise<T>, options: { ignoreClosed?: boolean; clients?: readonly (AbortSignal | undefined)[] } = {}): Promise<T> {
     const { clock, timeoutMs, onCall } = this.#options;
     const controller = new AbortController();
     const onClose = () => controller.abort(this.#closing.signal.reason);
     if (!options.ignoreClosed) this.#closing.signal.addEventListener("abort", onClose, { once: true });
+    const gone = this.#whenClientsGone(options.clients, () => controller.abort(new RuntimeError("CANCELLED", `function '${this.#options.name}' ${step}: every client of this call went away`)));
     const started = clock.now();
     let timer: unknown;
     const deadline = new Promise<never>((_, reject) => {
@@ -177,7 +178,24 @@ export class HandlerHost {
     } finally {
       clock.clearTimeout(timer);
       this.#closing.signal.removeEventListener("abort", onClose);
+      gone();
     }
+  }
+
+  /**
+   * Calls `abort` once every one of `clients` has aborted (none may be missing: a request without
+   * a client, from ctx.infer, keeps the call wanted); returns what stops listening.
+   */
+  #whenClientsGone(clients: readonly (AbortSignal | undefined)[] | undefined, abort: () => void): () => void {
+    if (!clients || clients.length === 0 || clients.some((s) => s === undefined)) return () => {};
+    const signals = clients as AbortSignal[];
+    const check = () => signals.every((s) => s.aborted) && abort();
+    if (signals.every((s) => s.aborted)) {
+      abort();
+      return () => {};
+    }
+    for (const s of signals) s.addEventListener("abort", check, { once: true });
+    return () => signals.forEach((s) => s.removeEventListener("abort", check));
   }
 
   #context(signal: AbortSignal): HandlerContext {

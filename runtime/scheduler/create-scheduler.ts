@@ -46,6 +46,8 @@ export function createScheduler(config: FunctionConfig, setup: SchedulerSetup): 
     observer: setup.observer,
     clock: setup.clock,
     acquire: setup.acquire,
+    // A handler is code that can stop early: it learns which of its requests' clients went away.
+    requestSignals: config.backend === "handler",
   });
 }
 

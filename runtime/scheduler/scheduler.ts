@@ -61,5 +61,11 @@ export interface InstanceScheduler extends Scheduler {
 
 /** What a scheduler runs batches on: one session, one batch at a time. */
 export interface ModelInstance {
-  run(feeds: Record<string, Tensor>, options?: { signal?: AbortSignal }): Promise<Record<string, Tensor>>;
+  /** `requestSignals`: each request's own signal, in batch order, where the scheduler hands them over (handlers). */
+  run(feeds: Record<string, Tensor>, options?: RunOptions): Promise<Record<string, Tensor>>;
+}
+
+export interface RunOptions {
+  signal?: AbortSignal;
+  requestSignals?: readonly (AbortSignal | undefined)[];
 }

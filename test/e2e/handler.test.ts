@@ -336,6 +336,47 @@ export async function execute(requests) {
     expect(shared.batches).toEqual([1, 4, 2]);
   });
 
+  it("tells a handler its client went away: request.signal, and ctx.signal once every client of the call is gone", async () => {
+    const seen = globalThis as { openGate?: () => void; started?: number; aborted?: string[] };
+    seen.openGate = undefined;
+    seen.started = 0;
+    seen.aborted = [];
+    // The first call holds the instance until the test opens the gate, so the next two share a batch.
+    const repo = handlerRepository(`const g = globalThis;
+let calls = 0;
+export async function execute(requests, ctx) {
+  if (calls++ === 0) {
+    await new Promise((resolve) => (g.openGate = resolve));
+    return requests.map(() => "first");
+  }
+  g.started += requests.length;
+  requests.forEach((r) => r.signal.addEventListener("abort", () => g.aborted.push("request " + r.text())));
+  return new Promise((resolve) => ctx.signal.addEventListener("abort", () => {
+    g.aborted.push("call: " + ctx.signal.reason.message);
+    resolve(requests.map(() => "too late"));
+  }));
+}
+`, "max_batch_size: 4\ndynamic_batching: {}\n");
+    server = await startServer({ repository: repo, controlMode: "none" });
+    const first = call("fn", "{}");
+    await turns(() => seen.openGate !== undefined);
+    const clients = [new AbortController(), new AbortController()];
+    const calls = clients.map((c, i) => fetch(`${server!.url}/v1/functions/fn`, { method: "POST", body: String(i), signal: c.signal }).catch((e: Error) => e.name));
+    const pending = async () => Number(/^nv_inference_pending_request_count\{model="fn",version="1"\} (\d+)$/m.exec(await (await fetch(`${server!.url}/metrics`)).text())?.[1]);
+    await turns(async () => (await pending()) === 2);
+    seen.openGate!();
+    expect((await first).json).toBe("first");
+    await turns(() => seen.started === 2);
+    clients[0]!.abort();
+    await turns(() => seen.aborted!.length === 1);
+    expect(seen.aborted).toEqual(["request 0"]); // the other client still waits: the call goes on
+    clients[1]!.abort();
+    await turns(() => seen.aborted!.length === 3);
+    // (The call's signal and request 1's abort in the same turn, in either order.)
+    expect([...seen.aborted!].sort()).toEqual(["call: function 'fn' execute: every client of this call went away", "request 0", "request 1"]);
+    expect(await Promise.all(calls)).toEqual(["AbortError", "AbortError"]);
+  });
+
   it("cuts off a call that runs past handler_timeout_ms with 504 naming the function, aborts its signal, and counts a timeout", async () => {
     const clock = new FakeClock();
     shared.running = false;

@@ -32,10 +32,17 @@ export interface DynamicBatcherOptions {
    * lets the next one go. A formed batch waits here on its instance, counted as queued.
    */
   acquire?: (instance: ModelInstance) => Promise<() => void>;
+  /**
+   * Hand each execution its requests' own signals (`requestSignals`), so code that runs them (a
+   * handler) learns when a client went away. Off for models: reading a signal costs on the hot path.
+   */
+  requestSignals?: boolean;
 }
 
 interface Pending {
   request: ScheduledRequest;
+  /** Where the request's signal is read from, only when the instance is handed the signals. */
+  source?: { readonly signal?: AbortSignal };
   resolve(result: ScheduledResult): void;
   reject(error: unknown): void;
   /** Clears the timeout timer and the abort listener once the request leaves the queue. */
@@ -124,6 +131,7 @@ export class DynamicBatcher implements InstanceScheduler {
       const onAbort = () => leave(cancelled());
       const pending: Pending = {
         request,
+        source: this.#options.requestSignals ? options : undefined,
         resolve,
         reject,
         detach: () => {
@@ -318,7 +326,7 @@ export class DynamicBatcher implements InstanceScheduler {
       // Queue time ends when the batch may execute: a rate-limiter hold counts as queueing.
       const now = clock.now();
       for (const entry of batch) observer?.dequeued(now - entry.enqueuedAt, now);
-      outcomes = await this.#run(instance, batch.map((e) => e.item.request));
+      outcomes = await this.#run(instance, batch.map((e) => e.item));
     } finally {
       letNextGo();
       this.#release(instance);
@@ -338,27 +346,29 @@ export class DynamicBatcher implements InstanceScheduler {
    * Runs the requests as one execution. If it fails and held several requests, each is re-run
    * alone, so only a request whose content broke the batch fails.
    */
-  async #run(instance: ModelInstance, requests: ScheduledRequest[]): Promise<Outcome[]> {
+  async #run(instance: ModelInstance, items: Pending[]): Promise<Outcome[]> {
+    const requests = items.map((i) => i.request);
     try {
-      return (await this.#runOnce(instance, requests)).map((value) => ({ ok: true, value }));
+      const signals = this.#options.requestSignals ? items.map((i) => i.source?.signal) : undefined;
+      return (await this.#runOnce(instance, requests, signals)).map((value) => ({ ok: true, value }));
     } catch (error) {
       const failed = asRuntimeError(error);
       // A call cut off by its deadline says nothing about one request's content: re-running each
       // alone would only wait the deadline out again, once per request.
       if (requests.length === 1 || failed.code === "DEADLINE_EXCEEDED") return requests.map(() => ({ ok: false, error: failed }));
       const outcomes: Outcome[] = [];
-      for (const r of requests) outcomes.push(...(await this.#run(instance, [r])));
+      for (const item of items) outcomes.push(...(await this.#run(instance, [item])));
       return outcomes;
     }
   }
 
-  async #runOnce(instance: ModelInstance, requests: ScheduledRequest[]): Promise<ScheduledResult[]> {
+  async #runOnce(instance: ModelInstance, requests: ScheduledRequest[], signals?: (AbortSignal | undefined)[]): Promise<ScheduledResult[]> {
     const { clock, observer } = this.#options;
     const t0 = clock.now();
     const feeds: ScheduledRequest["feeds"] = {};
     for (const name of Object.keys(requests[0]!.feeds)) feeds[name] = concatBatch(requests.map((r) => r.feeds[name]!));
     const t1 = clock.now();
-    const outputs = await instance.run(feeds);
+    const outputs = await instance.run(feeds, signals ? { requestSignals: signals } : undefined);
     const t2 = clock.now();
     const sizes = requests.map((r) => r.batchSize);
     const results = requests.map((): ScheduledResult => ({}));
