@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { createRuntime, DEFAULT_MAX_INPUT_BYTES } from "../runtime/mod.ts";
+import { createRuntime, DEFAULT_MAX_INPUT_BYTES, modelSignatureReader } from "../runtime/mod.ts";
 import { parseByteSize } from "../runtime/lifecycle/mod.ts";
 import { systemClock } from "../runtime/core/mod.ts";
 import type { ControlMode } from "../runtime/lifecycle/mod.ts";
@@ -312,7 +312,9 @@ async function check(host: Host, args: string[]): Promise<void> {
   const dir = positionals[0];
   if (!dir) fail(host, `check needs a repository directory\n${USAGE}`);
   const limits = { ...defaultLoadLimits(host.platform.cpuCount()), ...loadLimits(host, values as Record<string, string | undefined>) };
-  const issues = await checkRepository(host.platform, dir.replace(/\/+$/, ""), { limits });
+  // Ensemble steps' models are opened (and released) to check the wiring as a load would.
+  const signatures = await modelSignatureReader(host.platform);
+  const issues = await checkRepository(host.platform, dir.replace(/\/+$/, ""), { limits, signatureOf: signatures.read }).finally(() => signatures.close());
   for (const issue of issues) console.log(formatIssue(issue));
   if (issues.length === 0) console.log(`${dir}: ok`);
   host.exit(issues.length > 0 ? 1 : 0);

@@ -1,5 +1,5 @@
 /** Public surface for embedding tensorfn and for adapters. */
-export { createRuntime, DEFAULT_MAX_INPUT_BYTES, VERSION } from "./runtime.ts";
+export { createRuntime, DEFAULT_MAX_INPUT_BYTES, modelSignatureReader, VERSION } from "./runtime.ts";
 export type { Runtime, RuntimeOptions } from "./runtime.ts";
 export type { Clock, DirEntry, InferRequest, InferResponse, Logger, Platform, Tensor } from "./core/mod.ts";
 export type { DirectBody, FastLane, LaneRequest, Reply, ServeEnv } from "./http/mod.ts";

@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
 import { systemClock } from "./core/mod.ts";
-import type { Platform } from "./core/mod.ts";
+import type { ModelSignature, Platform } from "./core/mod.ts";
 import { createIdentityBackend, createOnnxRuntimeBackend, createOnnxRuntimeWebBackend } from "./backends/mod.ts";
 import type { Backend } from "./backends/mod.ts";
 import { ModelManager } from "./lifecycle/mod.ts";
@@ -116,6 +116,28 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     stop: async () => {
       draining = true;
       await models.stop();
+      await Promise.all(Object.values(backends).map((b) => b.close?.()));
+    },
+  };
+}
+
+/**
+ * Reads a model file's inputs and outputs by opening it with the default backends on this thread
+ * and releasing it at once (`tensorfn check` completes ensemble steps' configs with it, as a load
+ * would). `close` releases the backends.
+ */
+export async function modelSignatureReader(platform: Platform): Promise<{ read(path: string): Promise<ModelSignature>; close(): Promise<void> }> {
+  const backends = await defaultBackends({ ...platform, log: { ...platform.log, info() {}, warn() {} } });
+  return {
+    read: async (path) => {
+      const session = await backends.onnxruntime!.load(await platform.readFile(path), { accelerator: "cpu", executionThread: "main", intraOpThreads: 1 });
+      try {
+        return session.signature;
+      } finally {
+        await session.release();
+      }
+    },
+    close: async () => {
       await Promise.all(Object.values(backends).map((b) => b.close?.()));
     },
   };

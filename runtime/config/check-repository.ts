@@ -1,9 +1,13 @@
-import type { Platform } from "../core/mod.ts";
+import type { ModelSignature, Platform } from "../core/mod.ts";
 import type { ConfigIssue } from "./config-issue.ts";
+import { completeConfig } from "./complete-config.ts";
+import type { DeclaredConfig } from "./declared-config.ts";
+import { ensembleWiringProblems } from "./_ensemble-rules.ts";
+import type { FunctionConfig } from "./function-config.ts";
 import { FUNCTION_NAME_RULE, functionNameProblem, MAX_VERSION, parseVersion, quoteName } from "./function-name.ts";
 import type { LoadLimits } from "./load-limits.ts";
 import { resolveInside } from "./model-path.ts";
-import { parseFunctionConfig } from "./parse-function-config.ts";
+import { lineOfPath, parseFunctionConfig } from "./parse-function-config.ts";
 
 /** What checking a repository reads: a subset of `Platform`, so the real one can be passed. */
 export type RepositoryReader = Pick<Platform, "readDir" | "readTextFile" | "realPath">;
@@ -28,7 +32,17 @@ export function checkFunctionConfig(name: string, file: string, text: string, li
  * contents are not opened: what only the model can tell (a warm-up against undeclared inputs) is
  * checked at load.
  */
-export async function checkRepository(reader: RepositoryReader, dir: string, options: { limits?: LoadLimits } = {}): Promise<ConfigIssue[]> {
+export interface CheckOptions {
+  limits?: LoadLimits;
+  /**
+   * Reads a model file's inputs and outputs (the CLI opens it with onnxruntime). With it, each
+   * ensemble's wiring is checked against its steps' effective configs, as a load would; without
+   * it, only against steps whose config stands without a model (handlers, identity, ensembles).
+   */
+  signatureOf?: (modelPath: string) => Promise<ModelSignature>;
+}
+
+export async function checkRepository(reader: RepositoryReader, dir: string, options: CheckOptions = {}): Promise<ConfigIssue[]> {
   let entries;
   try {
     entries = await reader.readDir(dir);
@@ -37,28 +51,81 @@ export async function checkRepository(reader: RepositoryReader, dir: string, opt
   }
   const functions = entries.filter((e) => e.isDirectory && !e.name.startsWith(".")).map((e) => e.name).sort();
   const issues: ConfigIssue[] = [];
+  const parsed = new Map<string, Parsed>();
   for (const name of functions) {
     if (functionNameProblem(name)) {
       issues.push({ file: `${dir}/${quoteName(name)}`, line: 0, field: "name", problem: `skipped at load: ${FUNCTION_NAME_RULE}` });
       continue;
     }
-    issues.push(...(await checkFunction(reader, `${dir}/${name}`, name, options.limits)));
+    issues.push(...(await checkFunction(reader, `${dir}/${name}`, name, options.limits, parsed)));
+  }
+  issues.push(...(await checkEnsembles(reader, parsed, options.signatureOf)));
+  return issues;
+}
+
+/** What checkFunction learned of a function that parsed cleanly, for the ensemble pass. */
+interface Parsed {
+  folder: string;
+  file: string;
+  text: string;
+  declared: DeclaredConfig;
+  versions: number[];
+}
+
+/**
+ * Each ensemble's wiring against its steps' effective configs (names, required inputs, one
+ * datatype and compatible dims per tensor, batch sizes), with the step's line. An ensemble whose
+ * steps cannot all be completed here (a step with problems of its own, a model not readable)
+ * is left to the load, which says why.
+ */
+async function checkEnsembles(reader: RepositoryReader, parsed: Map<string, Parsed>, signatureOf: CheckOptions["signatureOf"]): Promise<ConfigIssue[]> {
+  const effective = new Map<string, Promise<FunctionConfig | undefined>>();
+  const complete = (name: string): Promise<FunctionConfig | undefined> => {
+    const cached = effective.get(name);
+    if (cached) return cached;
+    const result = (async () => {
+      const p = parsed.get(name);
+      if (!p) return undefined;
+      if (["handler", "identity", "ensemble"].includes(p.declared.backend)) return completeConfig(p.declared, { inputs: [], outputs: [] });
+      if (!signatureOf || p.versions.length === 0) return undefined;
+      const model = await resolveInside(reader, p.folder, `${p.versions.at(-1)}/${p.declared.default_model_filename}`);
+      return model === undefined ? undefined : completeConfig(p.declared, await signatureOf(model));
+    })().catch(() => undefined); // the load reports what is wrong with the step itself
+    effective.set(name, result);
+    return result;
+  };
+  const issues: ConfigIssue[] = [];
+  for (const p of parsed.values()) {
+    const steps = p.declared.ensemble_scheduling?.step;
+    if (p.declared.backend !== "ensemble" || !steps) continue;
+    const functions = await Promise.all(steps.map((step) => complete(step.model_name)));
+    if (functions.some((f) => f === undefined)) continue;
+    const ensemble = await complete(p.declared.name);
+    if (!ensemble) continue;
+    for (const problem of ensembleWiringProblems(ensemble, functions as FunctionConfig[])) {
+      // A problem names the first step it is about: point at that step's line.
+      const step = /step (\d+) /.exec(problem)?.[1];
+      const path = step === undefined ? ["ensemble_scheduling"] : ["ensemble_scheduling", "step", Number(step)];
+      issues.push({ file: p.file, line: lineOfPath(p.text, path), field: step === undefined ? "ensemble_scheduling" : `ensemble_scheduling.step[${step}]`, problem });
+    }
   }
   return issues;
 }
 
-async function checkFunction(reader: RepositoryReader, folder: string, name: string, limits: LoadLimits | undefined): Promise<ConfigIssue[]> {
+async function checkFunction(reader: RepositoryReader, folder: string, name: string, limits: LoadLimits | undefined, parsedOut: Map<string, Parsed>): Promise<ConfigIssue[]> {
   const entries = await reader.readDir(folder);
   const issues: ConfigIssue[] = [];
   let modelFile = "model.onnx";
   let identity = false;
   let handler: string | undefined;
   let steps: string[] = [];
+  let clean: Omit<Parsed, "versions"> | undefined;
   if (entries.some((e) => e.isFile && e.name === FUNCTION_FILE)) {
     const file = `${folder}/${FUNCTION_FILE}`;
     const text = await reader.readTextFile(file);
     const checked = parseFunctionConfig(text, { file, name, limits });
     issues.push(...checked.errors);
+    if (checked.config && checked.errors.length === 0) clean = { folder, file, text, declared: checked.config };
     // A config over a ceiling still names its model file and backend: read them without the ceilings.
     const parsed = checked.config || !limits ? checked : parseFunctionConfig(text, { file, name });
     if (parsed.config) {
@@ -68,6 +135,10 @@ async function checkFunction(reader: RepositoryReader, folder: string, name: str
       steps = parsed.config.ensemble_scheduling?.step.map((s) => s.model_name) ?? [];
       handler = parsed.config.handler;
     }
+  } else {
+    // No function.yaml: everything comes from the model, as at load.
+    const defaults = parseFunctionConfig("", { file: `${folder}/${FUNCTION_FILE}`, name });
+    if (defaults.config) clean = { folder, file: `${folder}/${FUNCTION_FILE}`, text: "", declared: defaults.config };
   }
   const versions: number[] = [];
   for (const entry of entries.filter((e) => e.isDirectory)) {
@@ -79,6 +150,7 @@ async function checkFunction(reader: RepositoryReader, folder: string, name: str
     }
   }
   versions.sort((a, b) => a - b);
+  if (clean) parsedOut.set(name, { ...clean, versions });
   if (versions.length === 0) {
     const problem = identity ? "no version folder (1/, 2/…)" : `no version folder with ${modelFile}`;
     return [...issues, { file: folder, line: 0, field: "version", problem }];

@@ -54,6 +54,12 @@ export function parseFunctionConfig(text: string, options: { file: string; name:
   return { config, errors: [] };
 }
 
+/** The 1-based line of `path` in a function.yaml's text (the deepest node on it that exists). */
+export function lineOfPath(text: string, path: readonly PropertyKey[]): number {
+  const lineCounter = new LineCounter();
+  return lineOf(parseDocument(text, { lineCounter, prettyErrors: false }), lineCounter, path);
+}
+
 /**
  * The line of the deepest node on `path` that exists: a map entry counts at its key's line (so
  * an unknown or wrong field points at the key, a missing one at the object that lacks it), a list

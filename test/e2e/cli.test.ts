@@ -25,6 +25,17 @@ describe("tensorfn check", () => {
     expect(lines).toContainEqual(expect.stringMatching(/broken\/function\.yaml:2: max_batch_sise: .*max_batch_size/));
     expect(lines).toContainEqual(expect.stringMatching(/broken\/function\.yaml:4: input\[0\]\.data_type: .*TYPE_FP32/));
   });
+
+  it("checks an ensemble's wiring against its steps as a load would, the model's own tensors included, at the step's line", () => {
+    const repo = tempRepository("simple", "simple_twice");
+    // The ensemble says FP32 where simple (its ONNX model, read by check) takes and gives INT32.
+    const yaml = readFileSync(join(repo, "simple_twice", "function.yaml"), "utf8").replace("{ name: A, data_type: TYPE_INT32", "{ name: A, data_type: TYPE_FP32");
+    writeFileSync(join(repo, "simple_twice", "function.yaml"), yaml);
+    const run = spawnSync("node", [BIN, "check", repo], { encoding: "utf8" });
+    expect(run.status).toBe(1);
+    const line = yaml.split("\n").findIndex((l) => l.includes("model_name: simple, input_map: { INPUT0: A")) + 1;
+    expect(run.stdout.trim().split("\n")).toEqual([`${repo}/simple_twice/function.yaml:${line}: ensemble_scheduling.step[0]: tensor 'A' is TYPE_FP32 at the ensemble's input but TYPE_INT32 at step 0 ('simple') input 'INPUT0'`]);
+  });
 });
 
 describe("tensorfn serve", () => {
