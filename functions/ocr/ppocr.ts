@@ -9,6 +9,7 @@
 // simplification: boxes are upright rectangles (PaddleOCR fits rotated ones), so text must be
 // roughly horizontal — upright or upside down, which the angle classifier turns.
 import { decode, convertIndexedToRgb, hasPngSignature } from "fast-png";
+import { Unzlib } from "fflate";
 import type { Tensor } from "../../runtime/mod.ts";
 
 /** An 8-bit image with 3 interleaved channels per pixel, row-major, in RGB order. */
@@ -177,6 +178,7 @@ export function decodeImage(png: Uint8Array, maxPixels = DEFAULT_MAX_PIXELS): Rg
   const height = header.getUint32(20);
   if (width === 0 || height === 0) throw new ImageError("the PNG declares an empty image");
   if (width * height > maxPixels) throw new ImageError(`the image is ${width}×${height} pixels; at most ${maxPixels} are accepted`, 413);
+  checkInflatedSize(png, header);
   let decoded: ReturnType<typeof decode>;
   try {
     decoded = decode(png);
@@ -203,6 +205,41 @@ export function decodeImage(png: Uint8Array, maxPixels = DEFAULT_MAX_PIXELS): Rg
     rgb[p * 3 + 2] = Math.round(b * alpha + 255 * (1 - alpha));
   }
   return { width, height, data: rgb };
+}
+
+/**
+ * Inflates the image data once, counting and discarding, and refuses it when it holds more than
+ * its header's size needs: the declared size is checked, but a 200 kB PNG can inflate to 200 MB
+ * (deflate packs a run of zeros ~1000:1), which the decoder would hold in memory at once.
+ */
+function checkInflatedSize(png: Uint8Array, header: DataView): void {
+  const [width, height, depth, colorType, interlace] = [header.getUint32(16), header.getUint32(20), png[24]!, png[25]!, png[28]!];
+  const channels = ({ 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 } as Record<number, number>)[colorType];
+  if (channels === undefined) throw new ImageError(`the PNG has an unknown color type ${colorType}`);
+  const rowBytes = Math.ceil((width * channels * depth) / 8);
+  // Adam7 splits the rows into seven passes, each row with its own filter byte: at most 2× as many.
+  const limit = (height * (1 + rowBytes) + 64) * (interlace ? 2 : 1);
+  let inflated = 0;
+  const inflater = new Unzlib((chunk) => {
+    inflated += chunk.length;
+    if (inflated > limit) throw new ImageError(`the PNG's data inflates to more than a ${width}×${height} image needs (${limit} bytes)`);
+  });
+  // Chunks: length, type, data, CRC. Feed every IDAT's data; stop at IEND or at a chunk that runs past the end.
+  for (let at = 8; at + 12 <= png.length; ) {
+    const length = header.getUint32(at);
+    const type = String.fromCharCode(png[at + 4]!, png[at + 5]!, png[at + 6]!, png[at + 7]!);
+    if (type === "IEND" || at + 12 + length > png.length) break;
+    if (type === "IDAT") {
+      try {
+        // 1 kB at a time: one push inflates all it is given (~1 MB at most from 1 kB) before we can count.
+        for (let from = at + 8; from < at + 8 + length; from += 1024) inflater.push(png.subarray(from, Math.min(from + 1024, at + 8 + length)));
+      } catch (error) {
+        if (error instanceof ImageError) throw error;
+        throw new ImageError(`the PNG could not be decoded (${(error as Error).message})`);
+      }
+    }
+    at += 12 + length;
+  }
 }
 
 /** The detector's input: the image scaled so its longer side is at most 960, both sides multiples of 32, normalised as ImageNet. */
