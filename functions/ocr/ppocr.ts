@@ -272,6 +272,20 @@ export function findBoxes(prob: Float32Array, mapWidth: number, mapHeight: numbe
   const size = mapWidth * mapHeight;
   const seen = new Uint8Array(size);
   const stack = new Int32Array(size);
+  // A summed-area table: each box's mean in O(1), so a map of many regions with large boxes
+  // (a hostile image) costs one pass, not one pass per region.
+  const sums = new Float64Array((mapWidth + 1) * (mapHeight + 1));
+  for (let y = 0; y < mapHeight; y++) {
+    let row = 0;
+    for (let x = 0; x < mapWidth; x++) {
+      row += prob[y * mapWidth + x]!;
+      sums[(y + 1) * (mapWidth + 1) + x + 1] = sums[y * (mapWidth + 1) + x + 1]! + row;
+    }
+  }
+  const boxSum = (x0: number, y0: number, x1: number, y1: number) => {
+    const w = mapWidth + 1;
+    return sums[(y1 + 1) * w + x1 + 1]! - sums[y0 * w + x1 + 1]! - sums[(y1 + 1) * w + x0]! + sums[y0 * w + x0]!;
+  };
   const boxes: Box[] = [];
   for (let start = 0; start < size; start++) {
     if (seen[start] || !(prob[start]! > 0.3)) continue;
@@ -290,23 +304,16 @@ export function findBoxes(prob: Float32Array, mapWidth: number, mapHeight: numbe
       if (x > x1) x1 = x;
       if (y < y0) y0 = y;
       if (y > y1) y1 = y;
-      const visit = (next: number) => {
-        if (!seen[next] && prob[next]! > 0.3) {
-          seen[next] = 1;
-          stack[top++] = next;
-        }
-      };
-      if (x > 0) visit(at - 1);
-      if (x < mapWidth - 1) visit(at + 1);
-      if (y > 0) visit(at - mapWidth);
-      if (y < mapHeight - 1) visit(at + mapWidth);
+      // The four neighbours over the threshold, each pushed once.
+      if (x > 0 && !seen[at - 1] && prob[at - 1]! > 0.3) (seen[at - 1] = 1), (stack[top++] = at - 1);
+      if (x < mapWidth - 1 && !seen[at + 1] && prob[at + 1]! > 0.3) (seen[at + 1] = 1), (stack[top++] = at + 1);
+      if (y > 0 && !seen[at - mapWidth] && prob[at - mapWidth]! > 0.3) (seen[at - mapWidth] = 1), (stack[top++] = at - mapWidth);
+      if (y < mapHeight - 1 && !seen[at + mapWidth] && prob[at + mapWidth]! > 0.3) (seen[at + mapWidth] = 1), (stack[top++] = at + mapWidth);
     }
     const w = x1 - x0 + 1;
     const h = y1 - y0 + 1;
     if (Math.min(w, h) < 3) continue;
-    let sum = 0;
-    for (let y = y0; y <= y1; y++) for (let x = x0; x <= x1; x++) sum += prob[y * mapWidth + x]!;
-    const score = sum / (w * h);
+    const score = boxSum(x0, y0, x1, y1) / (w * h);
     if (score < 0.6) continue;
     const grow = (w * h * 1.5) / (2 * (w + h));
     const sx = image.width / mapWidth;
