@@ -205,20 +205,16 @@ export class FunctionRegistry {
    * fails is UNAVAILABLE). The ensemble dispatches by name, so one that still fits runs the new steps.
    */
   async #recheckDependents(name: string): Promise<void> {
-    const { lookup, platform } = this.#options;
-    if (!lookup) return;
+    const { platform } = this.#options;
     for (const e of [...this.#functions.values()]) {
       const steps = e.declared?.ensemble_scheduling?.step;
       if (!steps?.some((step) => step.model_name === name)) continue;
       const loaded = [...e.versions.values()].filter((v) => v.deployment);
       if (loaded.length === 0) continue;
-      let problems: string[];
-      try {
-        const functions = await Promise.all(steps.map((step) => lookup(step.model_name, step.model_version >= 0 ? String(step.model_version) : undefined)));
-        problems = ensembleWiringProblems(loaded[0]!.deployment!.config, functions);
-      } catch (error) {
-        problems = [(error as Error).message];
-      }
+      // The configs served now, loading nothing: a step that is not READY is checked when it loads.
+      const functions = steps.map((step) => this.#servedConfig(step.model_name, step.model_version));
+      if (functions.some((f) => f === undefined)) continue;
+      const problems = ensembleWiringProblems(loaded[0]!.deployment!.config, functions as FunctionConfig[]);
       if (problems.length === 0) continue;
       const reason = `step function '${name}' reloaded and the ensemble no longer fits it: ${problems.join("; ")}`;
       platform.log.warn(`${e.name}: ${reason}; unloading it (fix the ensemble or the step, then load it again)`);
@@ -226,6 +222,14 @@ export class FunctionRegistry {
       this.#forgetAnswers(e);
       await Promise.all(loaded.map((v) => v.unload(reason, "api")));
     }
+  }
+
+  /** The effective config of the version a step would reach now (`version` -1: the latest READY), if it is READY. */
+  #servedConfig(name: string, version: number): FunctionConfig | undefined {
+    const fn = this.#functions.get(name);
+    if (!fn) return undefined;
+    const v = version >= 0 ? fn.versions.get(version) : [...fn.versions.values()].filter((x) => x.state === "READY").sort((a, b) => b.version - a.version)[0];
+    return v?.state === "READY" ? v.deployment?.config : undefined;
   }
 
   /**

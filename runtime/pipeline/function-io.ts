@@ -6,7 +6,7 @@ import type { FunctionAnswer, FunctionRequest } from "./handler-api.ts";
 
 const utf8 = new TextEncoder();
 const text = new TextDecoder();
-/** The signal of a request no client can abandon (one from ctx.infer, or without a connection). */
+/** The signal of a request without a client that could go away (no connection, no calling function). */
 const NEVER = new AbortController().signal;
 
 /** A function-style request as a handler sees it. */

@@ -184,7 +184,7 @@ export class HandlerHost {
 
   /**
    * Calls `abort` once every one of `clients` has aborted (none may be missing: a request without
-   * a client, from ctx.infer, keeps the call wanted); returns what stops listening.
+   * a signal keeps the call wanted); returns what stops listening.
    */
   #whenClientsGone(clients: readonly (AbortSignal | undefined)[] | undefined, abort: () => void): () => void {
     if (!clients || clients.length === 0 || clients.some((s) => s === undefined)) return () => {};
