@@ -1,2 +1,2 @@
 export { ResponseCache } from "./response-cache.ts";
-export type { ResponseCacheFigures } from "./response-cache.ts";
+export type { CachedReply, ResponseCacheFigures } from "./response-cache.ts";

@@ -5,9 +5,16 @@ import { encodeBinaryTensor, tensorByteLength } from "../tensor/mod.ts";
 /** Request parameters that change how an answer travels or when it runs, never what it is. */
 const NOT_IN_KEY = new Set(["binary_data_output", "priority", "timeout"]);
 
-/** What the cache holds for one answer: the model's outputs, in buffers of their own. */
+/** An answer as the HTTP layer sends it: its headers and encoded body. */
+export interface CachedReply {
+  headers: Record<string, string>;
+  body: Uint8Array;
+}
+
+/** What the cache holds for one answer: the model's outputs, in buffers of their own, or an encoded reply. */
 interface Entry {
-  outputs: Record<string, Tensor>;
+  outputs?: Record<string, Tensor>;
+  reply?: CachedReply;
   bytes: number;
 }
 
@@ -68,6 +75,30 @@ export class ResponseCache {
   /** The cached outputs for `key` (read-only: every hit shares them), if any. */
   get(key: string): Record<string, Tensor> | undefined {
     return this.#lru.get(key)?.outputs;
+  }
+
+  /**
+   * Ours: the key of a request's exact bytes under `scope` (with `framing`, the header that tells
+   * how they are to be read), for its encoded reply: a hit skips decoding, validating and encoding
+   * as well as the model. Undefined without a native digest (WebCrypto's would cost a thread hop
+   * more than the decoding it saves).
+   */
+  replyKey(scope: string, framing: string, body: Uint8Array): string | undefined {
+    if (!this.#sha256) return undefined;
+    const digest = this.#sha256([utf8.encode(JSON.stringify(["reply", scope, framing, body.byteLength])), body]);
+    return `${scope}\u0000r${hex(digest)}`;
+  }
+
+  /** The encoded reply kept under a `replyKey`, if any (read-only: every hit shares it). */
+  getReply(key: string): CachedReply | undefined {
+    return this.#lru.get(key)?.reply;
+  }
+
+  /** Keeps a copy of an encoded reply under a `replyKey` (its body may be a view into a larger buffer). */
+  setReply(key: string, reply: CachedReply): void {
+    const bytes = reply.body.byteLength + JSON.stringify(reply.headers).length;
+    if (bytes + key.length > this.#capacity) return;
+    this.#lru.set(key, { reply: { headers: { ...reply.headers }, body: reply.body.slice() }, bytes });
   }
 
   /**

@@ -62,15 +62,17 @@ export async function inferCall(ctx: InferContext, call: InferCall): Promise<Rep
   const d = (options.acquired = await ctx.models.acquire(name, version, lookup));
   d.checkRoom();
   const bytes = await readBody(header, body, ctx.maxInputBytes);
-  const request = decode(bytes, header("inference-header-content-length"), d, ctx.maxElements ?? DEFAULT_MAX_ELEMENTS);
+  const framing = header("inference-header-content-length");
+  // With response_cache: a request of exactly these bytes answered before gets that reply as it was sent.
+  const remembered = d.cachedReply(framing ?? "", bytes);
+  if (remembered.reply) return { status: 200, headers: { ...remembered.reply.headers }, body: remembered.reply.body };
+  const request = decode(bytes, framing, d, ctx.maxElements ?? DEFAULT_MAX_ELEMENTS);
   const response = await ctx.models.infer(name, version, request, options);
   const encoded = encodeInferResponse(response, request);
-  if (encoded.headerLength === undefined) return { status: 200, headers: { "content-type": "application/json" }, body: encoded.body };
-  return {
-    status: 200,
-    headers: { "content-type": "application/octet-stream", "inference-header-content-length": String(encoded.headerLength) },
-    body: encoded.body,
-  };
+  const headers: Record<string, string> =
+    encoded.headerLength === undefined ? { "content-type": "application/json" } : { "content-type": "application/octet-stream", "inference-header-content-length": String(encoded.headerLength) };
+  if (remembered.key) d.keepReply(remembered.key, { headers, body: encoded.body });
+  return { status: 200, headers, body: encoded.body };
 }
 
 function decode(body: Uint8Array, header: string | undefined, d: Deployment, maxElements: number): InferRequest {

@@ -4,7 +4,7 @@ import type { Backend, Session } from "../backends/backend.ts";
 import { createScheduler, hasInstances } from "../scheduler/mod.ts";
 import type { InstanceScheduler, ModelInstance, ResourceClaim, ResourceLimiter, ResourceNeeds, ScheduledRequest, ScheduledResult, Scheduler, SchedulerObserver, StepDispatch } from "../scheduler/mod.ts";
 import type { FunctionConfig } from "../config/mod.ts";
-import type { ResponseCache } from "../cache/mod.ts";
+import type { CachedReply, ResponseCache } from "../cache/mod.ts";
 import type { HandlerHost } from "../pipeline/mod.ts";
 import { observeAll } from "../metrics/mod.ts";
 import type { FailureReason, ModelStats } from "../metrics/mod.ts";
@@ -156,6 +156,33 @@ export class Deployment {
     } finally {
       if (--this.#active === 0) this.#options.onActivity?.(false);
     }
+  }
+
+  /**
+   * Ours, with `response_cache`: the encoded reply to a request of exactly these bytes, counted as
+   * a cache hit and a success like any hit; else the key to keep the reply under once it is made
+   * (none without a cache, or without a native digest).
+   */
+  cachedReply(framing: string, body: Uint8Array): { key?: string; reply?: CachedReply } {
+    const cache = this.#options.cache;
+    if (!cache || this.#closing) return {};
+    const { clock } = this.#options;
+    const started = clock.now();
+    const key = cache.store.replyKey(cache.scope, framing, body);
+    const reply = key === undefined ? undefined : cache.store.getReply(key);
+    if (!reply) return { key };
+    // A hit is activity too: the idle timer starts again from it.
+    if (this.#active++ === 0) this.#options.onActivity?.(true);
+    const ms = clock.now() - started;
+    this.stats.cacheHit(ms);
+    this.stats.succeeded(ms);
+    if (--this.#active === 0) this.#options.onActivity?.(false);
+    return { reply };
+  }
+
+  /** Keeps the encoded reply of a successful request under the key `cachedReply` gave. */
+  keepReply(key: string, reply: CachedReply): void {
+    if (!this.#closing) this.#options.cache?.store.setReply(key, reply);
   }
 
   /**

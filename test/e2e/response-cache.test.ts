@@ -70,6 +70,29 @@ describe("response_cache", () => {
     expect(await stats()).toEqual({ hits: 2, misses: 2, executions: 2, inferences: 2, success: 4 });
   });
 
+  it("answers the same bytes again with the reply as it was sent; other bytes of the same tensors (another id) hit the outputs, never that reply", async () => {
+    server = await startServer({ repository: repository(), cacheSize: 1 << 20 });
+    const withId = (id: string) => JSON.stringify({ id, ...JSON.parse(json(4)) });
+    const first = await infer(withId("a"));
+    const same = await infer(withId("a"));
+    const other = await infer(withId("b"));
+    expect(same.bytes).toEqual(first.bytes);
+    const decoded = (r: { bytes: Uint8Array }) => JSON.parse(new TextDecoder().decode(r.bytes));
+    expect([decoded(first).id, decoded(same).id, decoded(other).id]).toEqual(["a", "a", "b"]);
+    expect(decoded(other).outputs).toEqual(decoded(first).outputs);
+    expect(await stats()).toEqual({ hits: 2, misses: 1, executions: 1, inferences: 1, success: 3 });
+    // Binary: the same bytes with the same framing header get the same binary reply and its header.
+    const { body, headers } = binary(4);
+    const replies = [];
+    for (let i = 0; i < 2; i++) {
+      const r = await fetch(`${server!.url}/v2/models/simple/infer`, { method: "POST", body: body as BodyInit, headers });
+      replies.push({ header: r.headers.get("inference-header-content-length"), bytes: new Uint8Array(await r.arrayBuffer()) });
+    }
+    expect(replies[1]).toEqual(replies[0]);
+    expect(replies[0]!.header).not.toBeNull();
+    expect(await stats()).toMatchObject({ hits: 4, executions: 1 });
+  });
+
   it("counts in Triton's cache metric families, and the cache's own size", async () => {
     server = await startServer({ repository: repository(), cacheSize: 1 << 20 });
     await infer(json(1));
@@ -78,7 +101,7 @@ describe("response_cache", () => {
     expect(text).toMatch(/^nv_cache_num_hits_per_model\{model="simple",version="1"\} 1$/m);
     expect(text).toMatch(/^nv_cache_num_misses_per_model\{model="simple",version="1"\} 1$/m);
     expect(text).toMatch(/^nv_cache_hit_duration_per_model\{model="simple",version="1"\} \d+$/m);
-    expect(text).toMatch(/^tensorfn_cache_entries 1$/m);
+    expect(text).toMatch(/^tensorfn_cache_entries 2$/m); // the outputs, and the encoded reply to those exact bytes
     expect(text).toMatch(/^tensorfn_cache_capacity_bytes 1048576$/m);
     // Only versions that use the cache have the per-model families.
     expect(text).not.toMatch(/^nv_cache_num_hits_per_model\{model="mlp"/m);
