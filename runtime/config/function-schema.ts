@@ -467,6 +467,9 @@ function semanticProblems(config: RawConfig): { path: PropertyKey[]; problem: st
         problem: `backend 'handler' with tensors lists both input and output (its compute(inputs) answers tensors); without either, execute(requests) takes each body as it comes. Add ${missing} or remove ${given}`,
       });
     }
+    // Exactly the carriers would read as a body handler (that is what a completed one lists).
+    const carriers = config.input.length === 2 && config.input.every((t) => ["body", "content_type"].includes(t.name) && t.data_type === "TYPE_STRING");
+    if (carriers) problems.push({ path: ["input"], problem: "inputs named body and content_type (TYPE_STRING) are what a body handler's execute() receives; give a tensor handler's inputs other names" });
   }
   if (config.handler_timeout_ms !== undefined && !config.handler) problems.push({ path: ["handler_timeout_ms"], problem: "applies to a function with a handler" });
   if (config.backend === "identity") {

@@ -222,6 +222,8 @@ describe("parseFunctionConfig() reports", () => {
     expect(issuesOf("backend: handler\nhandler: h.ts\ninput: [{ name: a, data_type: TYPE_FP32, dims: [1] }]\n")[0]).toMatch(/: output: backend 'handler' with tensors lists both input and output .*Add output or remove input$/);
     const tensors = "backend: handler\nhandler: h.ts\ninput: [{ name: a, data_type: TYPE_FP32, dims: [1] }]\noutput: [{ name: b, data_type: TYPE_FP32, dims: [1] }]\n";
     expect(declared(tensors)).toMatchObject({ backend: "handler", input: [{ name: "a" }], output: [{ name: "b" }] }); // compute(inputs)
+    const carriers = "backend: handler\nhandler: h.ts\ninput: [{ name: body, data_type: TYPE_STRING, dims: [1] }, { name: content_type, data_type: TYPE_STRING, dims: [1] }]\noutput: [{ name: b, data_type: TYPE_FP32, dims: [1] }]\n";
+    expect(issuesOf(carriers)[0]).toMatch(/:3: input: inputs named body and content_type \(TYPE_STRING\) are what a body handler's execute\(\) receives/);
     expect(declared("handler: h.ts\n")).toMatchObject({ backend: "onnxruntime", handler: "h.ts" }); // preprocess / postprocess around the model
     expect(issuesOf("handler_timeout_ms: 5\n")[0]).toMatch(/:1: handler_timeout_ms: applies to a function with a handler/);
   });
