@@ -13,6 +13,8 @@ import { checkRequestHeader, collectOutputs, prepareRequest } from "./prepare-re
 import { SelfHealingSession } from "./self-healing-session.ts";
 
 /** The deployment began closing between being chosen and being asked: choose again. */
+
+const NO_REPLY: { key?: string; reply?: CachedReply } = Object.freeze({});
 export class DeploymentClosedError extends RuntimeError {
   constructor(name: string, version: number) {
     super("UNAVAILABLE", `model '${name}' version ${version} is being unloaded`);
@@ -165,7 +167,7 @@ export class Deployment {
    */
   cachedReply(framing: string, body: Uint8Array): { key?: string; reply?: CachedReply } {
     const cache = this.#options.cache;
-    if (!cache || this.#closing) return {};
+    if (!cache || this.#closing) return NO_REPLY; // every uncached request passes here: no allocation
     const { clock } = this.#options;
     const started = clock.now();
     const key = cache.store.replyKey(cache.scope, framing, body);
