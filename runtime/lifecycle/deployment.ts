@@ -12,9 +12,10 @@ import type { RequestHeader } from "../tensor/mod.ts";
 import { checkRequestHeader, collectOutputs, prepareRequest } from "./prepare-request.ts";
 import { SelfHealingSession } from "./self-healing-session.ts";
 
-/** The deployment began closing between being chosen and being asked: choose again. */
-
+/** What `cachedReply` answers where there is no reply cache. */
 const NO_REPLY: { key?: string; reply?: CachedReply } = Object.freeze({});
+
+/** The deployment began closing between being chosen and being asked: choose again. */
 export class DeploymentClosedError extends RuntimeError {
   constructor(name: string, version: number) {
     super("UNAVAILABLE", `model '${name}' version ${version} is being unloaded`);
