@@ -8,7 +8,11 @@ export async function initialize(ctx: HandlerContext) {
   dictionary = parseDictionary(await ctx.readFile("ppocr_keys_v1.txt"));
 }
 
-export function compute(inputs: { probs: Tensor; boxes: Tensor; turned: Tensor }) {
+export function compute(inputs: { probs: Tensor; boxes: Tensor; turned: Tensor }, ctx: HandlerContext) {
+  const rows = inputs.boxes.shape[0]!;
+  for (const name of ["probs", "turned"] as const) {
+    if (inputs[name].shape[0] !== rows) throw ctx.error(`${name} has ${inputs[name].shape[0]} rows for ${rows} boxes`);
+  }
   const turned = Array.from(inputs.turned.data as Uint8Array, Boolean);
   const lines = readingOrder(decodeLines(inputs.probs, boxesOf(inputs.boxes), turned, dictionary));
   const utf8 = new TextEncoder();

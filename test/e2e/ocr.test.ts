@@ -148,6 +148,21 @@ describe("functions/ocr_ensemble: the same chain as an ensemble over KServe", ()
     expect([await inferences("ocr_cls"), await inferences("ocr_rec"), await inferences("ocr_boxes")]).toEqual([before[0], before[1], before[2]! + 1]);
   });
 
+  it("its steps refuse what would cost far more than the request, when called directly", async () => {
+    const call = async (name: string, inputs: unknown[]) => {
+      const response = await fetch(`${server.url}/v2/models/${name}/infer`, { method: "POST", body: JSON.stringify({ inputs }) });
+      return { status: response.status, error: ((await response.json()) as { error?: string }).error };
+    };
+    const pixels = { name: "pixels", datatype: "UINT8", shape: [2, 2, 3], data: Array(12).fill(255) };
+    // 5,000 boxes (100 kB of JSON) would ask for ~0.9 GB of recogniser input.
+    const boxes = (n: number) => ({ name: "boxes", datatype: "FP32", shape: [n, 5], data: Array(n * 5).fill(1) });
+    const probs = (n: number) => ({ name: "angle_probs", datatype: "FP32", shape: [n, 2], data: Array(n * 2).fill(0.5) });
+    expect(await call("ocr_lines", [pixels, boxes(5000), probs(5000)])).toEqual({ status: 400, error: "function 'ocr_lines' compute: boxes has 5000 rows; at most 16 lines are read per image" });
+    expect(await call("ocr_lines", [pixels, boxes(2), probs(3)])).toEqual({ status: 400, error: "function 'ocr_lines' compute: angle_probs has 3 rows for 2 boxes" });
+    const decode = [{ name: "probs", datatype: "FP32", shape: [1, 1, 6625], data: Array(6625).fill(0) }, boxes(2), { name: "turned", datatype: "BOOL", shape: [2], data: [false, false] }];
+    expect(await call("ocr_decode", decode)).toEqual({ status: 400, error: "function 'ocr_decode' compute: probs has 1 rows for 2 boxes" });
+  });
+
   it("refuses what is not a PNG with 400 naming the step", async () => {
     const { status, json } = await ensemble(new TextEncoder().encode("not a png"));
     expect(status).toBe(400);
