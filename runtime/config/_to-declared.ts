@@ -37,6 +37,7 @@ export function toDeclared(raw: RawConfig, name: string): DeclaredConfig {
   if (raw.max_batch_size !== undefined) declared.max_batch_size = raw.max_batch_size;
   if (raw.dynamic_batching) declared.dynamic_batching = structuredClone(raw.dynamic_batching);
   if (raw.response_cache?.enable) declared.response_cache = { enable: true };
+  if (raw.max_input_elements !== undefined) declared.max_input_elements = raw.max_input_elements;
   if (raw.ensemble_scheduling) declared.ensemble_scheduling = structuredClone(raw.ensemble_scheduling);
   if (raw.handler) {
     declared.handler = raw.handler;

@@ -39,6 +39,11 @@ export interface FunctionConfig {
   handler?: string;
   /** Ours: how long one handler call may take before it is cut off with 504 (default 30 s; set when `handler` is). */
   handler_timeout_ms?: number;
+  /**
+   * Ours: the most (weighted) elements one request to this function may carry, below the server's
+   * `--max-elements` — for a model whose free dims let a small request ask for a large execution.
+   */
+  max_input_elements?: number;
 }
 
 /**

@@ -72,6 +72,7 @@ export interface RawConfig {
   ensemble_scheduling?: EnsembleScheduling;
   handler?: string;
   handler_timeout_ms?: number;
+  max_input_elements?: number;
 }
 
 export interface RawTensor {
@@ -309,6 +310,7 @@ function schemaFor(dialect: Dialect): z.ZodType<RawConfig> {
             })
             .optional(),
           handler_timeout_ms: z.int().min(1).max(3_600_000).optional(),
+          max_input_elements: z.int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
         }
       : {};
   return z

@@ -66,7 +66,7 @@ export async function inferCall(ctx: InferContext, call: InferCall): Promise<Rep
   // With response_cache: a request of exactly these bytes answered before gets that reply as it was sent.
   const remembered = d.cachedReply(framing ?? "", bytes);
   if (remembered.reply) return { status: 200, headers: { ...remembered.reply.headers }, body: remembered.reply.body };
-  const request = decode(bytes, framing, d, ctx.maxElements ?? DEFAULT_MAX_ELEMENTS);
+  const request = decode(bytes, framing, d, elementLimit(ctx, d));
   const response = await ctx.models.infer(name, version, request, options);
   const encoded = encodeInferResponse(response, request);
   const headers: Record<string, string> =
@@ -75,14 +75,21 @@ export async function inferCall(ctx: InferContext, call: InferCall): Promise<Rep
   return { status: 200, headers, body: encoded.body };
 }
 
-function decode(body: Uint8Array, header: string | undefined, d: Deployment, maxElements: number): InferRequest {
+/** The element budget of one request to `d`: the server's, or the function's `max_input_elements` when lower. */
+function elementLimit(ctx: InferContext, d: Deployment): { maxElements: number; limitName: string } {
+  const server = ctx.maxElements ?? DEFAULT_MAX_ELEMENTS;
+  const own = d.config.max_input_elements;
+  return own !== undefined && own < server ? { maxElements: own, limitName: `max_input_elements of '${d.name}'` } : { maxElements: server, limitName: "--max-elements" };
+}
+
+function decode(body: Uint8Array, header: string | undefined, d: Deployment, limit: { maxElements: number; limitName: string }): InferRequest {
   const check = (h: RequestHeader) => d.checkRequest(h);
-  if (header === undefined) return decodeInferRequest(body, { check, maxElements });
+  if (header === undefined) return decodeInferRequest(body, { check, ...limit });
   if (!/^[0-9]+$/.test(header.trim())) throw invalidArg(`Inference-Header-Content-Length '${header}' is not a byte count`);
   const headerLength = Number(header);
-  if (headerLength > 0) return decodeInferRequest(body, { headerLength, check, maxElements });
+  if (headerLength > 0) return decodeInferRequest(body, { headerLength, check, ...limit });
   const input = rawInput(d.config, body.byteLength);
-  checkElementBudget([{ name: input.name, datatype: input.datatype, elements: elementCount(input.shape) }], maxElements);
+  checkElementBudget([{ name: input.name, datatype: input.datatype, elements: elementCount(input.shape) }], limit.maxElements, limit.limitName);
   return decodeRawBinaryRequest(body, input);
 }
 

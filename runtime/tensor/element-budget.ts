@@ -26,7 +26,7 @@ export interface ElementCount {
  * 413), naming the heaviest input. Called after the shapes were checked and before any data is
  * decoded, so what a request may cost in memory is bounded by this, whatever the model accepts.
  */
-export function checkElementBudget(inputs: readonly ElementCount[], maxElements: number): void {
+export function checkElementBudget(inputs: readonly ElementCount[], maxElements: number, limitName = "--max-elements"): void {
   let total = 0;
   let heaviest: { input: ElementCount; weight: number } | undefined;
   for (const input of inputs) {
@@ -40,7 +40,7 @@ export function checkElementBudget(inputs: readonly ElementCount[], maxElements:
   const why = objects ? ` (a BYTES element or a nested array counts ${OBJECT_ELEMENT_WEIGHT})` : "";
   throw new RuntimeError(
     "RESOURCE_EXHAUSTED",
-    `request has too many elements: input '${input.name}' holds ${input.elements} ${input.datatype} elements, ${total} weighted elements in all${why}, more than the limit of ${maxElements} (--max-elements)`,
+    `request has too many elements: input '${input.name}' holds ${input.elements} ${input.datatype} elements, ${total} weighted elements in all${why}, more than the limit of ${maxElements} (${limitName})`,
   );
 }
 

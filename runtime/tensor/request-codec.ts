@@ -33,6 +33,8 @@ export interface DecodeOptions {
   check?: (header: RequestHeader) => void;
   /** `--max-elements` (see `checkElementBudget`); default `DEFAULT_MAX_ELEMENTS`. */
   maxElements?: number;
+  /** What set `maxElements`, for the refusal (default `--max-elements`). */
+  limitName?: string;
 }
 
 /**
@@ -176,6 +178,7 @@ export function decodeInferRequest(body: Uint8Array, options: DecodeOptions = {}
       return { name: p.name, datatype: p.datatype, elements: Math.max(declared, leaves), arrays };
     }),
     maxElements,
+    options.limitName,
   );
 
   let lossless: { inputs: { data: unknown }[] } | undefined;

@@ -161,6 +161,12 @@ describe("functions/ocr_ensemble: the same chain as an ensemble over KServe", ()
     expect(await call("ocr_lines", [pixels, boxes(2), probs(3)])).toEqual({ status: 400, error: "function 'ocr_lines' compute: angle_probs has 3 rows for 2 boxes" });
     const decode = [{ name: "probs", datatype: "FP32", shape: [1, 1, 6625], data: Array(6625).fill(0) }, boxes(2), { name: "turned", datatype: "BOOL", shape: [2], data: [false, false] }];
     expect(await call("ocr_decode", decode)).toEqual({ status: 400, error: "function 'ocr_decode' compute: probs has 1 rows for 2 boxes" });
+    // The models' free dims are bounded by their max_input_elements, before any data is decoded.
+    const huge = await call("ocr_det", [{ name: "x", datatype: "FP32", shape: [1, 3, 2048, 2048], data: [0] }]);
+    expect(huge.status).toBe(413);
+    expect(huge.error).toMatch(/more than the limit of 3145728 \(max_input_elements of 'ocr_det'\)$/);
+    const wide = await call("ocr_rec", [{ name: "x", datatype: "FP32", shape: [1, 3, 48, 100_000], data: [0] }]);
+    expect(wide.error).toMatch(/\(max_input_elements of 'ocr_rec'\)$/);
   });
 
   it("refuses what is not a PNG with 400 naming the step", async () => {

@@ -228,6 +228,12 @@ describe("parseFunctionConfig() reports", () => {
     expect(issuesOf("handler_timeout_ms: 5\n")[0]).toMatch(/:1: handler_timeout_ms: applies to a function with a handler/);
   });
 
+  it("max_input_elements (ours): a whole number of elements per request, kept as given", () => {
+    expect(declared("max_input_elements: 3145728\n").max_input_elements).toBe(3145728);
+    expect(declared("max_batch_size: 8\n").max_input_elements).toBeUndefined();
+    expect(issuesOf("max_batch_size: 8\nmax_input_elements: 0\n")[0]).toMatch(/:2: max_input_elements: /);
+  });
+
   it("an ensemble: declared tensors, steps wired by tensor names; what no ensemble may have, with file:line", () => {
     const ok = yaml`
       platform: ensemble
