@@ -19,6 +19,7 @@ import type { Encoding, Measured } from "./scenarios/measure-step.ts";
 import { startServerProcess } from "./scenarios/server-process.ts";
 import type { ServerProcess } from "./scenarios/server-process.ts";
 import { writeResultsSection } from "./results-section.ts";
+import { median } from "./median-round.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const FUNCTIONS = join(ROOT, "functions");
@@ -65,7 +66,6 @@ try {
   rmSync(repo, { recursive: true, force: true });
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1]!;
 const p50 = (r: { rounds: Measured[] }) => median(r.rounds.map((m) => m.latencyMs?.p50 ?? NaN));
 const lines = [
   "## Response cache: a hit against the HTTP floor",

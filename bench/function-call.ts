@@ -22,6 +22,7 @@ import type { EncodedRequest } from "./request-body.ts";
 import { startServerProcess } from "./scenarios/server-process.ts";
 import type { ServerProcess } from "./scenarios/server-process.ts";
 import { writeResultsSection } from "./results-section.ts";
+import { median, medianRound } from "./median-round.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const FUNCTIONS = join(ROOT, "functions");
@@ -98,7 +99,6 @@ try {
   rmSync(repo, { recursive: true, force: true });
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1]!;
 const lines = [
   "## Function-style calls: handlers against the KServe route and the HTTP floor",
   "",
@@ -113,8 +113,7 @@ const lines = [
   "|---:|---|---:|---|---:|---:|---:|",
 ];
 for (const r of rows) {
-  const byRate = [...r.rounds].sort((a, b) => a.inferPerS - b.inferPerS);
-  const mid = byRate[(byRate.length - 1) >> 1]!;
+  const mid = medianRound(r.rounds);
   const cores = mid.cores.server;
   lines.push(
     `| ${r.concurrency} | ${r.label} | ${mid.inferPerS.toFixed(0)} | ${r.rounds.map((m) => m.inferPerS.toFixed(0)).join(" / ")} | ${mid.latencyMs?.p50.toFixed(3)} | ${cores === null ? "n/a" : cores.toFixed(2)} | ${cores === null || mid.inferPerS <= 0 ? "n/a" : ((cores / mid.inferPerS) * 1e6).toFixed(0)} |`,

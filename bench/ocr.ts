@@ -15,12 +15,14 @@ import { parseArgs } from "node:util";
 import { encode } from "fast-png";
 import * as ort from "onnxruntime-node";
 import { drawPage } from "../models/text-image.ts";
+import { encodeBinaryTensor } from "../runtime/tensor/mod.ts";
 import { measureStep } from "./scenarios/measure-step.ts";
 import type { Measured } from "./scenarios/measure-step.ts";
 import type { EncodedRequest } from "./request-body.ts";
 import { startServerProcess } from "./scenarios/server-process.ts";
 import type { ServerProcess } from "./scenarios/server-process.ts";
 import { writeResultsSection } from "./results-section.ts";
+import { median, medianRound } from "./median-round.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const ROUNDS = 3;
@@ -34,11 +36,11 @@ const page = drawPage(LINES, { scale: 3, margin: 32, lineGap: 12, spaceWidth: 2 
 const png = new Uint8Array(encode({ width: page.width, height: page.height, data: page.data, channels: 3, depth: 8 }));
 const request: EncodedRequest = { body: png, headers: { "content-type": "image/png" }, inputs: [] };
 // The same PNG to ocr_ensemble over KServe: one BYTES element in the binary tensor extension.
-const ensembleHeader = new TextEncoder().encode(JSON.stringify({ inputs: [{ name: "image", datatype: "BYTES", shape: [1], parameters: { binary_data_size: png.length + 4 } }] }));
-const ensembleBody = new Uint8Array(ensembleHeader.length + 4 + png.length);
+const imageSection = encodeBinaryTensor({ datatype: "BYTES", shape: [1], data: [png] });
+const ensembleHeader = new TextEncoder().encode(JSON.stringify({ inputs: [{ name: "image", datatype: "BYTES", shape: [1], parameters: { binary_data_size: imageSection.length } }] }));
+const ensembleBody = new Uint8Array(ensembleHeader.length + imageSection.length);
 ensembleBody.set(ensembleHeader);
-new DataView(ensembleBody.buffer).setUint32(ensembleHeader.length, png.length, true);
-ensembleBody.set(png, ensembleHeader.length + 4);
+ensembleBody.set(imageSection, ensembleHeader.length);
 const ensembleRequest: EncodedRequest = { body: ensembleBody, headers: { "inference-header-content-length": String(ensembleHeader.length) }, inputs: [] };
 
 interface Row {
@@ -124,8 +126,7 @@ async function recStats(url: string): Promise<{ inference_count: number; executi
   return ((await (await fetch(`${url}/v2/models/ocr_rec/stats`)).json()) as { model_stats: { inference_count: number; execution_count: number }[] }).model_stats[0]!;
 }
 
-const mid = (r: Row) => [...r.rounds].sort((a, b) => a.inferPerS - b.inferPerS)[(r.rounds.length - 1) >> 1]!;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1]!;
+const mid = (r: Row) => medianRound(r.rounds);
 const lines = [
   "## OCR pipeline: tensorfn's `ocr` function against the same steps as a hand-written script",
   "",

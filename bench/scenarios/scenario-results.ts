@@ -1,3 +1,4 @@
+import { medianRound } from "../median-round.ts";
 import type { ColdStart } from "./cold-start-phase.ts";
 import type { Encoding, Measured } from "./measure-step.ts";
 import type { RawResults } from "./raw-phase.ts";
@@ -50,8 +51,8 @@ export function sweepRounds(results: ServedSteps, model: string, concurrency: nu
  * (older results) falls back to its one step.
  */
 export function sweepStep(results: ServedSteps, model: string, concurrency: number): Measured | undefined {
-  const rounds = sweepRounds(results, model, concurrency).sort((a, b) => a.inferPerS - b.inferPerS);
-  return rounds.length > 0 ? rounds[(rounds.length - 1) >> 1] : step(results, "tensorfn", model, concurrency);
+  const rounds = sweepRounds(results, model, concurrency);
+  return rounds.length > 0 ? medianRound(rounds) : step(results, "tensorfn", model, concurrency);
 }
 
 /** The step during which readiness and `/metrics` were probed, if it ran. */

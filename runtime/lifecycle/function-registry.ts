@@ -224,12 +224,12 @@ export class FunctionRegistry {
     }
   }
 
-  /** The effective config of the version a step would reach now (`version` -1: the latest READY), if it is READY. */
+  /** The effective config of the version a step would reach now (`version` -1: the served one), if it is READY. */
   #servedConfig(name: string, version: number): FunctionConfig | undefined {
     const fn = this.#functions.get(name);
-    if (!fn) return undefined;
-    const v = version >= 0 ? fn.versions.get(version) : [...fn.versions.values()].filter((x) => x.state === "READY").sort((a, b) => b.version - a.version)[0];
-    return v?.state === "READY" ? v.deployment?.config : undefined;
+    if (!fn || (version >= 0 && !fn.versions.has(version)) || fn.versions.size === 0) return undefined;
+    const v = this.pick(fn, version >= 0 ? String(version) : undefined);
+    return v.state === "READY" ? v.deployment?.config : undefined;
   }
 
   /**

@@ -189,11 +189,10 @@ export class HandlerHost {
   #whenClientsGone(clients: readonly (AbortSignal | undefined)[] | undefined, abort: () => void): () => void {
     if (!clients || clients.length === 0 || clients.some((s) => s === undefined)) return () => {};
     const signals = clients as AbortSignal[];
-    const check = () => signals.every((s) => s.aborted) && abort();
-    if (signals.every((s) => s.aborted)) {
-      abort();
-      return () => {};
-    }
+    const check = () => {
+      if (signals.every((s) => s.aborted)) abort();
+    };
+    check();
     for (const s of signals) s.addEventListener("abort", check, { once: true });
     return () => signals.forEach((s) => s.removeEventListener("abort", check));
   }

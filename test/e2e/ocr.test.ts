@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encode } from "fast-png";
 import { drawPage, rotate180 } from "../../models/text-image.ts";
+import { encodeBinaryTensor } from "../../runtime/tensor/mod.ts";
 import type { RgbImage } from "../../models/text-image.ts";
 import { startServer } from "../support/start-server.ts";
 import type { TestServer } from "../support/start-server.ts";
@@ -97,36 +98,25 @@ describe("functions/ocr: PNG in, lines of text out", () => {
   });
 
   it("answers tensor callers on the KServe route (BYTES body and content_type)", { timeout: 60_000 }, async () => {
-    const bytes = png(page(["PRICE 42"]));
-    const request = {
-      inputs: [
-        { name: "body", datatype: "BYTES", shape: [1], parameters: { binary_data_size: bytes.length + 4 } },
-        { name: "content_type", datatype: "BYTES", shape: [1], data: ["image/png"] },
-      ],
-    };
-    const header = new TextEncoder().encode(JSON.stringify(request));
-    const length = new Uint8Array(4);
-    new DataView(length.buffer).setUint32(0, bytes.length, true);
-    const body = new Uint8Array([...header, ...length, ...bytes]);
-    const response = await fetch(`${server.url}/v2/models/ocr/infer`, { method: "POST", body, headers: { "inference-header-content-length": String(header.length) } });
-    const answer = await response.json();
-    const out = answer.outputs.find((o: { name: string }) => o.name === "body").data[0];
-    expect(JSON.parse(out).lines[0].text).toBe("PRICE 42");
+    const answer = await inferBytes("ocr", { body: png(page(["PRICE 42"])), content_type: new TextEncoder().encode("image/png") });
+    expect(JSON.parse(answer.output("body")!.data[0] as string).lines[0].text).toBe("PRICE 42");
   });
 });
 
-/** A KServe request to ocr_ensemble: the PNG as one BYTES element, in the binary tensor extension. */
-async function ensemble(bytes: Uint8Array) {
-  const request = { inputs: [{ name: "image", datatype: "BYTES", shape: [1], parameters: { binary_data_size: bytes.length + 4 } }] };
-  const header = new TextEncoder().encode(JSON.stringify(request));
-  const length = new Uint8Array(4);
-  new DataView(length.buffer).setUint32(0, bytes.length, true);
-  const body = new Uint8Array([...header, ...length, ...bytes]);
-  const response = await fetch(`${server.url}/v2/models/ocr_ensemble/infer`, { method: "POST", body, headers: { "inference-header-content-length": String(header.length) } });
+/** A KServe request whose inputs are one BYTES element each, sent as they are in the binary tensor extension. */
+async function inferBytes(name: string, inputs: Record<string, Uint8Array>) {
+  const sections = Object.values(inputs).map((bytes) => encodeBinaryTensor({ datatype: "BYTES", shape: [1], data: [bytes] }));
+  const header = new TextEncoder().encode(JSON.stringify({ inputs: Object.keys(inputs).map((input, i) => ({ name: input, datatype: "BYTES", shape: [1], parameters: { binary_data_size: sections[i]!.length } })) }));
+  const body = new Uint8Array(header.length + sections.reduce((n, s) => n + s.length, 0));
+  [header, ...sections].reduce((at, part) => (body.set(part, at), at + part.length), 0);
+  const response = await fetch(`${server.url}/v2/models/${name}/infer`, { method: "POST", body, headers: { "inference-header-content-length": String(header.length) } });
   const json = (await response.json()) as { outputs?: { name: string; shape: number[]; data: unknown[] }[]; error?: string };
   const output = (name: string) => json.outputs?.find((o) => o.name === name);
   return { status: response.status, json, output };
 }
+
+/** ocr_ensemble on one PNG. */
+const ensemble = (bytes: Uint8Array) => inferBytes("ocr_ensemble", { image: bytes });
 
 describe("functions/ocr_ensemble: the same chain as an ensemble over KServe", () => {
   it("reads the page as the function does: text, confidence, box and angle as tensors", { timeout: 60_000 }, async () => {
