@@ -42,7 +42,8 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
   const { startWorker } = backendOptions;
   const module = new URL("./onnxruntime-worker.ts", import.meta.url);
   const pool = startWorker && new WorkerPool(startWorker, { maxIdle: backendOptions.idleWorkers ?? 2, module });
-  const gate = new InlineGate(backendOptions.clock ?? systemClock, { budgetMs: backendOptions.inlineBudgetMs });
+  // onnxruntime-node starts every run on a later macrotask (setImmediate): see InlineGate.
+  const gate = new InlineGate(backendOptions.clock ?? systemClock, { budgetMs: backendOptions.inlineBudgetMs, deferred: true });
 
   async function load(model: Uint8Array, options: LoadOptions): Promise<Session> {
     const connection = options.executionThread === "main" ? undefined : pool?.take();

@@ -88,4 +88,47 @@ describe("InlineGate", () => {
     turn();
     expect(await next).toBe("ok");
   });
+
+  describe("with `deferred` (an engine that computes each run on a later macrotask, as onnxruntime-node does)", () => {
+    /** A run that computes `ms` on the fake clock only once the test turns the loop, as `setImmediate` would. */
+    const later = (clock: FakeClock, pending: (() => void)[], ms: number) => () =>
+      new Promise<number>((resolve) => {
+        pending.push(() => {
+          clock.advance(ms);
+          resolve(ms);
+        });
+      });
+
+    it("never yields before a run issued while no other is pending: it computes on a turn of its own", async () => {
+      const { clock, pending, turn } = loop();
+      const gate = new InlineGate(clock, { budgetMs: 1, deferred: true });
+      // A batcher that dispatches the next batch as soon as the last one resolves, 3 ms a batch.
+      for (let i = 0; i < 10; i++) {
+        const run = gate.run(later(clock, pending, 3));
+        await Promise.resolve();
+        turn();
+        await run;
+      }
+      expect(gate.yields).toBe(0);
+    });
+
+    it("counts runs issued while another is pending (they can share a turn) and yields once they spent the budget", async () => {
+      const { clock, pending, turn } = loop();
+      const gate = new InlineGate(clock, { budgetMs: 1, deferred: true });
+      const first = gate.run(later(clock, pending, 2));
+      const second = gate.run(later(clock, pending, 0.5)); // issued while the first is pending
+      await Promise.resolve();
+      expect(gate.yields).toBe(0); // nothing had run yet
+      pending.shift()!(); // the first computes, 2 ms
+      await first;
+      const third = gate.run(later(clock, pending, 0.5)); // the second is still pending: 2 ms spent
+      await Promise.resolve();
+      expect(gate.yields).toBe(1);
+      turn(); // the second computes; the yield lets the third go on, which then waits for its turn
+      expect(await second).toBe(0.5);
+      await Promise.resolve();
+      turn();
+      expect(await third).toBe(0.5);
+    });
+  });
 });

@@ -18,4 +18,16 @@ describe("OrtSession", () => {
     await session.release();
     expect(parked).toEqual(simple);
   });
+
+  it("`run()` computes on a later macrotask, never within the call or its microtasks (what InlineGate's `deferred` relies on)", async () => {
+    const session = await OrtSession.create(ortNode, simple, { provider: "cpu", intraOpThreads: 1 });
+    const input = { datatype: "INT32" as const, shape: [1, 16], data: new Int32Array(16).fill(2) };
+    let settled = false;
+    const run = session.run({ INPUT0: input, INPUT1: input }).then(() => (settled = true));
+    for (let i = 0; i < 200; i++) await Promise.resolve();
+    expect(settled).toBe(false);
+    await run;
+    expect(settled).toBe(true);
+    await session.release();
+  });
 });
