@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import type { ParseArgsConfig } from "node:util";
 import { createRuntime, DEFAULT_MAX_INPUT_BYTES, modelSignatureReader } from "../runtime/mod.ts";
 import { parseByteSize } from "../runtime/lifecycle/mod.ts";
 import { systemClock } from "../runtime/core/mod.ts";
@@ -51,7 +52,7 @@ const MODES = ["lazy", "none", "poll", "explicit"] as const;
 const ACCELERATORS = ["auto", "cpu", "cuda", "tensorrt", "webgpu", "wasm"];
 
 async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Promise<void> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseFlags(host, {
     args,
     allowPositionals: dev,
     options: {
@@ -308,7 +309,7 @@ function loadLimits(host: Host, flags: Record<string, string | undefined>): Part
 }
 
 async function check(host: Host, args: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: LIMIT_OPTIONS });
+  const { values, positionals } = parseFlags(host, { args, allowPositionals: true, options: LIMIT_OPTIONS });
   const dir = positionals[0];
   if (!dir) fail(host, `check needs a repository directory\n${USAGE}`);
   const limits = { ...defaultLoadLimits(host.platform.cpuCount()), ...loadLimits(host, values as Record<string, string | undefined>) };
@@ -318,6 +319,24 @@ async function check(host: Host, args: string[]): Promise<void> {
   for (const issue of issues) console.log(formatIssue(issue));
   if (issues.length === 0) console.log(`${dir}: ok`);
   host.exit(issues.length > 0 ? 1 : 0);
+}
+
+/**
+ * `parseArgs`, answering `--help` with the usage and a flag it does not know (or a value missing)
+ * with one line and the usage, exit 2, instead of a stack trace.
+ */
+function parseFlags<T extends ParseArgsConfig>(host: Host, config: T): ReturnType<typeof parseArgs<T>> {
+  if (config.args?.includes("--help") || config.args?.includes("-h")) {
+    console.log(USAGE);
+    return host.exit(0);
+  }
+  try {
+    return parseArgs(config);
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? "";
+    if (!code.startsWith("ERR_PARSE_ARGS")) throw error;
+    return fail(host, `${(error as Error).message.split(/\n|\. To specify/)[0]}\n${USAGE}`);
+  }
 }
 
 function fail(host: Host, message: string): never {

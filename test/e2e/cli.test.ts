@@ -102,6 +102,22 @@ describe("tensorfn serve", () => {
     }
   });
 
+  it("answers --help with the usage, and an unknown flag or a missing value with one line and the usage, exit 2, never a stack trace", () => {
+    const help = spawnSync("node", [BIN, "serve", "--help"], { encoding: "utf8" });
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/^usage:\n  tensorfn serve --repo <dir>/);
+    for (const [args, message] of [
+      [["serve", "--bogus"], /^tensorfn: Unknown option '--bogus'\nusage:/],
+      [["serve", "--port"], /^tensorfn: Option '--port <value>' argument missing\nusage:/],
+      [["check", "--nope", "functions"], /^tensorfn: Unknown option '--nope'\nusage:/],
+    ] as const) {
+      const run = spawnSync("node", [BIN, ...args], { encoding: "utf8" });
+      expect(run.status).toBe(2);
+      expect(run.stderr).toMatch(message);
+      expect(run.stderr).not.toMatch(/ at /);
+    }
+  });
+
   it("refuses a repository that does not exist", () => {
     const run = spawnSync("node", [BIN, "serve", "--repo", "/nonexistent/repo"], { encoding: "utf8" });
     expect(run.status).toBe(2);
