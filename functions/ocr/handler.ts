@@ -3,7 +3,7 @@
 // Each model goes through its own function (ocr_det, ocr_cls, ocr_rec) and so through its own
 // queue and batcher: the lines of every request in flight share the recogniser's executions.
 import type { FunctionRequest, HandlerContext } from "../../runtime/mod.ts";
-import { ImageError, parseDictionary, readText } from "./ppocr.ts";
+import { ImageError, numberParameter, parseDictionary, readText } from "./ppocr.ts";
 import type { OcrOptions } from "./ppocr.ts";
 
 let dictionary: string[] = [];
@@ -11,8 +11,7 @@ let options: OcrOptions = {};
 
 export async function initialize(ctx: HandlerContext) {
   dictionary = parseDictionary(await ctx.readFile("ppocr_keys_v1.txt"));
-  const number = (key: string) => (Number.isFinite(Number(ctx.parameters[key])) ? Number(ctx.parameters[key]) : undefined);
-  options = { maxPixels: number("max_pixels"), maxLines: number("max_lines") };
+  options = { maxPixels: numberParameter(ctx.parameters, "max_pixels"), maxLines: numberParameter(ctx.parameters, "max_lines") };
 }
 
 /** One request at a time per call (max_batch_size 0); instance_group.count calls run at once. */

@@ -69,6 +69,14 @@ export const TENSORS = {
 const CLS_ROWS = 16;
 const REC_ROWS = 16;
 const CLS_WIDTH = 192;
+/** Lines one image sends through the ensemble's steps: no more than ocr_cls and ocr_rec take in one request. */
+export const STEP_MAX_LINES = Math.min(CLS_ROWS, REC_ROWS);
+
+/** A number from function.yaml's `parameters` (plain strings), or undefined when absent or not a number. */
+export function numberParameter(parameters: Readonly<Record<string, string>>, key: string): number | undefined {
+  const value = parameters[key];
+  return value !== undefined && value.trim() !== "" && Number.isFinite(Number(value)) ? Number(value) : undefined;
+}
 const LINE_HEIGHT = 48;
 
 /** The recogniser's alphabet: index 0 is CTC's blank, then the dictionary's lines, then a space. */

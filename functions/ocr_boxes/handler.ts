@@ -1,9 +1,9 @@
 // The detector's map → boxes [N, 5] (x0, y0, x1, y1, score) and crops for ocr_cls [N, 3, 48, 192].
 import type { HandlerContext, Tensor } from "../../runtime/mod.ts";
-import { boxesFromMap, boxesTensor, classifierInput, imageOf } from "../ocr/ppocr.ts";
+import { boxesFromMap, boxesTensor, classifierInput, imageOf, numberParameter, STEP_MAX_LINES } from "../ocr/ppocr.ts";
 
 export function compute(inputs: { map: Tensor; pixels: Tensor }, ctx: HandlerContext) {
   const image = imageOf(inputs.pixels);
-  const boxes = boxesFromMap(inputs.map, image, Number(ctx.parameters.max_lines) || 16);
+  const boxes = boxesFromMap(inputs.map, image, numberParameter(ctx.parameters, "max_lines") ?? STEP_MAX_LINES);
   return { boxes: boxesTensor(boxes), crops: classifierInput(image, boxes) };
 }

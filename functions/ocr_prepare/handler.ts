@@ -1,11 +1,11 @@
 // A PNG (one BYTES element) → the detector's input [1, 3, H, W] and the image [height, width, 3].
 import type { HandlerContext, Tensor } from "../../runtime/mod.ts";
-import { ImageError, decodeImage, detectorInput, imageTensor } from "../ocr/ppocr.ts";
+import { ImageError, decodeImage, detectorInput, imageTensor, numberParameter } from "../ocr/ppocr.ts";
 
 export function compute(inputs: { image: Tensor }, ctx: HandlerContext) {
   const png = (inputs.image.data as Uint8Array[])[0]!;
   try {
-    const image = decodeImage(png, Number(ctx.parameters.max_pixels) || undefined);
+    const image = decodeImage(png, numberParameter(ctx.parameters, "max_pixels"));
     return { x: detectorInput(image).tensor, pixels: imageTensor(image) };
   } catch (error) {
     if (error instanceof ImageError) throw ctx.error(error.message, error.status);

@@ -253,10 +253,9 @@ export class FunctionRegistry {
 
   /** The functions `name`'s steps run (through nested ensembles) that no other wanted ensemble runs. */
   #stepsOnlyOf(name: string): string[] {
-    const stepsOf = (n: string) => (this.#functions.get(n)?.declared?.ensemble_scheduling?.step ?? []).map((s) => s.model_name);
     const reach = (roots: string[]) => {
       const seen = new Set<string>();
-      const walk = (n: string) => stepsOf(n).forEach((m) => !seen.has(m) && (seen.add(m), walk(m)));
+      const walk = (n: string) => this.#stepNames(n).forEach((m) => !seen.has(m) && (seen.add(m), walk(m)));
       roots.forEach(walk);
       return seen;
     };
@@ -480,15 +479,20 @@ export class FunctionRegistry {
     });
   }
 
+  /** The functions an ensemble's steps run, by its registered config (none for other functions). */
+  #stepNames(name: string): string[] {
+    return (this.#functions.get(name)?.declared?.ensemble_scheduling?.step ?? []).map((step) => step.model_name);
+  }
+
   /** A path of ensemble steps from `name` back to itself, by the registered configs, or undefined. */
   #includesItself(name: string): string[] | undefined {
     const seen = new Set<string>();
     const walk = (current: string, path: string[]): string[] | undefined => {
-      for (const step of this.#functions.get(current)?.declared?.ensemble_scheduling?.step ?? []) {
-        if (step.model_name === name) return [...path, name];
-        if (seen.has(step.model_name)) continue;
-        seen.add(step.model_name);
-        const found = walk(step.model_name, [...path, step.model_name]);
+      for (const step of this.#stepNames(current)) {
+        if (step === name) return [...path, name];
+        if (seen.has(step)) continue;
+        seen.add(step);
+        const found = walk(step, [...path, step]);
         if (found) return found;
       }
       return undefined;
