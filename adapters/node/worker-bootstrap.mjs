@@ -1,11 +1,11 @@
 // Runs a runtime/ worker module inside a Node worker thread: gives it the web Worker globals it
 // expects (self.addEventListener("message"), self.postMessage) over worker_threads' parentPort,
-// and TypeScript support through tsx (Bun runs TypeScript itself).
+// and TypeScript support as bin.mjs registers it (Bun runs TypeScript itself).
 import { parentPort, workerData } from "node:worker_threads";
 
 if (!process.versions.bun) {
-  const { register } = await import("tsx/esm/api");
-  register();
+  const { registerTypeScript } = await import("./register-typescript.mjs");
+  registerTypeScript();
 }
 const events = new EventTarget();
 globalThis.self = {

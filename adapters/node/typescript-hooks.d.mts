@@ -1,0 +1,7 @@
+// Types for typescript-hooks.mjs (a module.register load hook, so plain JavaScript).
+export interface LoadResult {
+  format: string;
+  source?: string;
+  shortCircuit?: boolean;
+}
+export function load(url: string, context: object, next: (url: string, context: object) => Promise<LoadResult>): Promise<LoadResult>;
