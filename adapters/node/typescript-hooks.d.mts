@@ -5,3 +5,4 @@ export interface LoadResult {
   shortCircuit?: boolean;
 }
 export function load(url: string, context: object, next: (url: string, context: object) => Promise<LoadResult>): Promise<LoadResult>;
+export const COMPILER_OPTIONS: { target: string; verbatimModuleSyntax: boolean };

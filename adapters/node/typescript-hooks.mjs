@@ -2,25 +2,28 @@
 // esbuild's transform as tsx does it, but without `keepNames`, which tsx always sets. keepNames
 // wraps every arrow function bound to a name in `__name(fn, "fn")` (an Object.defineProperty)
 // each time it is created, and the serving path creates such closures per request: 5 % of the
-// server's CPU under `simple` at 8 clients (a CPU profile). V8 infers those names by itself, and
+// server's CPU under `simple` at 8 clients (`node --cpu-prof adapters/node/bin.mjs serve …`). V8 infers those names by itself, and
 // nothing here is minified, so the names stay the same. Everything else (node_modules, function
 // handlers loaded with tsImport, bench and tests) goes on to tsx. Like tsx, results are cached on
 // disk by content, so a start does not compile every file again.
 import { createHash } from "node:crypto";
 import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
-import { tmpdir, userInfo } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { transform, version } from "esbuild";
 
 const root = new URL("../../", import.meta.url).href;
 const own = [`${root}runtime/`, `${root}adapters/`];
-// The project's tsconfig, as tsx would read it (class fields and import elision follow it).
-const options = { loader: "ts", format: "esm", target: `node${process.versions.node}`, sourcemap: "inline", tsconfigRaw: { compilerOptions: { target: "ES2022", verbatimModuleSyntax: true } } };
-const cacheDir = join(tmpdir(), `tensorfn-ts-${userInfo().uid}`);
+/** What of tsconfig.json's compilerOptions changes the emitted code (class fields, import elision); a test keeps them equal. */
+export const COMPILER_OPTIONS = { target: "ES2022", verbatimModuleSyntax: true };
+const options = { loader: "ts", format: "esm", target: `node${process.versions.node}`, sourcemap: "inline", tsconfigRaw: { compilerOptions: COMPILER_OPTIONS } };
+// process.getuid, not os.userInfo: a container's uid may have no passwd entry.
+const uid = process.getuid?.();
+const cacheDir = join(tmpdir(), `tensorfn-ts-${uid ?? "user"}`);
 // Compiled code runs as this user: use the cache only in a folder this user owns and no one else may write.
 const cacheReady = mkdir(cacheDir, { recursive: true, mode: 0o700 })
   .then(() => stat(cacheDir))
-  .then((s) => s.isDirectory() && s.uid === userInfo().uid && (s.mode & 0o022) === 0)
+  .then((s) => s.isDirectory() && (uid === undefined || (s.uid === uid && (s.mode & 0o022) === 0)))
   .catch(() => false);
 
 export async function load(url, context, next) {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
 import { pathToFileURL } from "node:url";
-import { load } from "../../../adapters/node/typescript-hooks.mjs";
+import { readFileSync } from "node:fs";
+import { COMPILER_OPTIONS, load } from "../../../adapters/node/typescript-hooks.mjs";
 
 const own = pathToFileURL("runtime/scheduler/dynamic/dynamic-batcher.ts").href;
 const next = (url: string) => Promise.resolve({ format: "next", source: url, shortCircuit: true });
@@ -13,6 +14,11 @@ describe("Node's TypeScript load hook", () => {
     expect(source).toContain("class DynamicBatcher");
     expect(source).not.toContain("__name(");
     expect(source).toContain("sourceMappingURL=data:application/json;base64,");
+  });
+
+  it("compiles with the project's tsconfig.json options that change the emitted code", () => {
+    const { compilerOptions } = JSON.parse(readFileSync("tsconfig.json", "utf8")) as { compilerOptions: Record<string, unknown> };
+    expect(COMPILER_OPTIONS).toEqual({ target: compilerOptions.target, verbatimModuleSyntax: compilerOptions.verbatimModuleSyntax });
   });
 
   it("hands everything else on (node_modules, other folders, files that are not .ts)", async () => {
