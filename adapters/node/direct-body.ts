@@ -19,6 +19,8 @@ export function withDirectBody(fetch: Fetch) {
 export class NodeBody implements DirectBody {
   readonly #incoming: IncomingMessage;
   readonly #outgoing: ServerResponse;
+  /** The whole declared body was taken from the stream's buffer (its 'end' may never be emitted then). */
+  #whole = false;
 
   constructor(incoming: IncomingMessage, outgoing: ServerResponse) {
     this.#incoming = incoming;
@@ -38,20 +40,26 @@ export class NodeBody implements DirectBody {
 
   /** True once the whole body was read (Node needs nothing drained before the socket's next request). */
   get ended(): boolean {
-    return this.#incoming.readableEnded;
+    return this.#whole || this.#incoming.readableEnded;
   }
 
   read(limit: number): Promise<Uint8Array | undefined> {
     const incoming = this.#incoming;
     if (incoming.readableEnded) return Promise.resolve(new Uint8Array());
-    // A small body has usually arrived whole with its head: take it from the stream's buffer now,
-    // without a turn of events (Node emits 'end' on its own once the buffer is drained).
-    if (incoming.complete && !incoming.readableFlowing && incoming.readableLength <= limit) {
-      const body = new Uint8Array(incoming.readableLength);
+    // A small body has usually arrived whole by the time it is read: take it from the stream's
+    // buffer now, without listeners and turns of events. Whole means the parser finished the
+    // message, or the buffer holds every byte Content-Length declared: Node's parser calls back
+    // into JS once per event (headers, body, message complete) with microtasks run in between, so
+    // a body read after a few awaits usually finds all of its bytes buffered but `complete` not yet
+    // set. (That case never sees 'end': nothing reads the stream again.)
+    const buffered = incoming.readableLength;
+    const declared = incoming.headers["content-length"];
+    if (!incoming.readableFlowing && buffered <= limit && (incoming.complete || (declared !== undefined && buffered === Number(declared)))) {
+      this.#whole = true;
+      const body = new Uint8Array(buffered);
       let at = 0;
-      for (let chunk: Buffer | null; (chunk = incoming.read() as Buffer | null) !== null; at += chunk.byteLength) body.set(chunk, at);
-      if (at === body.byteLength) return Promise.resolve(body);
-      return Promise.resolve(body.subarray(0, at));
+      for (let chunk: Buffer | null; at < buffered && (chunk = incoming.read() as Buffer | null) !== null; at += chunk.byteLength) body.set(chunk, at);
+      return Promise.resolve(at === buffered ? body : body.subarray(0, at));
     }
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];

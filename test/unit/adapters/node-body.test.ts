@@ -1,0 +1,81 @@
+import { createServer } from "node:http";
+import type { Server } from "node:http";
+import { connect } from "node:net";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { NodeBody } from "../../../adapters/node/direct-body.ts";
+
+// NodeBody against a real node:http server and a raw socket, so the test decides how the bytes
+// arrive: with the head in one write, or in pieces the server reads on later turns.
+let server: Server | undefined;
+afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
+
+interface Seen {
+  body: string | undefined;
+  ended: boolean;
+  /** The stream's mode after the read: null when the body came from its buffer without listeners. */
+  flowing: boolean | null;
+}
+
+/** A server whose handler awaits a few microtasks (as the infer route does) and then reads with NodeBody. */
+async function start(limit = 1024): Promise<{ port: number; seen: Seen[] }> {
+  const seen: Seen[] = [];
+  server = createServer(async (incoming, outgoing) => {
+    const body = new NodeBody(incoming, outgoing);
+    for (let i = 0; i < 3; i++) await null;
+    const bytes = await body.read(limit);
+    seen.push({ body: bytes && new TextDecoder().decode(bytes), ended: body.ended, flowing: incoming.readableFlowing });
+    outgoing.end(bytes === undefined ? "too large" : `got ${bytes.byteLength}`);
+  });
+  await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+  return { port: (server.address() as AddressInfo).port, seen };
+}
+
+const request = (body: string) => `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+
+/** Writes `pieces` to one keep-alive connection, `gapMs` apart, and resolves once `answers` replies came. */
+function send(port: number, pieces: string[], answers: number, gapMs = 0): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1");
+    let text = "";
+    socket.on("data", (d) => {
+      text += d;
+      if ((text.match(/HTTP\/1\.1 200/g) ?? []).length === answers && /got \d+$|too large$/.test(text)) {
+        socket.end();
+        resolve(text);
+      }
+    });
+    socket.on("error", reject);
+    socket.on("connect", async () => {
+      for (const piece of pieces) {
+        socket.write(piece);
+        if (gapMs) await new Promise((r) => setTimeout(r, gapMs));
+      }
+    });
+  });
+}
+
+describe("NodeBody.read", () => {
+  it("takes a body that arrived with its head from the stream's buffer, and the connection serves the next request", async () => {
+    const { port, seen } = await start();
+    const one = JSON.stringify({ inputs: [{ name: "x", data: [1, 2, 3] }] });
+    await send(port, [request(one) + request("second")], 2);
+    expect(seen).toEqual([
+      { body: one, ended: true, flowing: null },
+      { body: "second", ended: true, flowing: null },
+    ]);
+  });
+
+  it("waits for a body that arrives in pieces after its head", async () => {
+    const { port, seen } = await start();
+    const head = `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n`;
+    await send(port, [head, "01234", "56789", request("after")], 2, 20);
+    expect(seen.map((s) => s.body)).toEqual(["0123456789", "after"]);
+  });
+
+  it("stops at the limit, whole or in pieces", async () => {
+    const { port, seen } = await start(8);
+    await send(port, [request("0123456789")], 1);
+    expect(seen[0]!.body).toBeUndefined();
+  });
+});
