@@ -79,7 +79,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const resourceLimiter = rateLimit === "execution_count" ? new ResourceLimiter(rateLimitResources) : undefined;
   const clock = options.clock ?? systemClock;
   const trace = new TraceRecorder({ rate: traceRate ?? 0 });
-  const responseCache = cacheSize ? new ResponseCache(cacheSize, { sha256: platform.sha256 }) : undefined;
+  const responseCache = cacheSize ? new ResponseCache(cacheSize, { sha256Hex: platform.sha256Hex }) : undefined;
   const models = new ModelManager({ ...managerOptions, backends, clock, trace, resourceLimiter, responseCache });
   await models.start();
   const prometheus = createPrometheus(

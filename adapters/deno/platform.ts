@@ -24,10 +24,10 @@ export function createDenoPlatform(): Platform {
     log: consoleLogger(),
     importModule: (path, tag) => import(`${pathToFileURL(path).href}?tensorfn=${encodeURIComponent(tag)}`),
     // Deno's node:crypto: native and synchronous, where WebCrypto's digest is neither.
-    sha256: (chunks) => {
+    sha256Hex: (chunks) => {
       const hash = createHash("sha256");
       for (const chunk of chunks) hash.update(chunk);
-      return new Uint8Array(hash.digest());
+      return hash.digest("hex");
     },
     startWorker: (module) => {
       // Deno's workers are web Workers: the module's own `self` is the message endpoint.

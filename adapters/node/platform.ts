@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, hash } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import { availableParallelism } from "node:os";
 import { readdir, readFile, realpath, stat } from "node:fs/promises";
@@ -35,10 +35,13 @@ export function createNodePlatform(name = `node ${process.versions.node}`): Plat
       const { tsImport } = await import("tsx/esm/api");
       return (await tsImport(pathToFileURL(path).href, import.meta.url)) as Record<string, unknown>;
     },
-    sha256: (chunks) => {
-      const hash = createHash("sha256");
-      for (const chunk of chunks) hash.update(chunk);
-      return new Uint8Array(hash.digest()); // a copy: the digest's Buffer may sit in a shared pool
+    // One chunk (a cached reply's key, every hit) in one call: crypto.hash costs 0.8 µs for a
+    // 436-byte body where a Hash object costs 2.8 (Node 20; the Hash is a stream class).
+    sha256Hex: (chunks) => {
+      if (chunks.length === 1) return hash("sha256", chunks[0]!, "hex");
+      const h = createHash("sha256");
+      for (const chunk of chunks) h.update(chunk);
+      return h.digest("hex");
     },
     startWorker: (module) => {
       const worker = new Worker(new URL("./worker-bootstrap.mjs", import.meta.url), { workerData: { module: module.href }, execArgv: [] });

@@ -2,6 +2,9 @@ import { LRUCache } from "lru-cache";
 import type { Tensor } from "../core/mod.ts";
 import { encodeBinaryTensor, tensorByteLength } from "../tensor/mod.ts";
 
+/** A reply key's framing: none (JSON) or the binary header's length as a plain byte count. */
+const FRAMING = /^[0-9]{0,15}$/;
+
 /** Request parameters that change how an answer travels or when it runs, never what it is. */
 const NOT_IN_KEY = new Set(["binary_data_output", "priority", "timeout"]);
 
@@ -40,13 +43,13 @@ const utf8 = new TextEncoder();
 export class ResponseCache {
   readonly #lru: LRUCache<string, Entry>;
   readonly #capacity: number;
-  readonly #sha256?: (chunks: readonly Uint8Array[]) => Uint8Array;
+  readonly #sha256Hex?: (chunks: readonly Uint8Array[]) => string;
   #evictions = 0;
 
-  /** `sha256`: the platform's native digest (Platform.sha256), else WebCrypto's is used. */
-  constructor(capacityBytes: number, options: { sha256?: (chunks: readonly Uint8Array[]) => Uint8Array } = {}) {
+  /** `sha256Hex`: the platform's native digest (Platform.sha256Hex), else WebCrypto's is used. */
+  constructor(capacityBytes: number, options: { sha256Hex?: (chunks: readonly Uint8Array[]) => string } = {}) {
     this.#capacity = capacityBytes;
-    this.#sha256 = options.sha256;
+    this.#sha256Hex = options.sha256Hex;
     this.#lru = new LRUCache<string, Entry>({
       maxSize: capacityBytes,
       sizeCalculation: (entry, key) => Math.max(1, entry.bytes + key.length),
@@ -68,8 +71,8 @@ export class ResponseCache {
     const kept = Object.keys(parameters).filter((p) => !NOT_IN_KEY.has(p)).sort().map((p) => [p, parameters[p]]);
     const inputs = names.map((n, i) => [n, feeds[n]!.datatype, feeds[n]!.shape, data[i]!.byteLength]);
     const chunks = [utf8.encode(JSON.stringify([scope, inputs, kept])), ...data];
-    const done = (digest: Uint8Array) => `${scope}\u0000${hex(digest)}`;
-    return this.#sha256 ? done(this.#sha256(chunks)) : webDigest(chunks).then(done);
+    const done = (digest: string) => `${scope}\u0000${digest}`;
+    return this.#sha256Hex ? done(this.#sha256Hex(chunks)) : webDigest(chunks).then(done);
   }
 
   /** The cached outputs for `key` (read-only: every hit shares them), if any. */
@@ -80,13 +83,15 @@ export class ResponseCache {
   /**
    * Ours: the key of a request's exact bytes under `scope` (with `framing`, the header that tells
    * how they are to be read), for its encoded reply: a hit skips decoding, validating and encoding
-   * as well as the model. Undefined without a native digest (WebCrypto's would cost a thread hop
-   * more than the decoding it saves).
+   * as well as the model. The digest covers the body alone (one native call, every hit pays it);
+   * `framing` is kept in the key as it is, between the scope and the digest's fixed 64 digits, so
+   * the key still names exactly one (scope, framing, body). Undefined without a native digest
+   * (WebCrypto's would cost a thread hop more than the decoding it saves), and for a framing that
+   * is not a byte count: such a request is refused, and a long header would make a long key.
    */
   replyKey(scope: string, framing: string, body: Uint8Array): string | undefined {
-    if (!this.#sha256) return undefined;
-    const digest = this.#sha256([utf8.encode(JSON.stringify(["reply", scope, framing, body.byteLength])), body]);
-    return `${scope}\u0000r${hex(digest)}`;
+    if (!this.#sha256Hex || !FRAMING.test(framing)) return undefined;
+    return `${scope}\u0000r${framing}\u0000${this.#sha256Hex([body])}`;
   }
 
   /** The encoded reply kept under a `replyKey`, if any (read-only: every hit shares it). */
@@ -141,15 +146,15 @@ function copyTensor(tensor: Tensor): Tensor {
   return { datatype: tensor.datatype, shape: [...tensor.shape], data: copied } as Tensor;
 }
 
-/** SHA-256 of the chunks with WebCrypto (one buffer: it has no streaming digest). */
-async function webDigest(chunks: readonly Uint8Array[]): Promise<Uint8Array> {
+/** SHA-256 of the chunks with WebCrypto (one buffer: it has no streaming digest), in hex. */
+async function webDigest(chunks: readonly Uint8Array[]): Promise<string> {
   const all = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
   let at = 0;
   for (const chunk of chunks) {
     all.set(chunk, at);
     at += chunk.byteLength;
   }
-  return new Uint8Array(await crypto.subtle.digest("SHA-256", all));
+  return hex(new Uint8Array(await crypto.subtle.digest("SHA-256", all)));
 }
 
 function hex(bytes: Uint8Array): string {

@@ -56,10 +56,11 @@ export interface Platform {
   /** Returns freed heap memory to the OS (after a function parks or unloads). Optional. */
   trimMemory?(): void;
   /**
-   * SHA-256 of `chunks` in order, computed now (natively). Optional: without it the response cache
-   * uses WebCrypto's digest, which is asynchronous and costs a thread hop (~0.1 ms here) per call.
+   * SHA-256 of `chunks` in order, computed now (natively), as 64 lower-case hex digits. Optional:
+   * without it the response cache uses WebCrypto's digest, which is asynchronous and costs a thread
+   * hop (~0.1 ms here) per call. A hit pays one per request: a one-chunk digest should be one call.
    */
-  sha256?(chunks: readonly Uint8Array[]): Uint8Array;
+  sha256Hex?(chunks: readonly Uint8Array[]): string;
   /**
    * Imports the module at `path` (a function's handler; TypeScript included), evaluated afresh for
    * each new `tag` (a reload's new code) and shared for the same one. Absent: no handlers.

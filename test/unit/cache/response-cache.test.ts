@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { createNodePlatform } from "../../../adapters/node/platform.ts";
 import { ResponseCache } from "../../../runtime/cache/mod.ts";
 import type { Tensor } from "../../../runtime/core/mod.ts";
 
@@ -7,14 +7,10 @@ const fp32 = (values: number[], shape = [1, values.length]): Tensor => ({ dataty
 const bytes = (...elements: string[]): Tensor => ({ datatype: "BYTES", shape: [1, elements.length], data: elements.map((e) => new TextEncoder().encode(e)) });
 
 /** Node's native SHA-256, as the Node platform gives it. */
-const sha256 = (chunks: readonly Uint8Array[]) => {
-  const hash = createHash("sha256");
-  for (const c of chunks) hash.update(c);
-  return new Uint8Array(hash.digest());
-};
+const sha256Hex = createNodePlatform().sha256Hex!;
 
 describe.each([
-  ["the platform's native SHA-256", new ResponseCache(1 << 20, { sha256 })],
+  ["the platform's native SHA-256", new ResponseCache(1 << 20, { sha256Hex })],
   ["WebCrypto's digest (no native one)", new ResponseCache(1 << 20)],
 ])("ResponseCache keys with %s", (_how, cache) => {
 
@@ -48,9 +44,34 @@ describe.each([
 });
 
 describe("ResponseCache", () => {
+  it("the Node platform's digest is SHA-256 in hex, in one chunk or many", () => {
+    const abc = new TextEncoder().encode("abc");
+    const known = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"; // FIPS 180-2's example
+    expect([sha256Hex([abc]), sha256Hex([abc.subarray(0, 1), abc.subarray(1)]), sha256Hex([new Uint8Array(), abc])]).toEqual([known, known, known]);
+  });
+
+  it("`replyKey()` names one scope, framing and body: any byte, the framing or the scope changes it", () => {
+    const c = new ResponseCache(1 << 20, { sha256Hex });
+    const body = (...b: number[]) => Uint8Array.from(b);
+    const base = c.replyKey("f\u00011\u00011", "2", body(1, 2, 3));
+    expect(c.replyKey("f\u00011\u00011", "2", body(1, 2, 3))).toBe(base);
+    const others = [
+      c.replyKey("f\u00011\u00011", "2", body(1, 2, 4)),
+      c.replyKey("f\u00011\u00011", "2", body(1, 2, 3, 0)),
+      c.replyKey("f\u00011\u00011", "3", body(1, 2, 3)),
+      c.replyKey("f\u00011\u00011", "", body(1, 2, 3)),
+      c.replyKey("f\u00011\u00012", "2", body(1, 2, 3)),
+    ];
+    expect(new Set([base, ...others]).size).toBe(6);
+    // Framing a key cannot carry (a refused header, or one long enough to make a long key): no key, no caching.
+    expect([c.replyKey("s", " 2", body(1)), c.replyKey("s", "2x", body(1)), c.replyKey("s", "9".repeat(16), body(1))]).toEqual([undefined, undefined, undefined]);
+    // Without a native digest there is no reply cache (WebCrypto's would cost more than it saves).
+    expect(new ResponseCache(1 << 20).replyKey("s", "", body(1))).toBeUndefined();
+  });
+
   it("keys alike with either digest: both are SHA-256 over the same framing", async () => {
     const feeds = { x: fp32([1, 2]), t: bytes("a", "bc") };
-    expect(await new ResponseCache(1024).key("s", feeds, { p: 1 })).toBe(new ResponseCache(1024, { sha256 }).key("s", feeds, { p: 1 }));
+    expect(await new ResponseCache(1024).key("s", feeds, { p: 1 })).toBe(new ResponseCache(1024, { sha256Hex }).key("s", feeds, { p: 1 }));
   });
 
   it("`set()` keeps a copy: changing the answer's buffer afterwards (a batch buffer reused) does not change the cached one", () => {
