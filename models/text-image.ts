@@ -88,6 +88,37 @@ export function rotate180(image: RgbImage): RgbImage {
   return { width: image.width, height: image.height, data };
 }
 
+/**
+ * The image turned by `degrees` counter-clockwise (as a page turned on a desk), on a canvas that
+ * holds all of it, the corners white: bilinear, so strokes get grey edges as in a photographed page.
+ */
+export function rotate(image: RgbImage, degrees: number): RgbImage {
+  const a = (degrees * Math.PI) / 180;
+  const [cos, sin] = [Math.cos(a), Math.sin(a)];
+  const width = Math.ceil(Math.abs(image.width * cos) + Math.abs(image.height * sin));
+  const height = Math.ceil(Math.abs(image.width * sin) + Math.abs(image.height * cos));
+  const data = new Uint8Array(width * height * 3).fill(255);
+  const at = (x: number, y: number, c: number) => (x < 0 || y < 0 || x >= image.width || y >= image.height ? 255 : image.data[(y * image.width + x) * 3 + c]!);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      // The source point of this pixel's centre: the inverse turn about both images' centres.
+      const dx = x + 0.5 - width / 2;
+      const dy = y + 0.5 - height / 2;
+      const sx = dx * cos - dy * sin + image.width / 2 - 0.5;
+      const sy = dx * sin + dy * cos + image.height / 2 - 0.5;
+      const x0 = Math.floor(sx);
+      const y0 = Math.floor(sy);
+      const [fx, fy] = [sx - x0, sy - y0];
+      for (let c = 0; c < 3; c++) {
+        const top = at(x0, y0, c) * (1 - fx) + at(x0 + 1, y0, c) * fx;
+        const bottom = at(x0, y0 + 1, c) * (1 - fx) + at(x0 + 1, y0 + 1, c) * fx;
+        data[(y * width + x) * 3 + c] = Math.round(top * (1 - fy) + bottom * fy);
+      }
+    }
+  }
+  return { width, height, data };
+}
+
 /** PP-OCR classifier input size: channels, height, maximum width. */
 export const PPOCR_CLS_SHAPE = [3, 48, 192] as const;
 

@@ -1,4 +1,4 @@
-// The detector's map → boxes [N, 5] (x0, y0, x1, y1, score) and crops for ocr_cls [N, 3, 48, 192].
+// The detector's map → boxes [N, 9] (four corners x, y, then the score) and crops for ocr_cls [N, 3, 48, 192].
 import type { HandlerContext, Tensor } from "../../runtime/mod.ts";
 import { boxesFromMap, boxesTensor, classifierInput, imageOf, numberParameter, STEP_MAX_LINES } from "../ocr/ppocr.ts";
 

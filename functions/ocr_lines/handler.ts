@@ -3,7 +3,7 @@ import type { HandlerContext, Tensor } from "../../runtime/mod.ts";
 import { boxesOf, imageOf, numberParameter, recogniserInput, STEP_MAX_LINES, upsideDown } from "../ocr/ppocr.ts";
 
 export function compute(inputs: { pixels: Tensor; boxes: Tensor; angle_probs: Tensor }, ctx: HandlerContext) {
-  // A box is 20 bytes in and ~180 kB of line out: bound the rows, as ocr_boxes does, before allocating.
+  // A box is 36 bytes in and ~180 kB of line out: bound the rows, as ocr_boxes does, before allocating.
   const rows = inputs.boxes.shape[0]!;
   const most = numberParameter(ctx.parameters, "max_lines") ?? STEP_MAX_LINES;
   if (rows > most) throw ctx.error(`boxes has ${rows} rows; at most ${most} lines are read per image`);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encode } from "fast-png";
-import { drawPage, rotate180 } from "../../models/text-image.ts";
+import { drawPage, rotate, rotate180 } from "../../models/text-image.ts";
 import { encodeBinaryTensor } from "../../runtime/tensor/mod.ts";
 import type { RgbImage } from "../../models/text-image.ts";
 import { startServer } from "../support/start-server.ts";
@@ -54,6 +54,22 @@ describe("functions/ocr: PNG in, lines of text out", () => {
     expect(one.json.lines.map((l) => [l.text, l.angle])).toEqual([["PRICE 42", 180]]);
     const three = await ocr(png(rotate180(page(["PRICE 42", "HELLO WORLD", "BATCH 17"]))));
     expect(three.json.lines.map((l) => l.text)).toEqual(["PRICE 42", "HELLO WORLD", "BATCH 17"]);
+  });
+
+  it("reads a page turned by 30 degrees either way, and by a quarter either way: boxes at the text's angle, lines in page order", { timeout: 60_000 }, async () => {
+    const lines = ["PRICE 42", "HELLO WORLD", "BATCH 17"];
+    for (const degrees of [30, -30]) {
+      const { json } = await ocr(png(rotate(page(lines), degrees)));
+      expect(json.lines.map((l) => [l.text, l.angle])).toEqual(lines.map((t) => [t, 0]));
+      // The first line's box runs along its text at the page's angle (y grows downwards).
+      const [p0, p1] = json.lines[0]!.box as [number, number][];
+      expect(Math.abs((Math.atan2(p0[1]! - p1[1]!, p1[0]! - p0[0]!) * 180) / Math.PI - degrees)).toBeLessThan(3);
+    }
+    // A quarter clockwise reads top to bottom as it is; a quarter the other way reads once turned.
+    const clockwise = await ocr(png(rotate(page(lines), -90)));
+    expect(clockwise.json.lines.map((l) => [l.text, l.angle])).toEqual(lines.map((t) => [t, 0]));
+    const anticlockwise = await ocr(png(rotate(page(lines), 90)));
+    expect(anticlockwise.json.lines.map((l) => [l.text, l.angle])).toEqual(lines.map((t) => [t, 180]));
   });
 
   it("reads several lines top to bottom; JSON with a base64 image works as the raw body does", { timeout: 60_000 }, async () => {
@@ -129,6 +145,8 @@ describe("functions/ocr_ensemble: the same chain as an ensemble over KServe", ()
     (viaEnsemble.output("confidence")!.data as number[]).forEach((c, i) => expect(c).toBeCloseTo(viaFunction.json.lines[i]!.confidence, 5));
     const turned = await ensemble(png(rotate180(page(["PRICE 42"]))));
     expect([turned.output("text")!.data, turned.output("angle")!.data]).toEqual([["PRICE 42"], [180]]);
+    const tilted = await ensemble(png(rotate(page(["PRICE 42", "HELLO WORLD"]), 30)));
+    expect([tilted.output("text")!.data, tilted.output("angle")!.data]).toEqual([["PRICE 42", "HELLO WORLD"], [0, 0]]);
   });
 
   it("ends early on an image without text: the classifier and recogniser never run, the answer has no text", { timeout: 60_000 }, async () => {
@@ -145,7 +163,7 @@ describe("functions/ocr_ensemble: the same chain as an ensemble over KServe", ()
     };
     const pixels = { name: "pixels", datatype: "UINT8", shape: [2, 2, 3], data: Array(12).fill(255) };
     // 5,000 boxes (100 kB of JSON) would ask for ~0.9 GB of recogniser input.
-    const boxes = (n: number) => ({ name: "boxes", datatype: "FP32", shape: [n, 5], data: Array(n * 5).fill(1) });
+    const boxes = (n: number) => ({ name: "boxes", datatype: "FP32", shape: [n, 9], data: Array(n * 9).fill(1) });
     const probs = (n: number) => ({ name: "angle_probs", datatype: "FP32", shape: [n, 2], data: Array(n * 2).fill(0.5) });
     expect(await call("ocr_lines", [pixels, boxes(5000), probs(5000)])).toEqual({ status: 400, error: "function 'ocr_lines' compute: boxes has 5000 rows; at most 16 lines are read per image" });
     expect(await call("ocr_lines", [pixels, boxes(2), probs(3)])).toEqual({ status: 400, error: "function 'ocr_lines' compute: angle_probs has 3 rows for 2 boxes" });
