@@ -4,8 +4,9 @@
  * `response_cache: { enable: true }` (the server has `--cache-size 16M`), `simple` without — beside
  * the bare node:http server (the HTTP floor: reads the body, answers 256 fixed bytes). One client
  * at a time (c=1), the same request over and over, so every cached request after the first is a
- * hit; binary and JSON tensors; three interleaved rounds, each reported by its median. Writes the
- * "cache" section of bench/RESULTS.md (issue 12: a hit at c=1 within 1.2× the bare round trip).
+ * hit; binary and JSON tensors; five interleaved rounds (a window on this VM moves ±30 % from
+ * the next), each reported by its median. Writes the "cache" section of bench/RESULTS.md (issue
+ * 12: a hit at c=1 within 1.2× the bare round trip).
  *
  *   npm run bench:cache [-- --quick]
  */
@@ -23,7 +24,7 @@ import { median } from "./median-round.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const FUNCTIONS = join(ROOT, "functions");
-const ROUNDS = 3;
+const ROUNDS = 5;
 const { values } = parseArgs({ options: { quick: { type: "boolean", default: false } } });
 const scale = values.quick ? 0.25 : 1;
 const log = (line: string) => void process.stderr.write(`${line}\n`);
