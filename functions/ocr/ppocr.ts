@@ -300,11 +300,11 @@ export function findBoxes(prob: Float32Array, mapWidth: number, mapHeight: numbe
   // Each row's leftmost and rightmost pixel of a region that needs its hull: their corners hold it.
   const rowMin = new Int32Array(mapHeight).fill(mapWidth);
   const rowMax = new Int32Array(mapHeight).fill(-1);
-  const rows: RowSpans = { min: rowMin, max: rowMax };
   const hull = new Int32Array(8 * (mapHeight + 1)); // room for two chains over every row's two ends
   const sx = image.width / mapWidth;
   const sy = image.height / mapHeight;
-  const boxes: Box[] = [];
+  // Boxes become corners only once chosen: a hostile map can hold tens of thousands of regions.
+  const found: { rect: Rectangle; grow: number; score: number; area: number }[] = [];
   for (let start = 0; start < size; start++) {
     if (seen[start] || !(prob[start]! > 0.3)) continue;
     let head = 0;
@@ -346,7 +346,7 @@ export function findBoxes(prob: Float32Array, mapWidth: number, mapHeight: numbe
         if (x < rowMin[y]!) rowMin[y] = x;
         if (x > rowMax[y]!) rowMax[y] = x;
       }
-      rect = smallestRectangle(hull, regionHull(rows, y0, y1, hull));
+      rect = smallestRectangle(hull, regionHull(rowMin, rowMax, y0, y1, hull));
       for (let y = y0; y <= y1; y++) (rowMin[y] = mapWidth), (rowMax[y] = -1);
     }
     if (Math.min(rect.w, rect.h) < 3) continue;
@@ -355,10 +355,13 @@ export function findBoxes(prob: Float32Array, mapWidth: number, mapHeight: numbe
     const score = mass / Math.max(count, (count + rect.w * rect.h) / 2);
     if (score < 0.6) continue;
     const grow = (rect.w * rect.h * 1.5) / (2 * (rect.w + rect.h));
-    boxes.push({ points: textCorners(rect, grow).map(([x, y]) => [clamp(x * sx, 0, image.width), clamp(y * sy, 0, image.height)] as Point) as Box["points"], score });
+    found.push({ rect, grow, score, area: (rect.w + 2 * grow) * (rect.h + 2 * grow) });
   }
   // The largest first when there are too many, then in reading order.
-  return inReadingOrder(boxes.length > maxLines ? boxes.sort((a, b) => area(b) - area(a)).slice(0, maxLines) : boxes);
+  const kept = found.length > maxLines ? found.sort((a, b) => b.area - a.area).slice(0, maxLines) : found;
+  return inReadingOrder(
+    kept.map(({ rect, grow, score }) => ({ points: textCorners(rect, grow).map(([x, y]) => [clamp(x * sx, 0, image.width), clamp(y * sy, 0, image.height)] as Point) as Box["points"], score })),
+  );
 }
 
 /**
@@ -395,65 +398,57 @@ interface Rectangle {
   h: number;
 }
 
-/** A region's leftmost and rightmost pixel in each row (max -1 where it has none). */
-interface RowSpans {
-  min: Int32Array;
-  max: Int32Array;
-}
-
 /**
  * The convex hull of a 4-connected region (every row between its first and last holds some of
- * it), from the corners of each row's end pixels, into `out` as x, y pairs; returns the vertex
- * count. Andrew's monotone chain, fed in (y, x) order without sorting: at each horizontal grid
- * line only the leftmost and rightmost corner can be a vertex.
+ * it), from the corners of each row's end pixels (`rowMin`/`rowMax`), into `out` as x, y pairs;
+ * returns the vertex count. Andrew's monotone chain, fed in (y, x) order without sorting: at each
+ * horizontal grid line only the leftmost and rightmost corner can be a vertex.
  */
-function regionHull(rows: RowSpans, y0: number, y1: number, out: Int32Array): number {
-  const cross = (ax: number, ay: number, bx: number, by: number, cx: number, cy: number) => (bx - ax) * (cy - ay) - (by - ay) * (cx - ax);
-  // Grid line g (y0 … y1 + 1) touches the bottoms of row g - 1 and the tops of row g.
-  const end = (g: number, right: boolean) => {
-    const above = g > y0 ? (right ? rows.max[g - 1]! + 1 : rows.min[g - 1]!) : undefined;
-    const below = g <= y1 ? (right ? rows.max[g]! + 1 : rows.min[g]!) : undefined;
-    if (above === undefined) return below!;
-    if (below === undefined) return above;
-    return right ? Math.max(above, below) : Math.min(above, below);
-  };
+function regionHull(rowMin: Int32Array, rowMax: Int32Array, y0: number, y1: number, out: Int32Array): number {
   let n = 0;
-  const chain = (from: number, to: number, step: number) => {
+  // Down the grid lines y0 … y1 + 1 (left end, then right end), then back up (right end, then left).
+  for (let pass = 0; pass < 2; pass++) {
     const first = n;
-    for (let g = from; g !== to + step; g += step) {
-      const [left, right] = [end(g, false), end(g, true)];
-      // In (y, x) order going down, right to left going up.
-      for (const x of step > 0 ? [left, right] : [right, left]) {
-        while (n - first >= 2 && cross(out[2 * n - 4]!, out[2 * n - 3]!, out[2 * n - 2]!, out[2 * n - 1]!, x, g) <= 0) n--;
+    for (let k = 0; k <= y1 + 1 - y0; k++) {
+      const g = pass === 0 ? y0 + k : y1 + 1 - k;
+      // Grid line g touches the bottoms of row g - 1 and the tops of row g.
+      const left = g === y0 ? rowMin[g]! : g > y1 ? rowMin[g - 1]! : Math.min(rowMin[g - 1]!, rowMin[g]!);
+      const right = (g === y0 ? rowMax[g]! : g > y1 ? rowMax[g - 1]! : Math.max(rowMax[g - 1]!, rowMax[g]!)) + 1;
+      for (let e = 0; e < 2; e++) {
+        const x = (e === 0) === (pass === 0) ? left : right;
+        while (n - first >= 2) {
+          const [ax, ay, bx, by] = [out[2 * n - 4]!, out[2 * n - 3]!, out[2 * n - 2]!, out[2 * n - 1]!];
+          if ((bx - ax) * (g - ay) - (by - ay) * (x - ax) > 0) break;
+          n--;
+        }
         out[2 * n] = x;
         out[2 * n + 1] = g;
         n++;
       }
     }
     n--; // the last point starts the other chain
-  };
-  chain(y0, y1 + 1, 1);
-  chain(y1 + 1, y0, -1);
+  }
   return n;
 }
 
 /** The smallest-area rectangle around a convex polygon (`n` x, y pairs in `hull`): one of its sides lies on a hull edge (rotating calipers, tried edge by edge). */
 function smallestRectangle(hull: Int32Array, n: number): Rectangle {
-  let best: Rectangle = { cx: 0, cy: 0, u: [1, 0], w: 0, h: 0 };
-  let bestArea = Infinity;
+  let [bestArea, cu, cv, bux, buy, bw, bh] = [Infinity, 0, 0, 1, 0, 0, 0];
   for (let i = 0; i < n; i++) {
-    const [ax, ay] = [hull[2 * i]!, hull[2 * i + 1]!];
     const next = (i + 1) % n;
-    const length = Math.hypot(hull[2 * next]! - ax, hull[2 * next + 1]! - ay);
+    const dx = hull[2 * next]! - hull[2 * i]!;
+    const dy = hull[2 * next + 1]! - hull[2 * i + 1]!;
+    const length = Math.hypot(dx, dy);
     if (length === 0) continue;
-    const ux = (hull[2 * next]! - ax) / length;
-    const uy = (hull[2 * next + 1]! - ay) / length;
+    const ux = dx / length;
+    const uy = dy / length;
     let minU = Infinity;
     let maxU = -Infinity;
     let minV = Infinity;
     let maxV = -Infinity;
     for (let j = 0; j < n; j++) {
-      const [x, y] = [hull[2 * j]!, hull[2 * j + 1]!];
+      const x = hull[2 * j]!;
+      const y = hull[2 * j + 1]!;
       const pu = x * ux + y * uy;
       const pv = -x * uy + y * ux;
       if (pu < minU) minU = pu;
@@ -462,14 +457,9 @@ function smallestRectangle(hull: Int32Array, n: number): Rectangle {
       if (pv > maxV) maxV = pv;
     }
     const a = (maxU - minU) * (maxV - minV);
-    if (a < bestArea - 1e-9) {
-      bestArea = a;
-      const mu = (minU + maxU) / 2;
-      const mv = (minV + maxV) / 2;
-      best = { cx: mu * ux - mv * uy, cy: mu * uy + mv * ux, u: [ux, uy], w: maxU - minU, h: maxV - minV };
-    }
+    if (a < bestArea - 1e-9) [bestArea, cu, cv, bux, buy, bw, bh] = [a, (minU + maxU) / 2, (minV + maxV) / 2, ux, uy, maxU - minU, maxV - minV];
   }
-  return best;
+  return { cx: cu * bux - cv * buy, cy: cu * buy + cv * bux, u: [bux, buy], w: bw, h: bh };
 }
 
 /**
@@ -640,11 +630,6 @@ function taps(start: number, scale: number, count: number, size: number, turn: b
 
 function corners(box: Box): TextLine["box"] {
   return box.points.map(([x, y]) => [Math.round(x), Math.round(y)]) as TextLine["box"];
-}
-
-function area(box: Box): number {
-  const { along, across } = extents(box);
-  return along * across;
 }
 
 function clamp(v: number, lo: number, hi: number): number {
