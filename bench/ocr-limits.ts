@@ -1,8 +1,9 @@
 /**
  * `npm run bench:ocr-limits`: what the OCR example's input limits protect against, measured in this
  * process on this machine — a PNG decompression bomb (refused, and what it would have cost), the
- * largest image `max_pixels` admits (decode on the event loop), and the detector at the size the
- * handlers send against the size a direct caller could ask for without `max_input_elements`.
+ * largest image `max_pixels` admits (decode on the event loop), the box step on the detector maps
+ * an image could draw at its worst, and the detector at the size the handlers send against the
+ * size a direct caller could ask for without `max_input_elements`.
  * Writes the "ocr-limits" section of bench/RESULTS.md.
  *
  *   npm run bench:ocr-limits
@@ -12,7 +13,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as ort from "onnxruntime-node";
 import { decode, encode } from "fast-png";
-import { decodeImage } from "../functions/ocr/ppocr.ts";
+import { decodeImage, findBoxes } from "../functions/ocr/ppocr.ts";
 import { writeResultsSection } from "./results-section.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -65,6 +66,24 @@ const decodes = [];
 for (let i = 0; i < 3; i++) decodes.push(await measure(() => decodeImage(big)));
 rows.push(`| the largest image max_pixels admits (${side}×${side}, ${(big.length / 2 ** 20).toFixed(1)} MiB PNG) | decodeImage, 3 runs: ${decodes.map((d) => d.ms.toFixed(0)).join(" / ")} ms on the event loop, +${Math.max(...decodes.map((d) => d.mib)).toFixed(0)} MiB at most | |`);
 log(rows.at(-1)!);
+
+// The box step (findBoxes, on the event loop) on 960 × 960 maps, the largest the handlers make:
+// each region costs geometry, so the worst maps are many regions or one huge one.
+const map = 960;
+const hostileMaps: [string, (x: number, y: number) => boolean][] = [
+  ["460 800 one-pixel specks (a checkerboard)", (x, y) => (x + y) % 2 === 0],
+  ["57 600 separate 3 × 3 blocks", (x, y) => x % 4 !== 3 && y % 4 !== 3],
+  ["57 600 separate 3 × 3 plus signs (not rectangles: each takes the hull and calipers)", (x, y) => (x % 4 !== 3 && y % 4 !== 3) && !((x % 4 === 0 || x % 4 === 2) && (y % 4 === 0 || y % 4 === 2))],
+  ["one disc of 694 000 pixels", (x, y) => (x - 480) ** 2 + (y - 480) ** 2 < 470 ** 2],
+];
+for (const [what, ink] of hostileMaps) {
+  const prob = new Float32Array(map * map);
+  for (let y = 0; y < map; y++) for (let x = 0; x < map; x++) if (ink(x, y)) prob[y * map + x] = 0.9;
+  const runs = [];
+  for (let i = 0; i < 3; i++) runs.push(await measure(() => findBoxes(prob, map, map, { width: map, height: map })));
+  rows.push(`| a ${map}×${map} detector map of ${what} | findBoxes, 3 runs: ${runs.map((r) => r.ms.toFixed(0)).join(" / ")} ms on the event loop, +${Math.max(...runs.map((r) => r.mib)).toFixed(0)} MiB at most | |`);
+  log(rows.at(-1)!);
+}
 
 const det = await ort.InferenceSession.create(join(ROOT, "functions", "ocr_det", "1", "model.onnx"), { intraOpNumThreads: 2, interOpNumThreads: 1 });
 for (const s of [960, 2304]) {
