@@ -60,13 +60,16 @@ export class OrtSession {
     return new OrtSession(await module.InferenceSession.create(own, options), module);
   }
 
-  /** Runs the feeds; ORT's refusal of the content comes back as INVALID_ARG. */
-  async run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>> {
+  /**
+   * Runs the feeds, fetching `outputs` (all when undefined): an output not fetched is never copied
+   * out of ORT. ORT's refusal of the content comes back as INVALID_ARG.
+   */
+  async run(feeds: Record<string, Tensor>, fetch?: readonly string[]): Promise<Record<string, Tensor>> {
     const ortFeeds: Record<string, ort.Tensor> = {};
     for (const [name, tensor] of Object.entries(feeds)) ortFeeds[name] = toOrtTensor(this.#ort.Tensor, tensor);
     let results: ort.InferenceSession.ReturnType;
     try {
-      results = await this.#session.run(ortFeeds);
+      results = await (fetch ? this.#session.run(ortFeeds, fetch) : this.#session.run(ortFeeds));
     } catch (error) {
       // Inputs were checked against the config already, so what ORT still refuses is the
       // request's content (e.g. a string that Cast cannot parse as a number).

@@ -23,6 +23,10 @@ export const STATUS = 3;
 /** The request id of the submitted run, for a reply that goes by message. */
 export const RUN_ID = 4;
 const COUNT = 5;
+/** Which outputs the submitted run fetches: bit i for output i of the signature; 0 = all of them. */
+export const FETCH = 6;
+/** Outputs a FETCH mask can name (bits 0..30 of an int32); a run that needs a later one goes by message. */
+export const FETCH_BITS = 31;
 const HEADER = 8;
 
 // Values of `STATE`. Only the main thread moves READY → SUBMITTED and DONE → READY; only the
@@ -118,6 +122,27 @@ export function readTensors(control: Int32Array, arena: ArrayBuffer | SharedArra
     tensors[name] = { datatype, shape, data: copy ? view.slice() : view };
   }
   return tensors;
+}
+
+/**
+ * The FETCH word for `wanted` among `names`: 0 (all) when `wanted` is undefined; -1 when one of them
+ * is past FETCH_BITS (or unknown), which the channel cannot say.
+ */
+export function fetchMask(names: readonly string[], wanted: readonly string[] | undefined): number {
+  if (!wanted) return 0;
+  let mask = 0;
+  for (const name of wanted) {
+    const i = names.indexOf(name);
+    if (i < 0 || i >= FETCH_BITS) return -1;
+    mask |= 1 << i;
+  }
+  return mask;
+}
+
+/** The output names a FETCH word selects (undefined: all). */
+export function fetchedNames(names: readonly string[], mask: number): string[] | undefined {
+  if (mask === 0) return undefined;
+  return names.filter((_, i) => i < FETCH_BITS && (mask & (1 << i)) !== 0);
 }
 
 /** The smallest power-of-two arena of at least `bytes`, never under the initial size. */

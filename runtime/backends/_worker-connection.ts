@@ -7,6 +7,8 @@ import {
   CONTROL_BYTES,
   DONE,
   EPOCH,
+  FETCH,
+  fetchMask,
   INITIAL_ARENA_BYTES,
   MAX_ARENA_BYTES,
   POSTED,
@@ -92,18 +94,20 @@ export class WorkerConnection {
   }
 
   /**
-   * Runs a batch. Over the channel the feeds are copied and stay the caller's; over postMessage,
-   * feeds that own their buffer move to the worker: the caller must not reuse them.
+   * Runs a batch, fetching `outputs` (all when undefined). Over the channel the feeds are copied
+   * and stay the caller's; over postMessage, feeds that own their buffer move to the worker: the
+   * caller must not reuse them.
    */
-  run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>> {
+  run(feeds: Record<string, Tensor>, outputs?: readonly string[]): Promise<Record<string, Tensor>> {
     const channel = this.#channel;
     const names = this.#names;
     // A second run while one owns the arenas (the scheduler never does this) takes the general path.
     if (channel && names && !channel.busy && !this.#dead) {
       const bytes = arenaBytesFor(names.inputs, feeds);
-      if (bytes >= 0 && bytes <= MAX_ARENA_BYTES) return this.#channelRun(channel, names, feeds, bytes);
+      const mask = fetchMask(names.outputs, outputs);
+      if (bytes >= 0 && bytes <= MAX_ARENA_BYTES && mask >= 0) return this.#channelRun(channel, names, feeds, bytes, mask);
     }
-    return this.#call({ op: "run", feeds }, transferables(feeds)).then((r) => r.outputs!);
+    return this.#call(outputs ? { op: "run", feeds, outputs } : { op: "run", feeds }, transferables(feeds)).then((r) => r.outputs!);
   }
 
   /** True until the worker died or was terminated. */
@@ -130,7 +134,7 @@ export class WorkerConnection {
     await this.#handle.terminate();
   }
 
-  #channelRun(channel: Channel, names: { inputs: string[]; outputs: string[] }, feeds: Record<string, Tensor>, bytes: number): Promise<Record<string, Tensor>> {
+  #channelRun(channel: Channel, names: { inputs: string[]; outputs: string[] }, feeds: Record<string, Tensor>, bytes: number, fetch: number): Promise<Record<string, Tensor>> {
     const { control } = channel;
     if (bytes > channel.inputBytes.byteLength) {
       const input = new SharedArrayBuffer(arenaSizeFor(bytes));
@@ -141,6 +145,7 @@ export class WorkerConnection {
     const reply = new Promise<Reply>((resolve, reject) => this.#pending.set(id, { resolve, reject }));
     writeTensors(control, channel.inputBytes, names.inputs, feeds);
     control[RUN_ID] = id;
+    control[FETCH] = fetch;
     channel.busy = true;
     Atomics.store(control, STATE, SUBMITTED);
     this.#wake(control);

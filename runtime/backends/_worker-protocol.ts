@@ -4,7 +4,7 @@ import type { OrtSessionSettings } from "./_ort-session.ts";
 /** Messages from the main thread to an ORT worker; `id` pairs each with its reply. */
 export type WorkerRequest =
   | { id: number; op: "load"; model: Uint8Array; settings: OrtSessionSettings; package: "node" | "web" }
-  | { id: number; op: "run"; feeds: Record<string, Tensor> }
+  | { id: number; op: "run"; feeds: Record<string, Tensor>; outputs?: readonly string[] }
   | { id: number; op: "time"; feeds: Record<string, Tensor>; runs: number }
   | { id: number; op: "release" };
 

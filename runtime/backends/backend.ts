@@ -44,6 +44,13 @@ export interface Backend {
   close?(): Promise<void>;
 }
 
+/** What one execution asks of a session besides its feeds (the scheduler's RunOptions, by shape). */
+export interface SessionRunOptions {
+  signal?: AbortSignal;
+  requestSignals?: readonly (AbortSignal | undefined)[];
+  outputs?: readonly string[];
+}
+
 /** One executable copy of a model. Runs one batch at a time; the scheduler guarantees that. */
 export interface Session {
   readonly signature: ModelSignature;
@@ -58,8 +65,12 @@ export interface Session {
   readonly alive?: boolean;
   /** Where it computes, for backends that can place a session either way. */
   readonly executionThread?: ExecutionThread;
-  /** `requestSignals`: each request's own signal, in batch order, when the scheduler hands them over (handler functions). */
-  run(feeds: Record<string, Tensor>, options?: { signal?: AbortSignal; requestSignals?: readonly (AbortSignal | undefined)[] }): Promise<Record<string, Tensor>>;
+  /**
+   * `requestSignals`: each request's own signal, in batch order, when the scheduler hands them over
+   * (handler functions). `outputs`: the ones to fetch, where the batch needs fewer than all; a
+   * backend that cannot choose returns all of them.
+   */
+  run(feeds: Record<string, Tensor>, options?: SessionRunOptions): Promise<Record<string, Tensor>>;
   /**
    * The fastest of `runs` executions of `feeds`, in µs, timed on the thread that computes (after one
    * untimed run). Present where that thread is not the event loop (a worker), so the time is the

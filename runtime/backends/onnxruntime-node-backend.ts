@@ -1,6 +1,6 @@
 import { RuntimeError, systemClock } from "../core/mod.ts";
 import type { Clock, ModelSignature, Tensor, WorkerHandle } from "../core/mod.ts";
-import type { Backend, LoadOptions, Session } from "./backend.ts";
+import type { Backend, LoadOptions, Session, SessionRunOptions } from "./backend.ts";
 import { checkOrtInput, errorMessage, OrtSession } from "./_ort-session.ts";
 import { ortNode } from "./_ort-node.ts";
 import type { OrtSessionSettings } from "./_ort-session.ts";
@@ -10,7 +10,8 @@ import { InlineGate } from "./_inline-gate.ts";
 /** What runs one session: in this thread or in a worker. */
 interface Engine {
   signature: ModelSignature;
-  run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>>;
+  /** Fetches `outputs` (all when undefined). */
+  run(feeds: Record<string, Tensor>, outputs?: readonly string[]): Promise<Record<string, Tensor>>;
   /** Worker engines time runs on their own thread (Session.time). */
   time?(feeds: Record<string, Tensor>, runs: number): Promise<number>;
   release(): Promise<void>;
@@ -50,7 +51,7 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
     const open = async (settings: OrtSessionSettings): Promise<Engine> => {
       if (!connection) return inlineEngine(await OrtSession.create(ortNode, model, settings), gate);
       const signature = await connection.load(model, settings);
-      return { signature, run: (feeds) => connection.run(feeds), time: async (feeds, runs) => (await pool!.settled(), connection.time(feeds, runs)), release: () => pool!.give(connection) };
+      return { signature, run: (feeds, outputs) => connection.run(feeds, outputs), time: async (feeds, runs) => (await pool!.settled(), connection.time(feeds, runs)), release: () => pool!.give(connection) };
     };
     const reasons: string[] = [];
     try {
@@ -81,7 +82,7 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
             get alive() {
               return connection?.alive;
             },
-            run: (feeds) => engine.run(feeds),
+            run: (feeds: Record<string, Tensor>, runOptions?: SessionRunOptions) => engine.run(feeds, runOptions?.outputs),
             ...(engine.time && { time: (feeds: Record<string, Tensor>, { runs }: { runs: number }) => engine.time!(feeds, runs) }),
             release: () => engine.release(),
           };
@@ -114,8 +115,8 @@ function inlineEngine(session: OrtSession, gate: InlineGate): Engine {
   let running: Promise<unknown> = Promise.resolve();
   return {
     signature: session.signature,
-    run: (feeds) => {
-      const result = gate.run(() => session.run(feeds));
+    run: (feeds, outputs) => {
+      const result = gate.run(() => session.run(feeds, outputs));
       running = result.catch(() => undefined);
       return result;
     },

@@ -28,7 +28,7 @@ export function createOnnxRuntimeWebBackend(options: { startWorker?: (module: UR
     // (it builds URLs on `location.origin`, which is "null" there for file: modules).
     if (!pool || provider === "webgpu") {
       const session = await OrtSession.create(await loadOrtWeb(provider), model, { provider, graphLevel });
-      return { signature: session.signature, run: (feeds) => session.run(feeds), release: () => session.release() };
+      return { signature: session.signature, run: (feeds, options) => session.run(feeds, options?.outputs), release: () => session.release() };
     }
     const worker = pool.take();
     try {
@@ -38,7 +38,7 @@ export function createOnnxRuntimeWebBackend(options: { startWorker?: (module: UR
         get alive() {
           return worker.alive;
         },
-        run: (feeds) => worker.run(feeds),
+        run: (feeds, options) => worker.run(feeds, options?.outputs),
         release: () => pool.give(worker),
       };
     } catch (error) {

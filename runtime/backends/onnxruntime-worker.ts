@@ -13,6 +13,8 @@ import {
   arenaSizeFor,
   DONE,
   EPOCH,
+  FETCH,
+  fetchedNames,
   MAX_ARENA_BYTES,
   POSTED,
   readTensors,
@@ -81,7 +83,7 @@ async function handle(request: WorkerRequest | WorkerNotice): Promise<void> {
         return scope.postMessage({ id: request.id, ok: true, signature: session.signature });
       case "run": {
         if (!session) throw new Error("run before load");
-        const outputs = await session.run(request.feeds);
+        const outputs = await session.run(request.feeds, request.outputs);
         return scope.postMessage({ id: request.id, ok: true, outputs }, transferables(outputs));
       }
       case "time": {
@@ -151,13 +153,14 @@ async function runSubmitted(ch: Channel, current: OrtSession): Promise<void> {
   const id = control[RUN_ID]!;
   try {
     const inputNames = current.signature.inputs.map((i) => i.name);
+    const wanted = fetchedNames(current.signature.outputs.map((o) => o.name), control[FETCH]!);
     let outputs: Record<string, Tensor>;
     try {
-      outputs = await current.run(readTensors(control, ch.input, inputNames, sharedViews === false));
+      outputs = await current.run(readTensors(control, ch.input, inputNames, sharedViews === false), wanted);
       sharedViews ??= true;
     } catch (error) {
       if (sharedViews !== undefined) throw error;
-      outputs = await current.run(readTensors(control, ch.input, inputNames, true));
+      outputs = await current.run(readTensors(control, ch.input, inputNames, true), wanted);
       sharedViews = false;
     }
     answer(ch, id, current.signature.outputs.map((o) => o.name), outputs);

@@ -196,6 +196,8 @@ export class Deployment {
     const { store, scope } = this.#options.cache!;
     const { clock } = this.#options;
     const started = clock.now();
+    // A cached answer serves later requests for any of the outputs: compute them all.
+    delete scheduled.outputs;
     const keyed = store.key(scope, scheduled.feeds, request.parameters);
     const key = typeof keyed === "string" ? keyed : await keyed; // a native digest is synchronous: no turn
     const hit = store.get(key);

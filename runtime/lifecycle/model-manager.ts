@@ -48,7 +48,7 @@ export class ModelManager {
     this.#options = options;
     this.#registry = new FunctionRegistry({
       ...options,
-      dispatch: (name, version, inputs, signal) => this.#dispatch(name, version, inputs, signal),
+      dispatch: (name, version, inputs, signal, outputs) => this.#dispatch(name, version, inputs, signal, outputs),
       // An ensemble's steps load with it, in every control mode (as Triton loads composing models).
       lookup: async (name, version) => {
         this.#registry.want(name);
@@ -259,9 +259,10 @@ export class ModelManager {
     await this.#registry.stop();
   }
 
-  /** `ctx.infer` from a handler: another function, by tensors, as an inference request would run it. */
-  async #dispatch(name: string, version: string | undefined, inputs: Record<string, Tensor>, signal: AbortSignal): Promise<Record<string, Tensor>> {
+  /** `ctx.infer` from a handler, an ensemble's step: another function, by tensors, as an inference request would run it. */
+  async #dispatch(name: string, version: string | undefined, inputs: Record<string, Tensor>, signal: AbortSignal, outputs?: readonly string[]): Promise<Record<string, Tensor>> {
     const request: InferRequest = { parameters: {}, inputs: Object.entries(inputs).map(([input, tensor]) => ({ name: input, tensor })) };
+    if (outputs) request.outputs = outputs.map((output) => ({ name: output }));
     const response = await this.infer(name, version, request, { signal });
     return Object.fromEntries(response.outputs.map((o) => [o.name, o.tensor]));
   }

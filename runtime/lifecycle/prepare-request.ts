@@ -78,7 +78,7 @@ export function prepareRequest(
     feeds[input.name] = reshapeFeed(tensor, specs.get(input.name)!, batching);
     keyParts.push(`${input.name}:${tensor.shape.slice(batching ? 1 : 0).join("x")}`);
   }
-  return {
+  const scheduled: ScheduledRequest = {
     feeds,
     batchSize,
     shapeKey: keyParts.sort().join(";"),
@@ -86,6 +86,20 @@ export function prepareRequest(
     timeoutMs: (whole(request.parameters.timeout, "timeout") ?? 0) / 1000 || undefined,
     parameters: request.parameters,
   };
+  const outputs = neededOutputs(request, config);
+  if (outputs) scheduled.outputs = outputs;
+  return scheduled;
+}
+
+/**
+ * The outputs a request asks for, when they are fewer than the function declares (names checked
+ * already); undefined when it asks for all, or names none (all, as KServe says).
+ */
+function neededOutputs(request: InferRequest, config: FunctionConfig): string[] | undefined {
+  const requested = request.outputs;
+  if (!requested || requested.length === 0) return undefined;
+  const names = [...new Set(requested.map((o) => o.name))];
+  return names.length < config.output.length ? names : undefined;
 }
 
 /** Picks the outputs to return (requested ones in request order, else all declared) in API shape. */

@@ -36,8 +36,10 @@ export interface HandlerContext {
   /**
    * Runs another function (Triton's BLS) through its own queue and batcher, with tensors in and
    * out, as `POST /v2/models/{name}/infer` would (its latest READY version, loaded on demand).
+   * `outputs` names the ones you need, as a request's `outputs` does: a model copies out only
+   * those (the answer holds at least them); without it, every output.
    */
-  infer(name: string, inputs: Record<string, Tensor>): Promise<Record<string, Tensor>>;
+  infer(name: string, inputs: Record<string, Tensor>, options?: { outputs?: readonly string[] }): Promise<Record<string, Tensor>>;
   /**
    * A file of the function's own folder (a labels file, a dictionary), by its path relative to
    * the folder (`"labels.txt"`, `"assets/vocab.txt"`). A path that leaves the folder, through `..`

@@ -25,7 +25,7 @@ export interface HandlerHostOptions {
   /** Told about every call: the step, how long it took, how it ended. */
   onCall?(step: HandlerStep, ms: number, outcome: HandlerOutcome): void;
   /** Runs another function with tensors (`ctx.infer`; version undefined: the served one); absent: ctx.infer refuses. */
-  dispatch?(name: string, version: string | undefined, inputs: Record<string, Tensor>, signal: AbortSignal): Promise<Record<string, Tensor>>;
+  dispatch?(name: string, version: string | undefined, inputs: Record<string, Tensor>, signal: AbortSignal, outputs?: readonly string[]): Promise<Record<string, Tensor>>;
   /** Reads a file of the function's folder by its relative path; undefined when it is missing or lies outside. */
   readFile?(path: string): Promise<Uint8Array | undefined>;
 }
@@ -212,7 +212,7 @@ export class HandlerHost {
       signal,
       error: (message, status) => new HandlerError(message, status),
       reply,
-      infer: (target, inputs) => this.#dispatch(target, inputs, signal),
+      infer: (target, inputs, options) => this.#dispatch(target, inputs, signal, options?.outputs),
       readFile: async (path) => {
         const bytes = typeof path === "string" ? await this.#options.readFile?.(path) : undefined;
         if (!bytes) throw new RuntimeError("INTERNAL", `function '${name}': ctx.readFile(${JSON.stringify(path)}) found no such file inside the function's folder`);
@@ -223,13 +223,13 @@ export class HandlerHost {
 
   #nested = 0;
 
-  async #dispatch(target: string, inputs: Record<string, Tensor>, signal: AbortSignal): Promise<Record<string, Tensor>> {
+  async #dispatch(target: string, inputs: Record<string, Tensor>, signal: AbortSignal, outputs: readonly string[] | undefined): Promise<Record<string, Tensor>> {
     const { dispatch, name } = this.#options;
     if (!dispatch) throw new RuntimeError("UNSUPPORTED", `function '${name}': ctx.infer is not available here`);
     if (this.#nested >= MAX_NESTED_CALLS) throw new RuntimeError("UNAVAILABLE", `function '${name}': ${MAX_NESTED_CALLS} ctx.infer calls already in flight (does it call itself?)`);
     this.#nested++;
     try {
-      return await dispatch(target, undefined, inputs, signal);
+      return await dispatch(target, undefined, inputs, signal, outputs);
     } finally {
       this.#nested--;
     }

@@ -15,6 +15,11 @@ export interface ScheduledRequest {
   timeoutMs?: number;
   /** The request's parameters, for schedulers that read them (an ensemble step's condition). */
   parameters?: Readonly<Record<string, string | number | boolean>>;
+  /**
+   * The outputs the request needs, when fewer than the model's: an execution computes only those
+   * its requests need (ORT copies out only the outputs fetched). Undefined: every output.
+   */
+  outputs?: readonly string[];
 }
 
 /** Model outputs for one request, sliced from its batch. */
@@ -61,11 +66,16 @@ export interface InstanceScheduler extends Scheduler {
 
 /** What a scheduler runs batches on: one session, one batch at a time. */
 export interface ModelInstance {
-  /** `requestSignals`: each request's own signal, in batch order, where the scheduler hands them over (handlers). */
+  /**
+   * `requestSignals`: each request's own signal, in batch order, where the scheduler hands them
+   * over (handlers); `outputs`: the ones the batch needs, where fewer than all.
+   */
   run(feeds: Record<string, Tensor>, options?: RunOptions): Promise<Record<string, Tensor>>;
 }
 
 export interface RunOptions {
   signal?: AbortSignal;
   requestSignals?: readonly (AbortSignal | undefined)[];
+  /** Outputs to fetch (the union of what the batch's requests need); undefined: all. An instance may return more. */
+  outputs?: readonly string[];
 }

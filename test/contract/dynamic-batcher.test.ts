@@ -8,6 +8,26 @@ schedulerContract("DynamicBatcher", (setup) => new DynamicBatcher(setup));
 instanceSchedulerContract("DynamicBatcher", (setup) => new DynamicBatcher(setup));
 schedulerBasicsContract("DynamicBatcher", (instance) => new DynamicBatcher({ instances: [instance], maxBatchSize: 8, clock: new FakeClock() }));
 
+describe("DynamicBatcher: which outputs an execution fetches", () => {
+  it("`enqueue()` asks the instance for the union of its requests' outputs, and for all of them when one request needs all", async () => {
+    const instance = new FakeInstance({ manual: true });
+    const batcher = new DynamicBatcher({ instances: [instance], maxBatchSize: 8, clock: new FakeClock() });
+    const first = batcher.enqueue(fakeRequest(1, { outputs: ["y"] }));
+    const subsets = [batcher.enqueue(fakeRequest(2, { outputs: ["y"] })), batcher.enqueue(fakeRequest(3, { outputs: ["z", "y"] }))];
+    instance.finish();
+    await first;
+    await settle();
+    const withAll = [batcher.enqueue(fakeRequest(4, { outputs: ["z"] })), batcher.enqueue(fakeRequest(5))];
+    instance.finish();
+    await Promise.all(subsets);
+    await settle();
+    instance.finish();
+    await Promise.all(withAll);
+    expect(instance.executions).toEqual([[1], [2, 3], [4, 5]]);
+    expect(instance.fetched).toEqual([["y"], ["y", "z"], undefined]);
+  });
+});
+
 describe("DynamicBatcher: whether to wait at all", () => {
   it("`enqueue()` stops waiting out the delay for a lone request once waits keep gaining nothing (closed loop, c=1)", async () => {
     const clock = new FakeClock();

@@ -48,6 +48,17 @@ describe.each(backends)("onnxruntime backend contract (%s)", (_mode, backend, ex
     await session.release();
   });
 
+  it("`run()` with `outputs` fetches only those, and every output again without", async () => {
+    const session = await backend.load(simple, { accelerator });
+    const range = Array.from({ length: 16 }, (_, i) => i);
+    const feeds = () => ({ INPUT0: int32(range), INPUT1: int32(range.map(() => 2)) });
+    const one = await session.run(feeds(), { outputs: ["OUTPUT1"] });
+    expect(Object.keys(one)).toEqual(["OUTPUT1"]);
+    expect([...(one.OUTPUT1!.data as Int32Array)]).toEqual(range.map((i) => i - 2));
+    expect(Object.keys(await session.run(feeds())).sort()).toEqual(["OUTPUT0", "OUTPUT1"]);
+    await session.release();
+  });
+
   it("`run()` answers INVALID_ARG when the model refuses the content, and keeps working", async () => {
     const session = await backend.load(simpleString, { accelerator });
     const bad = strings(Array.from({ length: 16 }, () => "abc"));

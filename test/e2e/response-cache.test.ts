@@ -93,6 +93,19 @@ describe("response_cache", () => {
     expect(await stats()).toMatchObject({ hits: 4, executions: 1 });
   });
 
+  it("keeps every output of a cached answer, so a request for another output of the same inputs hits it correctly", async () => {
+    server = await startServer({ repository: repository(), cacheSize: 1 << 20 });
+    const only = (name: string) => JSON.stringify({ ...JSON.parse(json(9, 4)), outputs: [{ name }] });
+    const decoded = (r: { bytes: Uint8Array }) => JSON.parse(new TextDecoder().decode(r.bytes)).outputs;
+    const sum = decoded(await infer(only("OUTPUT0")));
+    const difference = decoded(await infer(only("OUTPUT1")));
+    expect(sum.map((o: { name: string }) => o.name)).toEqual(["OUTPUT0"]);
+    expect(sum[0].data).toEqual(Array(16).fill(13));
+    expect(difference.map((o: { name: string }) => o.name)).toEqual(["OUTPUT1"]);
+    expect(difference[0].data).toEqual(Array(16).fill(5));
+    expect(await stats()).toMatchObject({ hits: 1, misses: 1, executions: 1 });
+  });
+
   it("counts in Triton's cache metric families, and the cache's own size", async () => {
     server = await startServer({ repository: repository(), cacheSize: 1 << 20 });
     await infer(json(1));

@@ -1,4 +1,4 @@
-import type { ModelInstance } from "../../runtime/scheduler/mod.ts";
+import type { ModelInstance, RunOptions } from "../../runtime/scheduler/mod.ts";
 import type { Tensor } from "../../runtime/mod.ts";
 
 /**
@@ -7,6 +7,8 @@ import type { Tensor } from "../../runtime/mod.ts";
  */
 export class FakeInstance implements ModelInstance {
   readonly executions: number[][] = [];
+  /** Each execution's `outputs` option (undefined: all). */
+  readonly fetched: (readonly string[] | undefined)[] = [];
   readonly #manual: boolean;
   readonly #failOn?: number;
   #pending: (() => void)[] = [];
@@ -20,9 +22,10 @@ export class FakeInstance implements ModelInstance {
     return this.#pending.length;
   }
 
-  run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>> {
+  run(feeds: Record<string, Tensor>, options?: RunOptions): Promise<Record<string, Tensor>> {
     const x = feeds.x!.data as Float32Array;
     this.executions.push([...x]);
+    this.fetched.push(options?.outputs);
     if (this.#failOn !== undefined && x.includes(this.#failOn)) return Promise.reject(new Error(`cannot process ${this.#failOn}`));
     const result = { y: { datatype: "FP32" as const, shape: [...feeds.x!.shape], data: x.map((v) => v * 2) } };
     if (!this.#manual) return Promise.resolve(result);
@@ -37,9 +40,10 @@ export class FakeInstance implements ModelInstance {
 }
 
 /** A request of `rows` rows whose every value is `value`. */
-export function fakeRequest(value: number, options: { rows?: number; shapeKey?: string; priority?: number; timeoutMs?: number } = {}) {
+export function fakeRequest(value: number, options: { rows?: number; shapeKey?: string; priority?: number; timeoutMs?: number; outputs?: readonly string[] } = {}) {
   const rows = options.rows ?? 1;
   return {
+    outputs: options.outputs,
     feeds: { x: { datatype: "FP32" as const, shape: [rows, 1], data: new Float32Array(rows).fill(value) } },
     batchSize: rows,
     shapeKey: options.shapeKey ?? "x:1",

@@ -368,7 +368,8 @@ export class DynamicBatcher implements InstanceScheduler {
     const feeds: ScheduledRequest["feeds"] = {};
     for (const name of Object.keys(requests[0]!.feeds)) feeds[name] = concatBatch(requests.map((r) => r.feeds[name]!));
     const t1 = clock.now();
-    const outputs = await instance.run(feeds, signals ? { requestSignals: signals } : undefined);
+    const wanted = neededOutputs(requests);
+    const outputs = await instance.run(feeds, signals || wanted ? { requestSignals: signals, outputs: wanted } : undefined);
     const t2 = clock.now();
     const sizes = requests.map((r) => r.batchSize);
     const results = requests.map((): ScheduledResult => ({}));
@@ -408,6 +409,20 @@ export class DynamicBatcher implements InstanceScheduler {
 function effectiveTimeout(policy: LevelPolicy, requestedMs: number | undefined): number {
   if (!policy.allowTimeoutOverride || !requestedMs || requestedMs <= 0) return policy.defaultTimeoutMs;
   return policy.defaultTimeoutMs > 0 ? Math.min(policy.defaultTimeoutMs, requestedMs) : requestedMs;
+}
+
+/** The outputs an execution must fetch: every one if any request needs all, else the union of theirs. */
+function neededOutputs(requests: readonly ScheduledRequest[]): readonly string[] | undefined {
+  const first = requests[0]!.outputs;
+  if (!first) return undefined;
+  if (requests.length === 1) return first;
+  const union = new Set(first);
+  for (let i = 1; i < requests.length; i++) {
+    const outputs = requests[i]!.outputs;
+    if (!outputs) return undefined;
+    for (const name of outputs) union.add(name);
+  }
+  return [...union];
 }
 
 function rowsOf(batch: Entry[]): number {

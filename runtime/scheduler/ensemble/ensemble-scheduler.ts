@@ -5,8 +5,11 @@ import type { Condition, EnsembleStep } from "../../config/mod.ts";
 import type { SchedulerObserver } from "../scheduler-observer.ts";
 import type { ScheduledRequest, ScheduledResult, Scheduler } from "../scheduler.ts";
 
-/** Runs one step's function by tensors (through that function's own queue and batcher). */
-export type StepDispatch = (name: string, version: string | undefined, inputs: Record<string, Tensor>, signal: AbortSignal) => Promise<Record<string, Tensor>>;
+/**
+ * Runs one step's function by tensors (through that function's own queue and batcher); with
+ * `outputs`, only those are asked for (its answer may hold more).
+ */
+export type StepDispatch = (name: string, version: string | undefined, inputs: Record<string, Tensor>, signal: AbortSignal, outputs?: readonly string[]) => Promise<Record<string, Tensor>>;
 
 export interface EnsembleSchedulerOptions {
   /** The ensemble's name, for errors. */
@@ -124,7 +127,8 @@ export class EnsembleScheduler implements Scheduler {
     const where = `ensemble '${this.#options.name}' step ${i} ('${step.model_name}')`;
     let out: Record<string, Tensor>;
     try {
-      out = await this.#options.dispatch(step.model_name, version, inputs, signal);
+      // Only the outputs the ensemble maps: as Triton's ensembles request them, so the step's model copies out no others.
+      out = await this.#options.dispatch(step.model_name, version, inputs, signal, Object.keys(step.output_map));
     } catch (error) {
       if (error instanceof RuntimeError) throw new RuntimeError(error.code, `${where}: ${error.message}`, { cause: error, status: error.status, retryAfterMs: error.retryAfterMs });
       throw new RuntimeError("INTERNAL", `${where}: ${(error as Error)?.message ?? error}`, { cause: error });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { arenaBytesFor, arenaSizeFor, CONTROL_BYTES, INITIAL_ARENA_BYTES, readTensors, writeTensors } from "../../../runtime/backends/_shared-channel.ts";
+import { arenaBytesFor, arenaSizeFor, CONTROL_BYTES, FETCH_BITS, fetchedNames, fetchMask, INITIAL_ARENA_BYTES, readTensors, writeTensors } from "../../../runtime/backends/_shared-channel.ts";
 import type { Tensor } from "../../../runtime/core/mod.ts";
 
 const names = ["a", "b", "c"];
@@ -25,6 +25,18 @@ describe("shared channel layout", () => {
   it("`arenaBytesFor()` is -1 for what the channel cannot carry: BYTES, names outside the signature", () => {
     expect(arenaBytesFor(names, { a: { datatype: "BYTES", shape: [1], data: [Uint8Array.of(65)] } })).toBe(-1);
     expect(arenaBytesFor(names, { z: { datatype: "FP32", shape: [1], data: Float32Array.of(1) } })).toBe(-1);
+  });
+
+  it("`fetchMask()` names the outputs a run fetches, and `fetchedNames()` reads them back; 0 is all, -1 what a mask cannot say", () => {
+    expect(fetchMask(names, undefined)).toBe(0);
+    expect(fetchedNames(names, 0)).toBeUndefined();
+    expect(fetchMask(names, ["c", "a"])).toBe(0b101);
+    expect(fetchedNames(names, 0b101)).toEqual(["a", "c"]);
+    expect(fetchMask(names, ["z"])).toBe(-1);
+    const many = Array.from({ length: FETCH_BITS + 2 }, (_, i) => `o${i}`);
+    expect(fetchMask(many, [`o${FETCH_BITS - 1}`])).toBe(1 << (FETCH_BITS - 1));
+    expect(fetchedNames(many, 1 << (FETCH_BITS - 1))).toEqual([`o${FETCH_BITS - 1}`]);
+    expect(fetchMask(many, [`o${FETCH_BITS}`])).toBe(-1);
   });
 
   it("`arenaSizeFor()` grows in powers of two from the initial size", () => {

@@ -45,6 +45,17 @@ describe.each([
     }
   });
 
+  it("`run()` with outputs fetches only those, run after run, and all of them again without", async () => {
+    const c = await connect(options);
+    for (let i = 0; i < 6; i++) {
+      const wanted = i % 3 === 0 ? undefined : i % 3 === 1 ? ["OUTPUT1"] : ["OUTPUT0"];
+      const out = await c.run(feeds(2, i, 1), wanted);
+      expect(Object.keys(out).sort()).toEqual(wanted ?? ["OUTPUT0", "OUTPUT1"]);
+      if (out.OUTPUT0) expect(values(out.OUTPUT0)).toEqual([i + 1]);
+      if (out.OUTPUT1) expect(values(out.OUTPUT1)).toEqual([i - 1]);
+    }
+  });
+
   it("`run()` called 40 times at once answers every call with its own results", async () => {
     const c = await connect(options);
     const outs = await Promise.all(Array.from({ length: 40 }, (_, i) => c.run(feeds(2, i, i))));
