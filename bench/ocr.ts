@@ -15,6 +15,7 @@ import { parseArgs } from "node:util";
 import { encode } from "fast-png";
 import * as ort from "onnxruntime-node";
 import { drawPage } from "../models/text-image.ts";
+import { TENSORS } from "../functions/ocr/ppocr.ts";
 import { encodeBinaryTensor } from "../runtime/tensor/mod.ts";
 import { measureStep } from "./scenarios/measure-step.ts";
 import type { Measured } from "./scenarios/measure-step.ts";
@@ -56,10 +57,12 @@ const perRow: { batch: number; ms: number }[] = [];
   const session = await ort.InferenceSession.create(join(ROOT, "functions", "ocr_rec", "1", "model.onnx"), { intraOpNumThreads: 2, interOpNumThreads: 1, extra: { session: { intra_op: { allow_spinning: "0" } } } });
   for (const batch of [1, 4, 16]) {
     const x = new ort.Tensor("float32", new Float32Array(batch * 3 * 48 * 320).fill(0.5), [batch, 3, 48, 320]);
-    await session.run({ x });
+    // Fetching what the OCR functions read: the likeliest class per step and its probability.
+    const fetch = [TENSORS.rec.index, TENSORS.rec.prob];
+    await session.run({ x }, fetch);
     const runs = Math.max(2, Math.round(16 / batch));
     const started = performance.now();
-    for (let i = 0; i < runs; i++) await session.run({ x });
+    for (let i = 0; i < runs; i++) await session.run({ x }, fetch);
     perRow.push({ batch, ms: (performance.now() - started) / runs / batch });
     log(`ocr_rec raw: batch ${batch}: ${perRow.at(-1)!.ms.toFixed(1)} ms per line`);
   }

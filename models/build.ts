@@ -8,13 +8,16 @@ import { mkdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildMlp } from "./mlp.ts";
-import { copyPpocr } from "./ppocr.ts";
+import { buildRecogniser, copyPpocr } from "./ppocr.ts";
 import { buildResnet } from "./resnet.ts";
 import { buildSimpleString } from "./simple-string.ts";
 import { buildSimple } from "./simple.ts";
 
-/** Produces a model file at the given path. */
-type Writer = (path: string) => Promise<void>;
+/**
+ * Produces a model file at the given path; `upToDate` (where a model's recipe changed since
+ * checkouts built it) tells whether an existing file is already what it writes.
+ */
+type Writer = ((path: string) => Promise<void>) & { upToDate?: (path: string) => Promise<boolean> };
 
 function fromBytes(build: () => Uint8Array): Writer {
   return (path) => writeFile(path, build());
@@ -28,7 +31,7 @@ export const MODELS: Readonly<Record<string, Writer>> = {
   resnet: fromBytes(buildResnet),
   ocr_cls: copyPpocr("cls"),
   ocr_det: copyPpocr("det"),
-  ocr_rec: copyPpocr("rec"),
+  ocr_rec: buildRecogniser,
 };
 
 /** Other files the examples need, by path under functions/ (git-ignored like the models). */
@@ -60,7 +63,7 @@ export async function buildModels(options: BuildOptions = {}): Promise<string[]>
     ...Object.entries(ASSETS).map(([file, write]) => [join(root, "functions", ...file.split("/")), write] as const),
   ];
   for (const [path, write] of targets) {
-    if (!options.force && existsSync(path)) continue;
+    if (!options.force && existsSync(path) && ((await write.upToDate?.(path)) ?? true)) continue;
     await mkdir(dirname(path), { recursive: true });
     // Write beside the target and rename, so an interrupted build never
     // leaves a truncated model that later runs would skip as "existing".

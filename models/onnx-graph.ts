@@ -102,6 +102,27 @@ export function graph(spec: GraphSpec): GraphProto {
 }
 
 /**
+ * Appends `nodes` and graph `outputs` to an existing model (a pretrained one, as its bytes),
+ * leaving everything it had as it was; the opset stays the model's, so the nodes must exist there.
+ */
+export function extendModel(bytes: Uint8Array, nodes: NodeProto[], outputs: ValueInfoProto[]): Uint8Array {
+  const model = onnx.ModelProto.decode(bytes);
+  const g = model.graph!;
+  g.node = [...(g.node ?? []), ...nodes.map((n) => onnx.NodeProto.create(n))];
+  g.output = [...(g.output ?? []), ...outputs.map((o) => onnx.ValueInfoProto.create(o))];
+  return new Uint8Array(onnx.ModelProto.encode(model).finish());
+}
+
+/** A model's graph outputs: name and dims (a number, or the symbol of a dynamic one). */
+export function modelOutputs(bytes: Uint8Array): { name: string; dims: Dim[] }[] {
+  const g = onnx.ModelProto.decode(bytes).graph!;
+  return (g.output ?? []).map((o) => ({
+    name: o.name ?? "",
+    dims: (o.type?.tensorType?.shape?.dim ?? []).map((d) => (d.dimParam ? d.dimParam : Number(d.dimValue ?? 0))),
+  }));
+}
+
+/**
  * Serialise a graph as an ONNX model (IR version 8, default domain at
  * `opset`, 17 unless given). protobufjs writes fields in schema order, so the
  * same graph always yields the same bytes.

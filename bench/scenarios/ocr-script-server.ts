@@ -21,10 +21,11 @@ const dictionary = parseDictionary(readFileSync(join(FUNCTIONS, "ocr", "ppocr_ke
 const sessions: Record<string, ort.InferenceSession> = {};
 for (const name of ["ocr_det", "ocr_cls", "ocr_rec"]) sessions[name] = await ort.InferenceSession.create(join(FUNCTIONS, name, "1", "model.onnx"));
 
-async function run(name: string, inputs: Record<string, Tensor>): Promise<Record<string, Tensor>> {
+// The outputs readText reads, as a script fetches them (the recogniser's softmax is never copied out).
+async function run(name: string, inputs: Record<string, Tensor>, fetch?: readonly string[]): Promise<Record<string, Tensor>> {
   const feeds = Object.fromEntries(Object.entries(inputs).map(([k, t]) => [k, new ort.Tensor("float32", t.data as Float32Array, t.shape)]));
-  const outputs = await sessions[name]!.run(feeds);
-  return Object.fromEntries(Object.entries(outputs).map(([k, t]) => [k, { datatype: "FP32", shape: [...t.dims], data: t.data as Float32Array }]));
+  const outputs = await (fetch ? sessions[name]!.run(feeds, fetch) : sessions[name]!.run(feeds));
+  return Object.fromEntries(Object.entries(outputs).map(([k, t]) => [k, { datatype: t.type === "int64" ? "INT64" : "FP32", shape: [...t.dims], data: t.data as Float32Array | BigInt64Array }]));
 }
 
 const server = createServer((request, response) => {

@@ -17,7 +17,7 @@ export async function initialize(ctx: HandlerContext) {
 /** One request at a time per call (max_batch_size 0); instance_group.count calls run at once. */
 export async function execute([request]: FunctionRequest[], ctx: HandlerContext) {
   try {
-    return [await readText(png(request, ctx), (name, inputs) => ctx.infer(name, inputs), dictionary, options)];
+    return [await readText(png(request, ctx), (name, inputs, outputs) => ctx.infer(name, inputs, { outputs }), dictionary, options)];
   } catch (error) {
     if (error instanceof ImageError) throw ctx.error(error.message, error.status);
     throw error;

@@ -46,8 +46,11 @@ export class ImageError extends Error {
   }
 }
 
-/** The functions readText calls, by name, with tensors in and out (ctx.infer, or sessions in a script). */
-export type RunFunction = (name: string, inputs: Record<string, Tensor>) => Promise<Record<string, Tensor>>;
+/**
+ * The functions readText calls, by name, with tensors in and out (ctx.infer, or sessions in a
+ * script); `outputs`, where given, are the only ones it reads.
+ */
+export type RunFunction = (name: string, inputs: Record<string, Tensor>, outputs?: readonly string[]) => Promise<Record<string, Tensor>>;
 
 export interface OcrOptions {
   /** Largest image accepted, in pixels (width × height): a tiny PNG can declare a huge image. */
@@ -63,7 +66,9 @@ export const DEFAULT_MAX_LINES = 64;
 export const TENSORS = {
   det: { input: "x", output: "sigmoid_0.tmp_0" },
   cls: { input: "x", output: "softmax_0.tmp_0" },
-  rec: { input: "x", output: "softmax_11.tmp_0" },
+  // The recogniser as models/ builds it: its softmax, and per step the likeliest class and its
+  // probability (greedy CTC's reduction, in the graph), which is all decoding reads.
+  rec: { input: "x", output: "softmax_11.tmp_0", index: "ctc_index", prob: "ctc_prob" },
 } as const;
 
 // Rows per call: each function's max_batch_size in its function.yaml.
@@ -106,8 +111,9 @@ export async function readText(png: Uint8Array, run: RunFunction, dictionary: re
   const lines: TextLine[] = [];
   for (const [start, chunk] of chunks(boxes, REC_ROWS)) {
     const flags = turned.slice(start, start + chunk.length);
-    const out = await run("ocr_rec", { [TENSORS.rec.input]: recogniserInput(image, chunk, flags, width) });
-    lines.push(...decodeLines(out[TENSORS.rec.output]!, chunk, flags, dictionary));
+    const { index, prob } = TENSORS.rec;
+    const out = await run("ocr_rec", { [TENSORS.rec.input]: recogniserInput(image, chunk, flags, width) }, [index, prob]);
+    lines.push(...decodeLines(out[index]!, out[prob]!, chunk, flags, dictionary));
   }
   return { width: image.width, height: image.height, lines: readingOrder(lines) };
 }
@@ -137,12 +143,15 @@ export function recogniserInput(image: RgbImage, boxes: readonly Box[], turned: 
   return { datatype: "FP32", shape: [boxes.length, 3, LINE_HEIGHT, width], data: x };
 }
 
-/** The recogniser's [N, steps, classes] output → the lines it read (PaddleOCR's drop_score: under 0.5 is noise, not text). */
-export function decodeLines(probs: Tensor, boxes: readonly Box[], turned: readonly boolean[], dictionary: readonly string[]): TextLine[] {
-  const [, steps, classes] = probs.shape as [number, number, number];
+/**
+ * The recogniser's [N, steps] likeliest classes and their probabilities → the lines it read
+ * (PaddleOCR's drop_score: under 0.5 is noise, not text).
+ */
+export function decodeLines(index: Tensor, probs: Tensor, boxes: readonly Box[], turned: readonly boolean[], dictionary: readonly string[]): TextLine[] {
+  const steps = index.shape[1]!;
   const lines: TextLine[] = [];
   boxes.forEach((box, i) => {
-    const { text, confidence } = ctcDecode(probs.data as Float32Array, i, steps, classes, dictionary);
+    const { text, confidence } = ctcDecode(index.data as BigInt64Array, probs.data as Float32Array, i, steps, dictionary);
     if (text.length > 0 && confidence >= 0.5) lines.push({ text, confidence, box: corners(box), angle: turned[i] ? 180 : 0 });
   });
   return lines;
@@ -544,26 +553,20 @@ export function cropLine(image: RgbImage, box: Box, turn: boolean, out: Float32A
   }
 }
 
-/** Greedy CTC: the likeliest class per step, repeats merged, blanks dropped; confidence = the kept steps' mean probability. */
-export function ctcDecode(prob: Float32Array, row: number, steps: number, classes: number, dictionary: readonly string[]): { text: string; confidence: number } {
+/**
+ * Greedy CTC over row `row` of the likeliest class per step (`index`) and its probability
+ * (`prob`): repeats merged, blanks dropped; confidence = the kept steps' mean probability.
+ */
+export function ctcDecode(index: BigInt64Array, prob: Float32Array, row: number, steps: number, dictionary: readonly string[]): { text: string; confidence: number } {
   let text = "";
   let sum = 0;
   let kept = 0;
   let previous = -1;
-  for (let t = 0; t < steps; t++) {
-    const base = (row * steps + t) * classes;
-    let best = 0;
-    let bestP = -Infinity;
-    for (let c = 0; c < classes; c++) {
-      const p = prob[base + c]!;
-      if (p > bestP) {
-        bestP = p;
-        best = c;
-      }
-    }
+  for (let t = row * steps; t < (row + 1) * steps; t++) {
+    const best = Number(index[t]!);
     if (best !== 0 && best !== previous) {
       text += dictionary[best] ?? "";
-      sum += bestP;
+      sum += prob[t]!;
       kept++;
     }
     previous = best;

@@ -1,4 +1,5 @@
-// ocr_rec's [N, steps, 6625] → the lines as tensors: text, confidence, box (4 corners), angle.
+// ocr_rec's likeliest class per step and its probability, [N, steps] each → the lines as tensors:
+// text, confidence, box (4 corners), angle.
 import type { HandlerContext, Tensor } from "../../runtime/mod.ts";
 import { boxesOf, decodeLines, parseDictionary, readingOrder } from "../ocr/ppocr.ts";
 
@@ -8,13 +9,14 @@ export async function initialize(ctx: HandlerContext) {
   dictionary = parseDictionary(await ctx.readFile("ppocr_keys_v1.txt"));
 }
 
-export function compute(inputs: { probs: Tensor; boxes: Tensor; turned: Tensor }, ctx: HandlerContext) {
+export function compute(inputs: { classes: Tensor; scores: Tensor; boxes: Tensor; turned: Tensor }, ctx: HandlerContext) {
   const rows = inputs.boxes.shape[0]!;
-  for (const name of ["probs", "turned"] as const) {
+  for (const name of ["classes", "scores", "turned"] as const) {
     if (inputs[name].shape[0] !== rows) throw ctx.error(`${name} has ${inputs[name].shape[0]} rows for ${rows} boxes`);
   }
+  if (inputs.scores.shape[1] !== inputs.classes.shape[1]) throw ctx.error(`scores has ${inputs.scores.shape[1]} steps a line, classes ${inputs.classes.shape[1]}`);
   const turned = Array.from(inputs.turned.data as Uint8Array, Boolean);
-  const lines = readingOrder(decodeLines(inputs.probs, boxesOf(inputs.boxes), turned, dictionary));
+  const lines = readingOrder(decodeLines(inputs.classes, inputs.scores, boxesOf(inputs.boxes), turned, dictionary));
   const utf8 = new TextEncoder();
   return {
     text: { datatype: "BYTES", shape: [lines.length], data: lines.map((l) => utf8.encode(l.text)) },

@@ -167,8 +167,13 @@ describe("functions/ocr_ensemble: the same chain as an ensemble over KServe", ()
     const probs = (n: number) => ({ name: "angle_probs", datatype: "FP32", shape: [n, 2], data: Array(n * 2).fill(0.5) });
     expect(await call("ocr_lines", [pixels, boxes(5000), probs(5000)])).toEqual({ status: 400, error: "function 'ocr_lines' compute: boxes has 5000 rows; at most 16 lines are read per image" });
     expect(await call("ocr_lines", [pixels, boxes(2), probs(3)])).toEqual({ status: 400, error: "function 'ocr_lines' compute: angle_probs has 3 rows for 2 boxes" });
-    const decode = [{ name: "probs", datatype: "FP32", shape: [1, 1, 6625], data: Array(6625).fill(0) }, boxes(2), { name: "turned", datatype: "BOOL", shape: [2], data: [false, false] }];
-    expect(await call("ocr_decode", decode)).toEqual({ status: 400, error: "function 'ocr_decode' compute: probs has 1 rows for 2 boxes" });
+    const decode = [
+      { name: "classes", datatype: "INT64", shape: [1, 4], data: [0, 1, 2, 3] },
+      { name: "scores", datatype: "FP32", shape: [1, 4], data: [1, 1, 1, 1] },
+      boxes(2),
+      { name: "turned", datatype: "BOOL", shape: [2], data: [false, false] },
+    ];
+    expect(await call("ocr_decode", decode)).toEqual({ status: 400, error: "function 'ocr_decode' compute: classes has 1 rows for 2 boxes" });
     // The models' free dims are bounded by their max_input_elements, before any data is decoded.
     const huge = await call("ocr_det", [{ name: "x", datatype: "FP32", shape: [1, 3, 2048, 2048], data: [0] }]);
     expect(huge.status).toBe(413);

@@ -241,14 +241,17 @@ describe("ctcDecode", () => {
     expect(dictionary).toEqual(["", "a", "b", " "]);
     // Steps: a a blank a b space → "aab " (the blank separates the two a's).
     const steps = [1, 1, 0, 1, 2, 3];
-    const prob = new Float32Array(2 * steps.length * 4); // row 1 of 2
+    const index = new BigInt64Array(2 * steps.length).fill(2n); // row 1 of 2; row 0 reads "b"
+    const prob = new Float32Array(2 * steps.length);
     steps.forEach((c, t) => {
-      prob[(steps.length + t) * 4 + c] = 0.5 + t * 0.05;
+      index[steps.length + t] = BigInt(c);
+      prob[steps.length + t] = 0.5 + t * 0.05;
     });
-    const { text, confidence } = ctcDecode(prob, 1, steps.length, 4, dictionary);
+    const { text, confidence } = ctcDecode(index, prob, 1, steps.length, dictionary);
     expect(text).toBe("aab ");
     expect(confidence).toBeCloseTo((0.5 + 0.65 + 0.7 + 0.75) / 4, 6);
-    expect(ctcDecode(new Float32Array(8), 0, 2, 4, dictionary)).toEqual({ text: "", confidence: 0 });
+    expect(ctcDecode(index, prob, 0, steps.length, dictionary).text).toBe("b");
+    expect(ctcDecode(new BigInt64Array(4), new Float32Array(4), 0, 2, dictionary)).toEqual({ text: "", confidence: 0 });
   });
 });
 
