@@ -1,6 +1,7 @@
 import { RuntimeError } from "../core/mod.ts";
 import type { Clock, InferRequest, InferResponse, Tensor } from "../core/mod.ts";
 import type { DeclaredConfig, LoadLimits } from "../config/mod.ts";
+import { concatBatch, splitBatch } from "../tensor/mod.ts";
 import type { MetricsEntry, ModelStats } from "../metrics/mod.ts";
 import { AutoscaleLoop } from "./autoscale-loop.ts";
 import { DeploymentClosedError } from "./deployment.ts";
@@ -259,12 +260,24 @@ export class ModelManager {
     await this.#registry.stop();
   }
 
-  /** `ctx.infer` from a handler, an ensemble's step: another function, by tensors, as an inference request would run it. */
+  /**
+   * `ctx.infer` from a handler, an ensemble's step: another function, by tensors, as an inference
+   * request would run it. Ours: rows a batching function could share out are sent as several
+   * requests (`rowShares`) that run concurrently, their outputs joined in order, so a call with
+   * more rows than its `max_batch_size` is served, and one while instances stand idle uses them.
+   */
   async #dispatch(name: string, version: string | undefined, inputs: Record<string, Tensor>, signal: AbortSignal, outputs?: readonly string[]): Promise<Record<string, Tensor>> {
-    const request: InferRequest = { parameters: {}, inputs: Object.entries(inputs).map(([input, tensor]) => ({ name: input, tensor })) };
-    if (outputs) request.outputs = outputs.map((output) => ({ name: output }));
-    const response = await this.infer(name, version, request, { signal });
-    return Object.fromEntries(response.outputs.map((o) => [o.name, o.tensor]));
+    const acquired = await this.acquire(name, version, { signal });
+    const run = async (part: Record<string, Tensor>) => {
+      const request: InferRequest = { parameters: {}, inputs: Object.entries(part).map(([input, tensor]) => ({ name: input, tensor })) };
+      if (outputs) request.outputs = outputs.map((output) => ({ name: output }));
+      const response = await this.infer(name, version, request, { signal, acquired });
+      return Object.fromEntries(response.outputs.map((o) => [o.name, o.tensor]));
+    };
+    const shares = acquired.config.ensemble_scheduling ? undefined : rowShares(inputs, acquired.config.max_batch_size, acquired.instanceCount);
+    if (!shares) return run(inputs);
+    const parts = await Promise.all(shares.map(run));
+    return Object.fromEntries(Object.keys(parts[0]!).map((output) => [output, concatBatch(parts.map((p) => p[output]!))]));
   }
 
   #every(ms: number, task: () => Promise<void>): void {
@@ -279,6 +292,24 @@ export class ModelManager {
     };
     schedule();
   }
+}
+
+/**
+ * How a call's rows are shared out as requests, or undefined to send it whole: only for a batching
+ * function (rows are independent there) whose inputs agree on their rows, in shares of at most
+ * `max_batch_size` rows and at most a share per instance (3 rows, 2 instances: 2 + 1). Queued
+ * shares of concurrent calls batch together again, up to `max_batch_size` rows.
+ */
+export function rowShares(inputs: Record<string, Tensor>, maxBatchSize: number, instances: number): Record<string, Tensor>[] | undefined {
+  const tensors = Object.values(inputs);
+  const rows = tensors[0]?.shape[0];
+  if (maxBatchSize <= 0 || rows === undefined || rows < 2 || tensors.some((t) => t.shape.length === 0 || t.shape[0] !== rows)) return undefined;
+  const share = Math.min(maxBatchSize, Math.ceil(rows / Math.max(1, instances)));
+  if (share >= rows) return undefined;
+  const sizes: number[] = [];
+  for (let left = rows; left > 0; left -= share) sizes.push(Math.min(share, left));
+  const split = Object.entries(inputs).map(([name, tensor]) => [name, splitBatch(tensor, sizes)] as const);
+  return sizes.map((_, i) => Object.fromEntries(split.map(([name, parts]) => [name, parts[i]!])));
 }
 
 /** Waits for `work`, but at most `ms` on the injected clock, and no longer than the caller's signal allows. */

@@ -84,6 +84,28 @@ describe("ensembles (platform: ensemble)", () => {
     expect((await statsOf("simple")).inference_count).toBe(24);
   });
 
+  it("sends a step more rows than its function's max_batch_size as several requests, and joins their outputs in order (ours)", async () => {
+    // A non-batching ensemble passing whole [-1, 16] tensors to simple (max_batch_size 8): 20 rows go as 8 + 8 + 4.
+    const WIDE = `platform: ensemble
+max_batch_size: 0
+input: [{ name: A, data_type: TYPE_INT32, dims: [-1, 16] }, { name: B, data_type: TYPE_INT32, dims: [-1, 16] }]
+output: [{ name: SUM, data_type: TYPE_INT32, dims: [-1, 16] }]
+ensemble_scheduling:
+  step:
+    - { model_name: simple, input_map: { INPUT0: A, INPUT1: B }, output_map: { OUTPUT0: SUM } }
+`;
+    server = await startServer({ repository: repository({ wide: WIDE }) });
+    const rows = 20;
+    const values = (base: number) => Array.from({ length: rows * 16 }, (_, i) => base + i);
+    const payload = JSON.stringify({ inputs: ["A", "B"].map((name, i) => ({ name, datatype: "INT32", shape: [rows, 16], data: values(i * 1000) })) });
+    const r = await infer("wide", payload);
+    expect(r.status).toBe(200);
+    expect(r.json.outputs[0].shape).toEqual([rows, 16]);
+    expect(r.json.outputs[0].data).toEqual(values(0).map((v, i) => v + values(1000)[i]!));
+    expect((await statsOf("simple")).inference_count).toBe(rows);
+    expect((await statsOf("simple")).inference_stats.success.count).toBe(3);
+  });
+
   it("answers a request the ensemble's own config refuses with 400, before any step runs", async () => {
     server = await startServer({ repository: repository({ twice: TWICE }) });
     const wrong = await infer("twice", body(["A", "C"]));

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { ModelManager } from "../../../runtime/lifecycle/mod.ts";
 import type { ModelManagerOptions } from "../../../runtime/lifecycle/mod.ts";
-import type { InferRequest } from "../../../runtime/mod.ts";
+import type { InferRequest, Tensor } from "../../../runtime/mod.ts";
+import { rowShares } from "../../../runtime/lifecycle/model-manager.ts";
 import { FakeClock } from "../../support/fake-clock.ts";
 import { FakeBackend, fakeModel } from "../../support/fake-backend.ts";
 import { MemoryPlatform } from "../../support/memory-platform.ts";
@@ -312,5 +313,31 @@ describe("ModelManager", () => {
       await manager.poll();
       await expect(answer(manager, "b")).rejects.toMatchObject({ code: "NOT_FOUND" });
     });
+  });
+});
+
+describe("rowShares (how ctx.infer and ensemble steps share a call's rows out)", () => {
+  const rows = (n: number, width = 2): Tensor => ({ datatype: "INT32", shape: [n, width], data: Int32Array.from({ length: n * width }, (_, i) => i) });
+  const sizes = (shares: Record<string, Tensor>[] | undefined) => shares?.map((s) => s.x!.shape[0]);
+
+  it("keeps each share within max_batch_size, and shares rows out across idle instances", () => {
+    expect(sizes(rowShares({ x: rows(16) }, 4, 2))).toEqual([4, 4, 4, 4]);
+    expect(sizes(rowShares({ x: rows(3) }, 4, 2))).toEqual([2, 1]);
+    expect(sizes(rowShares({ x: rows(20) }, 8, 1))).toEqual([8, 8, 4]);
+  });
+
+  it("sends a call whole when one request can take it, the function does not batch, or its inputs disagree on rows", () => {
+    expect(rowShares({ x: rows(5) }, 16, 1)).toBeUndefined();
+    expect(rowShares({ x: rows(1) }, 4, 2)).toBeUndefined();
+    expect(rowShares({ x: rows(20) }, 0, 2)).toBeUndefined();
+    expect(rowShares({ x: rows(20), y: rows(19) }, 4, 2)).toBeUndefined();
+    expect(rowShares({ x: { datatype: "INT32", shape: [], data: Int32Array.of(1) } }, 4, 2)).toBeUndefined();
+  });
+
+  it("gives every input the same rows of the call, as views, in order", () => {
+    const shares = rowShares({ x: rows(5), y: rows(5, 1) }, 2, 1)!;
+    expect(shares.map((s) => [...(s.y!.data as Int32Array)])).toEqual([[0, 1], [2, 3], [4]]);
+    expect([...(shares[1]!.x!.data as Int32Array)]).toEqual([4, 5, 6, 7]);
+    expect((shares[1]!.x!.data as Int32Array).buffer).toBe((shares[0]!.x!.data as Int32Array).buffer);
   });
 });
