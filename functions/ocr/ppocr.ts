@@ -71,11 +71,13 @@ export const TENSORS = {
   rec: { input: "x", output: "softmax_11.tmp_0", index: "ctc_index", prob: "ctc_prob" },
 } as const;
 
-// Rows per call: each function's max_batch_size in its function.yaml.
+// Lines per call of the classifier and the recogniser: what one call holds in memory at once
+// (16 lines 960 wide: 8.8 MB). Each call's rows reach the models in requests of at most their
+// max_batch_size (ctx.infer shares them out), so these need not match function.yaml.
 const CLS_ROWS = 16;
 const REC_ROWS = 16;
 const CLS_WIDTH = 192;
-/** Lines one image sends through the ensemble's steps: no more than ocr_cls and ocr_rec take in one request. */
+/** Lines one image sends through the ensemble's steps: one call of each model, as readText makes it. */
 export const STEP_MAX_LINES = Math.min(CLS_ROWS, REC_ROWS);
 
 /** A number from function.yaml's `parameters` (plain strings), or undefined when absent or not a number. */
