@@ -1,5 +1,5 @@
 import type { DataType, Tensor } from "../core/mod.ts";
-import { byteSize, DATA_TYPES, storageFor } from "../tensor/mod.ts";
+import { batchParts, byteSize, DATA_TYPES, storageFor } from "../tensor/mod.ts";
 
 /**
  * The shared-memory hop to an ORT worker: a control block (an Int32Array over a
@@ -75,7 +75,7 @@ export function arenaBytesFor(names: readonly string[], tensors: Record<string, 
     if (tensor.datatype === "BYTES" || names.indexOf(name) < 0) return -1;
     for (const d of tensor.shape) if (d > MAX_DIM) return -1;
     words += 5 + tensor.shape.length;
-    bytes += align((tensor.data as Exclude<Tensor["data"], Uint8Array[]>).byteLength);
+    bytes += align(byteLengthOf(tensor));
   }
   return words > HEADER_WORDS ? -1 : bytes;
 }
@@ -86,16 +86,22 @@ export function writeTensors(control: Int32Array, arena: Uint8Array, names: read
   let offset = 0;
   let count = 0;
   for (const name in tensors) {
-    const { datatype, shape, data } = tensors[name]!;
-    const bytes = data as Exclude<Tensor["data"], Uint8Array[]>;
+    const tensor = tensors[name]!;
+    const { datatype, shape } = tensor;
+    const byteLength = byteLengthOf(tensor);
     control[word++] = names.indexOf(name);
     control[word++] = DATA_TYPES.indexOf(datatype);
     control[word++] = shape.length;
     control[word++] = offset;
-    control[word++] = bytes.byteLength;
+    control[word++] = byteLength;
     for (const d of shape) control[word++] = d;
-    arena.set(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), offset);
-    offset += align(bytes.byteLength);
+    // A batch's parts go in one after another: the batch is never assembled on this side.
+    let at = offset;
+    for (const part of batchParts(tensor) ?? [tensor.data as Numeric]) {
+      arena.set(new Uint8Array(part.buffer, part.byteOffset, part.byteLength), at);
+      at += part.byteLength;
+    }
+    offset += align(byteLength);
     count++;
   }
   control[COUNT] = count;
@@ -143,6 +149,17 @@ export function fetchMask(names: readonly string[], wanted: readonly string[] | 
 export function fetchedNames(names: readonly string[], mask: number): string[] | undefined {
   if (mask === 0) return undefined;
   return names.filter((_, i) => i < FETCH_BITS && (mask & (1 << i)) !== 0);
+}
+
+type Numeric = Exclude<Tensor["data"], Uint8Array[]>;
+
+/** A numeric tensor's bytes, from its batch parts when it has them (reading `data` would assemble them). */
+function byteLengthOf(tensor: Tensor): number {
+  const parts = batchParts(tensor);
+  if (!parts) return (tensor.data as Numeric).byteLength;
+  let bytes = 0;
+  for (const part of parts) bytes += part.byteLength;
+  return bytes;
 }
 
 /** The smallest power-of-two arena of at least `bytes`, never under the initial size. */

@@ -25,6 +25,37 @@ export function concatBatch(parts: readonly Tensor[]): Tensor {
   return { datatype: first.datatype, shape, data: out };
 }
 
+/** Where `batchOf` keeps a batch's parts (a symbol: a tensor's own keys stay datatype, shape, data). */
+const PARTS = Symbol("batch parts");
+
+type NumericData = Exclude<TensorData, Uint8Array[]>;
+
+/**
+ * The requests' tensors as one batch along dimension 0, without copying them yet: its `data` is
+ * concatenated on first read (as `concatBatch` would), and `batchParts` hands the parts to code
+ * that copies them anyway — the worker channel writes each straight into shared memory, so a
+ * batch bound for a worker is copied once, not twice, and allocates nothing.
+ */
+export function batchOf(parts: readonly Tensor[]): Tensor {
+  const first = parts[0]!;
+  if (parts.length === 1 || first.datatype === "BYTES") return concatBatch(parts);
+  const shape = [parts.reduce((n, t) => n + t.shape[0]!, 0), ...first.shape.slice(1)];
+  let data: TensorData | undefined;
+  return {
+    datatype: first.datatype,
+    shape,
+    get data() {
+      return (data ??= concatBatch(parts).data);
+    },
+    [PARTS]: parts.map((t) => t.data as NumericData),
+  } as Tensor;
+}
+
+/** The parts of a batch `batchOf` made, in order, while its data has not been concatenated; else undefined. */
+export function batchParts(tensor: Tensor): readonly NumericData[] | undefined {
+  return (tensor as { [PARTS]?: NumericData[] })[PARTS];
+}
+
 /**
  * Splits a batched output back into per-request tensors of the given batch sizes. Numeric data
  * comes back as views on the batch buffer, not copies.

@@ -1,6 +1,6 @@
 import { RuntimeError } from "../../core/mod.ts";
 import type { Clock } from "../../core/mod.ts";
-import { concatBatch, splitBatch } from "../../tensor/mod.ts";
+import { batchOf, splitBatch } from "../../tensor/mod.ts";
 import { PriorityQueue } from "../queue/priority-queue.ts";
 import type { LevelPolicy, QueueEntry } from "../queue/priority-queue.ts";
 import type { SchedulerObserver } from "../scheduler-observer.ts";
@@ -366,7 +366,7 @@ export class DynamicBatcher implements InstanceScheduler {
     const { clock, observer } = this.#options;
     const t0 = clock.now();
     const feeds: ScheduledRequest["feeds"] = {};
-    for (const name of Object.keys(requests[0]!.feeds)) feeds[name] = concatBatch(requests.map((r) => r.feeds[name]!));
+    for (const name of Object.keys(requests[0]!.feeds)) feeds[name] = batchOf(requests.map((r) => r.feeds[name]!));
     const t1 = clock.now();
     const wanted = neededOutputs(requests);
     const outputs = await instance.run(feeds, signals || wanted ? { requestSignals: signals, outputs: wanted } : undefined);

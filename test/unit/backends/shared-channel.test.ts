@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { arenaBytesFor, arenaSizeFor, CONTROL_BYTES, FETCH_BITS, fetchedNames, fetchMask, INITIAL_ARENA_BYTES, readTensors, writeTensors } from "../../../runtime/backends/_shared-channel.ts";
 import type { Tensor } from "../../../runtime/core/mod.ts";
+import { batchOf } from "../../../runtime/tensor/mod.ts";
 
 const names = ["a", "b", "c"];
 
@@ -20,6 +21,18 @@ describe("shared channel layout", () => {
     expect(copies).toEqual(tensors);
     expect((views.c!.data as BigInt64Array).buffer).toBe(arena);
     expect((copies.c!.data as BigInt64Array).buffer).toBeInstanceOf(ArrayBuffer);
+  });
+
+  it("`writeTensors()` writes a batch's parts one after another, as the assembled batch would read", () => {
+    const part = (values: number[]): Tensor => ({ datatype: "INT32", shape: [values.length / 2, 2], data: Int32Array.from(values) });
+    const batch = batchOf([part([1, 2]), part([3, 4, 5, 6])]);
+    expect(arenaBytesFor(names, { a: batch })).toBe(24);
+    const control = new Int32Array(new SharedArrayBuffer(CONTROL_BYTES));
+    const arena = new SharedArrayBuffer(INITIAL_ARENA_BYTES);
+    writeTensors(control, new Uint8Array(arena), names, { a: batch, b: part([7, 8]) });
+    const read = readTensors(control, arena, names, true);
+    expect(read.a).toEqual({ datatype: "INT32", shape: [3, 2], data: Int32Array.of(1, 2, 3, 4, 5, 6) });
+    expect([...(read.b!.data as Int32Array)]).toEqual([7, 8]);
   });
 
   it("`arenaBytesFor()` is -1 for what the channel cannot carry: BYTES, names outside the signature", () => {
