@@ -43,24 +43,32 @@ export class NodeBody implements DirectBody {
     return this.#whole || this.#incoming.readableEnded;
   }
 
+  /**
+   * A small body has usually arrived whole by the time it is read: take it from the stream's
+   * buffer now, without listeners and turns of events. Whole means the parser finished the
+   * message, or the buffer holds every byte Content-Length declared: Node's parser calls back
+   * into JS once per event (headers, body, message complete) with microtasks run in between, so
+   * a body read after a few awaits usually finds all of its bytes buffered but `complete` not yet
+   * set. (That case never sees 'end': nothing reads the stream again.)
+   */
+  take(limit: number): Uint8Array | undefined {
+    const incoming = this.#incoming;
+    if (incoming.readableEnded) return undefined;
+    const buffered = incoming.readableLength;
+    const declared = incoming.headers["content-length"];
+    if (incoming.readableFlowing || buffered > limit || !(incoming.complete || (declared !== undefined && buffered === Number(declared)))) return undefined;
+    this.#whole = true;
+    const body = new Uint8Array(buffered);
+    let at = 0;
+    for (let chunk: Buffer | null; at < buffered && (chunk = incoming.read() as Buffer | null) !== null; at += chunk.byteLength) body.set(chunk, at);
+    return at === buffered ? body : body.subarray(0, at);
+  }
+
   read(limit: number): Promise<Uint8Array | undefined> {
     const incoming = this.#incoming;
     if (incoming.readableEnded) return Promise.resolve(new Uint8Array());
-    // A small body has usually arrived whole by the time it is read: take it from the stream's
-    // buffer now, without listeners and turns of events. Whole means the parser finished the
-    // message, or the buffer holds every byte Content-Length declared: Node's parser calls back
-    // into JS once per event (headers, body, message complete) with microtasks run in between, so
-    // a body read after a few awaits usually finds all of its bytes buffered but `complete` not yet
-    // set. (That case never sees 'end': nothing reads the stream again.)
-    const buffered = incoming.readableLength;
-    const declared = incoming.headers["content-length"];
-    if (!incoming.readableFlowing && buffered <= limit && (incoming.complete || (declared !== undefined && buffered === Number(declared)))) {
-      this.#whole = true;
-      const body = new Uint8Array(buffered);
-      let at = 0;
-      for (let chunk: Buffer | null; at < buffered && (chunk = incoming.read() as Buffer | null) !== null; at += chunk.byteLength) body.set(chunk, at);
-      return Promise.resolve(at === buffered ? body : body.subarray(0, at));
-    }
+    const whole = this.take(limit);
+    if (whole) return Promise.resolve(whole);
     return new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];
       let size = 0;

@@ -42,9 +42,12 @@ export function requestListener(fetch: Fetch, lane?: FastLane): (incoming: Incom
 function write(incoming: IncomingMessage, outgoing: ServerResponse, body: NodeBody, reply: Reply): void {
   if (outgoing.destroyed) return;
   const length = typeof reply.body === "string" ? Buffer.byteLength(reply.body) : reply.body.byteLength;
-  const headers: Record<string, string | number> = { ...reply.headers, "content-length": length };
-  if (!body.ended && unreadMayExceed(incoming, DRAIN_MAX_BYTES)) headers.connection = "close";
-  outgoing.writeHead(reply.status, headers);
+  // Names and values in one flat list (writeHead takes that too): no object built per reply.
+  const headers: (string | number)[] = [];
+  for (const name in reply.headers) headers.push(name, reply.headers[name]!);
+  headers.push("content-length", length);
+  if (!body.ended && unreadMayExceed(incoming, DRAIN_MAX_BYTES)) headers.push("connection", "close");
+  outgoing.writeHead(reply.status, headers as string[]);
   outgoing.end(reply.body);
 }
 

@@ -36,20 +36,22 @@ export function accessControl(options: AccessOptions): MiddlewareHandler {
 
 /**
  * Throws (or rejects with) UNAUTHENTICATED/PERMISSION_DENIED when the request may not call its
- * route; the policy above. Returns `undefined` when the request may, decided without waiting
+ * route; the policy above. A caller that matched the route already may say its group. Returns `undefined` when the request may, decided without waiting
  * (no keys to compare): the common case of an open inference server costs no promise.
  */
-export type Authorize = (method: string, path: string, header: HeaderLookup) => Promise<void> | undefined;
+export type Authorize = (method: string, path: string, header: HeaderLookup, group?: ApiGroup) => Promise<void> | undefined;
 
 /** The access policy as one function, for the Hono middleware and for an adapter's own lane. */
 export function createAuthorizer(options: AccessOptions): Authorize {
   const open = !options.apiKeys?.length;
   const keys = Promise.all([KeySet.create(options.apiKeys ?? []), KeySet.create(options.adminKeys ?? [])]);
   const trusted = (options.trustedOrigins ?? []).filter((o) => o !== "*").map((o) => o.toLowerCase());
-  return (method, path, header) => {
-    const group = apiGroup(path);
+  // `group`: the route's group when the caller has matched the route already (the fast lane).
+  return (method, path, header, known) => {
+    const group = known ?? apiGroup(path);
     if (group === "health" || group === "metrics" || (open && API_GROUPS.has(group))) return undefined;
-    return keys.then(([api, admin]) => authorize({ method, path, header }, group, { api, admin, trusted }));
+    // The path names the route in a refusal: without a query string (a lane passes the request line's target).
+    return keys.then(([api, admin]) => authorize({ method, path: path.split("?", 1)[0]!, header }, group, { api, admin, trusted }));
   };
 }
 

@@ -14,6 +14,12 @@ export interface DirectBody {
    * the client aborts mid-body.
    */
   read(limit: number): Promise<Uint8Array | undefined>;
+  /**
+   * The whole body at once, when all of it has arrived already (buffered) and is within `limit`,
+   * as `read` would give it; else undefined, and `read` waits for it. Optional: an adapter that
+   * cannot tell leaves it out.
+   */
+  take?(limit: number): Uint8Array | undefined;
 }
 
 /** What an adapter may pass to the app's fetch handler as its second argument (Hono's `c.env`). */

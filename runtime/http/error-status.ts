@@ -20,6 +20,7 @@ const statusByCode: Record<ErrorCode, number> = {
 /** A response as plain data, for the routes an adapter answers itself (fast-lane.ts). */
 export interface Reply {
   status: number;
+  /** May be shared (a cached reply's): never changed once the reply is made. */
   headers: Record<string, string>;
   body: string | Uint8Array;
 }

@@ -34,7 +34,8 @@ export function registerFunctionRoutes(app: Hono, ctx: InferContext): void {
  */
 export async function functionCall(ctx: InferContext, call: { name: string; header: HeaderLookup; body: DirectBody }): Promise<Reply> {
   const { name, header, body } = call;
-  await refuseDeclaredOversize(header, body, ctx.maxInputBytes);
+  const refused = refuseDeclaredOversize(header, body, ctx.maxInputBytes);
+  if (refused) await refused;
   const lookup = {
     admission: header,
     get signal() {
@@ -50,7 +51,7 @@ export async function functionCall(ctx: InferContext, call: { name: string; head
     throw new RuntimeError("INVALID_ARG", `function '${name}' has no handler to take a body (${what}); send tensors to POST /v2/models/${name}/infer`);
   }
   d.checkRoom();
-  const bytes = await readBody(header, body, ctx.maxInputBytes);
+  const bytes = (header("content-encoding") === undefined && body.take?.(ctx.maxInputBytes)) || (await readBody(header, body, ctx.maxInputBytes));
   const contentType = header("content-type") ?? "";
   const options = {
     acquired: d,

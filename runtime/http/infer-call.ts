@@ -42,7 +42,8 @@ export interface InferCall {
  */
 export async function inferCall(ctx: InferContext, call: InferCall): Promise<Reply> {
   const { name, version, header, body } = call;
-  await refuseDeclaredOversize(header, body, ctx.maxInputBytes);
+  const refused = refuseDeclaredOversize(header, body, ctx.maxInputBytes);
+  if (refused) await refused;
   // The signal is read only where the request waits (a load, the queue): an adapter may build
   // it on first read (Node's costs an AbortController and a listener).
   const options = {
@@ -59,13 +60,16 @@ export async function inferCall(ctx: InferContext, call: InferCall): Promise<Rep
       return body.signal;
     },
   };
-  const d = (options.acquired = await ctx.models.acquire(name, version, lookup));
+  // A READY deployment comes back at once, without a turn of the event loop.
+  const found = ctx.models.acquireNow(name, version, lookup);
+  const d = (options.acquired = found instanceof Promise ? await found : found);
   d.checkRoom();
-  const bytes = await readBody(header, body, ctx.maxInputBytes);
+  // A body that has all arrived (the usual small one) is taken at once; anything else is read.
+  const bytes = (header("content-encoding") === undefined && body.take?.(ctx.maxInputBytes)) || (await readBody(header, body, ctx.maxInputBytes));
   const framing = header("inference-header-content-length");
   // With response_cache: a request of exactly these bytes answered before gets that reply as it was sent.
   const remembered = d.cachedReply(framing ?? "", bytes);
-  if (remembered.reply) return { status: 200, headers: { ...remembered.reply.headers }, body: remembered.reply.body };
+  if (remembered.reply) return { status: 200, headers: remembered.reply.headers, body: remembered.reply.body };
   const request = decode(bytes, framing, d, elementLimit(ctx, d));
   const response = await ctx.models.infer(name, version, request, options);
   const encoded = encodeInferResponse(response, request);

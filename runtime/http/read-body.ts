@@ -17,15 +17,18 @@ export type HeaderLookup = (name: string) => string | undefined;
 
 /**
  * Refuses a body whose declared `Content-Length` is over `limit` (RESOURCE_EXHAUSTED → 413)
- * before anything else is decided about the request. A body of up to 16 MiB is read and dropped
- * first: a server that answers while the client is still sending makes some clients see a broken
- * pipe instead of the 413. Larger ones go unread.
+ * before anything else is decided about the request: the refusal, which rejects once a body of
+ * up to 16 MiB was read and dropped (a server that answers while the client is still sending
+ * makes some clients see a broken pipe instead of the 413; larger ones go unread). Undefined when
+ * the length is within the limit: the common case costs no promise.
  */
-export async function refuseDeclaredOversize(header: HeaderLookup, body: DirectBody, limit: number): Promise<void> {
+export function refuseDeclaredOversize(header: HeaderLookup, body: DirectBody, limit: number): Promise<never> | undefined {
   const declared = Number(header("content-length") ?? NaN);
-  if (!(declared > limit)) return;
-  if (declared <= DRAIN_LIMIT) await body.read(DRAIN_LIMIT).catch(() => {});
-  throw tooLarge(limit);
+  if (!(declared > limit)) return undefined;
+  return (async () => {
+    if (declared <= DRAIN_LIMIT) await body.read(DRAIN_LIMIT).catch(() => {});
+    throw tooLarge(limit);
+  })();
 }
 
 /**
@@ -34,7 +37,8 @@ export async function refuseDeclaredOversize(header: HeaderLookup, body: DirectB
  * A client that goes away mid-body gets a `ClientAbortedError`.
  */
 export async function readBody(header: HeaderLookup, body: DirectBody, limit: number): Promise<Uint8Array> {
-  await refuseDeclaredOversize(header, body, limit);
+  const refused = refuseDeclaredOversize(header, body, limit);
+  if (refused) await refused;
   const declared = Number(header("content-length") ?? NaN);
   const encoding = header("content-encoding")?.trim().toLowerCase();
   if (encoding && encoding !== "identity" && encoding !== "gzip" && encoding !== "deflate") {

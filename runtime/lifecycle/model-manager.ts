@@ -86,6 +86,14 @@ export class ModelManager {
    * request first, on the same lookup: a refused request loads nothing and never queues.
    */
   async acquire(name: string, version?: string, options: { signal?: AbortSignal; admission?: (header: string) => string | undefined } = {}): Promise<Deployment> {
+    return this.acquireNow(name, version, options);
+  }
+
+  /**
+   * `acquire`, answering a READY deployment itself rather than a promise of it (what the hot path
+   * awaits costs a turn); a version that must load first comes as a promise. Refusals throw.
+   */
+  acquireNow(name: string, version?: string, options: { signal?: AbortSignal; admission?: (header: string) => string | undefined } = {}): Deployment | Promise<Deployment> {
     const fn = this.#registry.function(name);
     const v = this.#registry.pick(fn, version);
     if (options.admission && fn.limiter) this.#admit(fn, v, options.admission);
@@ -96,7 +104,7 @@ export class ModelManager {
     if (fn.error) throw new RuntimeError("UNAVAILABLE", `model '${name}' is not ready: ${fn.error}`);
     if (v.state === "FAILED") throw new RuntimeError("UNAVAILABLE", v.reason);
     if (!fn.wanted) throw new RuntimeError("UNAVAILABLE", `model '${name}' is not loaded (control mode ${this.controlMode}); load it first`);
-    return await bounded(v.ensureReady(), { ms: this.#options.loadTimeoutMs ?? 120_000, clock: this.#options.clock, signal: options.signal, what: `'${name}' version ${v.version}` });
+    return bounded(v.ensureReady(), { ms: this.#options.loadTimeoutMs ?? 120_000, clock: this.#options.clock, signal: options.signal, what: `'${name}' version ${v.version}` });
   }
 
   /**

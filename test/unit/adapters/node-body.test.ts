@@ -17,13 +17,18 @@ interface Seen {
   flowing: boolean | null;
 }
 
-/** A server whose handler awaits a few microtasks (as the infer route does) and then reads with NodeBody. */
-async function start(limit = 1024): Promise<{ port: number; seen: Seen[] }> {
+/**
+ * A server whose handler awaits a few microtasks (as the infer route does) and then reads with
+ * NodeBody: `take` first where asked (as the infer route does), `read` when it gives nothing.
+ */
+async function start(limit = 1024, options: { take?: boolean; taken?: boolean[] } = {}): Promise<{ port: number; seen: Seen[] }> {
   const seen: Seen[] = [];
   server = createServer(async (incoming, outgoing) => {
     const body = new NodeBody(incoming, outgoing);
     for (let i = 0; i < 3; i++) await null;
-    const bytes = await body.read(limit);
+    const taken = options.take ? body.take(limit) : undefined;
+    options.taken?.push(taken !== undefined);
+    const bytes = taken ?? (await body.read(limit));
     seen.push({ body: bytes && new TextDecoder().decode(bytes), ended: body.ended, flowing: incoming.readableFlowing });
     outgoing.end(bytes === undefined ? "too large" : `got ${bytes.byteLength}`);
   });
@@ -71,6 +76,17 @@ describe("NodeBody.read", () => {
     const head = `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n`;
     await send(port, [head, "01234", "56789", request("after")], 2, 20);
     expect(seen.map((s) => s.body)).toEqual(["0123456789", "after"]);
+  });
+
+  it("`take()` gives a body that arrived whole at once and nothing for one still arriving, which `read()` then waits for", async () => {
+    const taken: boolean[] = [];
+    const { port, seen } = await start(1024, { take: true, taken });
+    await send(port, [request("whole")], 1);
+    const head = `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n`;
+    await send(port, [head, "01234", "56789"], 1, 20);
+    expect(seen.map((s) => s.body)).toEqual(["whole", "0123456789"]);
+    expect(taken).toEqual([true, false]);
+    expect(seen[0]).toMatchObject({ ended: true, flowing: null });
   });
 
   it("stops at the limit, whole or in pieces", async () => {

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { apiGroup } from "../../../runtime/http/api-groups.ts";
 import { createFastLane } from "../../../runtime/http/fast-lane.ts";
 import type { AppContext } from "../../../runtime/http/create-app.ts";
 import type { DirectBody } from "../../../runtime/http/direct-body.ts";
@@ -44,6 +46,23 @@ describe("the fast lane's routes", () => {
     ["GET", "/v1/functions/word_count"],
   ])("leaves %s %s to the app", (method, url) => {
     expect(lane()(request(method, url))).toBeUndefined();
+  });
+
+  it("takes only POSTs of the inference group (it authorizes them as such without matching the group again)", () => {
+    const segment = fc.stringMatching(/^[A-Za-z0-9_.%/-]{1,12}$/);
+    const url = fc.oneof(
+      fc.tuple(segment, fc.option(fc.stringMatching(/^[0-9a-z]{1,3}$/)), fc.constantFrom("", "?x=1", "/")).map(([n, v, q]) => `/v2/models/${n}${v === null ? "" : `/versions/${v}`}/infer${q}`),
+      fc.tuple(segment, fc.constantFrom("", "?x=1", "/")).map(([n, q]) => `/v1/functions/${n}${q}`),
+    );
+    fc.assert(
+      fc.property(url, (u) => {
+        const answer = lane()(request("POST", u));
+        if (!answer) return;
+        void answer.catch(() => {});
+        expect(apiGroup(u.split("?", 1)[0]!)).toBe("inference");
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it("leaves requests with an Origin to the app when --cors-origin is set (its middleware adds the headers)", () => {
