@@ -8,7 +8,7 @@ import type { DirectBody, ServeEnv } from "./direct-body.ts";
 import { toResponse } from "./error-status.ts";
 import type { Reply } from "./error-status.ts";
 import type { InferContext } from "./infer-call.ts";
-import { readBody, refuseDeclaredOversize, requestBody } from "./read-body.ts";
+import { refuseDeclaredOversize, requestBody, takeBody } from "./read-body.ts";
 import type { HeaderLookup } from "./read-body.ts";
 
 const utf8 = new TextEncoder();
@@ -51,7 +51,7 @@ export async function functionCall(ctx: InferContext, call: { name: string; head
     throw new RuntimeError("INVALID_ARG", `function '${name}' has no handler to take a body (${what}); send tensors to POST /v2/models/${name}/infer`);
   }
   d.checkRoom();
-  const bytes = (header("content-encoding") === undefined && body.take?.(ctx.maxInputBytes)) || (await readBody(header, body, ctx.maxInputBytes));
+  const bytes = await takeBody(header, body, ctx.maxInputBytes);
   const contentType = header("content-type") ?? "";
   const options = {
     acquired: d,

@@ -14,7 +14,7 @@ import type { RequestHeader } from "../tensor/mod.ts";
 import type { Deployment, ModelManager } from "../lifecycle/mod.ts";
 import type { DirectBody } from "./direct-body.ts";
 import type { Reply } from "./error-status.ts";
-import { readBody, refuseDeclaredOversize } from "./read-body.ts";
+import { refuseDeclaredOversize, takeBody } from "./read-body.ts";
 import type { HeaderLookup } from "./read-body.ts";
 
 /** What an inference call needs from the server. */
@@ -64,8 +64,7 @@ export async function inferCall(ctx: InferContext, call: InferCall): Promise<Rep
   const found = ctx.models.acquireNow(name, version, lookup);
   const d = (options.acquired = found instanceof Promise ? await found : found);
   d.checkRoom();
-  // A body that has all arrived (the usual small one) is taken at once; anything else is read.
-  const bytes = (header("content-encoding") === undefined && body.take?.(ctx.maxInputBytes)) || (await readBody(header, body, ctx.maxInputBytes));
+  const bytes = await takeBody(header, body, ctx.maxInputBytes);
   const framing = header("inference-header-content-length");
   // With response_cache: a request of exactly these bytes answered before gets that reply as it was sent.
   const remembered = d.cachedReply(framing ?? "", bytes);

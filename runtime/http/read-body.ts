@@ -64,6 +64,23 @@ export async function readBody(header: HeaderLookup, body: DirectBody, limit: nu
 }
 
 /**
+ * `readBody`, taking a body that has all arrived at once where the adapter can (`DirectBody.take`):
+ * the usual small request skips the read's promise, listeners and events. On Node a body sent
+ * with its head is pushed one microtask after the head's callback, which is where a route runs
+ * that awaited nothing yet: one `await` lets it arrive.
+ */
+export async function takeBody(header: HeaderLookup, body: DirectBody, limit: number): Promise<Uint8Array> {
+  if (body.take && header("content-encoding") === undefined) {
+    const now = body.take(limit);
+    if (now) return now;
+    await null;
+    const next = body.take(limit);
+    if (next) return next;
+  }
+  return readBody(header, body, limit);
+}
+
+/**
  * A web `Request`'s body as a `DirectBody` (Bun, Deno, tests, and Node routes the adapter gives no
  * body of its own): the native `arrayBuffer()` when the length is declared and allowed, else read
  * as a stream and stopped as soon as it passes the limit.
