@@ -48,6 +48,8 @@ export async function inferCall(ctx: InferContext, call: InferCall): Promise<Rep
   // it on first read (Node's costs an AbortController and a listener).
   const options = {
     acquired: undefined as Deployment | undefined,
+    /** The deployment whose checkRequest passed on the request's header while decoding. */
+    checked: undefined as Deployment | undefined,
     get signal() {
       return body.signal;
     },
@@ -70,6 +72,8 @@ export async function inferCall(ctx: InferContext, call: InferCall): Promise<Rep
   const remembered = d.cachedReply(framing ?? "", bytes);
   if (remembered.reply) return { status: 200, headers: remembered.reply.headers, body: remembered.reply.body };
   const request = decode(bytes, framing, d, elementLimit(ctx, d));
+  // A raw binary request is shaped from the config, not checked while decoding: the deployment checks it.
+  if (framing === undefined || Number(framing) > 0) options.checked = d;
   const response = await ctx.models.infer(name, version, request, options);
   const encoded = encodeInferResponse(response, request);
   const headers: Record<string, string> =

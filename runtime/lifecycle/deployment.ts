@@ -136,14 +136,17 @@ export class Deployment {
     throw new RuntimeError("UNAVAILABLE", `Exceeds maximum queue size for model '${this.name}' version ${this.version}: every priority level is full`);
   }
 
-  /** Validates, queues and runs one request; resolves with its own outputs. */
-  async infer(request: InferRequest, options: { signal?: AbortSignal } = {}): Promise<InferResponse> {
+  /**
+   * Validates, queues and runs one request; resolves with its own outputs. `checked`: the
+   * deployment whose `checkRequest` passed on this request's header already (it is not checked again here).
+   */
+  async infer(request: InferRequest, options: { signal?: AbortSignal; checked?: Deployment } = {}): Promise<InferResponse> {
     if (this.#closing) throw new DeploymentClosedError(this.name, this.version);
     const { clock } = this.#options;
     const started = clock.now();
     if (this.#active++ === 0) this.#options.onActivity?.(true);
     try {
-      const scheduled = prepareRequest(request, this.config, { checkInput: this.#options.backend.checkInput });
+      const scheduled = prepareRequest(request, this.config, { checkInput: this.#options.backend.checkInput, headerChecked: options.checked === this });
       const result = this.#options.cache ? await this.#cached(scheduled, request, options) : await this.#scheduler.enqueue(scheduled, options);
       const response = {
         modelName: this.name,

@@ -145,7 +145,7 @@ export class ModelManager {
    * Runs one request on the right deployment; if that one starts closing first, on its successor.
    * `acquired`: the deployment the caller already looked up for this request (tried first).
    */
-  async infer(name: string, version: string | undefined, request: InferRequest, options: { signal?: AbortSignal; acquired?: Deployment } = {}): Promise<InferResponse> {
+  async infer(name: string, version: string | undefined, request: InferRequest, options: { signal?: AbortSignal; acquired?: Deployment; checked?: Deployment } = {}): Promise<InferResponse> {
     for (let attempt = 0; ; attempt++) {
       const deployment = attempt === 0 && options.acquired ? options.acquired : await this.acquire(name, version, options);
       try {

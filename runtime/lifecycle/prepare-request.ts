@@ -64,11 +64,16 @@ export function checkRequestHeader(header: RequestHeader, config: FunctionConfig
 export function prepareRequest(
   request: InferRequest,
   config: FunctionConfig,
-  options: { checkInput?: (name: string, tensor: Tensor) => void } = {},
+  options: { checkInput?: (name: string, tensor: Tensor) => void; headerChecked?: boolean } = {},
 ): ScheduledRequest {
   const batching = config.max_batch_size > 0;
-  const headers = request.inputs.map((i) => ({ name: i.name, datatype: i.tensor.datatype, shape: i.tensor.shape }));
-  const batchSize = checkRequestHeader({ inputs: headers, outputs: request.outputs, parameters: request.parameters }, config);
+  // `headerChecked`: checkRequestHeader already passed on this request's header against this config
+  // (the HTTP layer checks it before decoding any data); its batch size is then the first input's rows.
+  const batchSize = options.headerChecked
+    ? batching
+      ? request.inputs[0]!.tensor.shape[0]!
+      : 1
+    : checkRequestHeader({ inputs: request.inputs.map((i) => ({ name: i.name, datatype: i.tensor.datatype, shape: i.tensor.shape })), outputs: request.outputs, parameters: request.parameters }, config);
   const specs = new Map(config.input.map((i) => [i.name, i]));
   const feeds: Record<string, Tensor> = {};
   const keyParts: string[] = [];

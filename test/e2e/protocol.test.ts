@@ -164,6 +164,14 @@ describe("binary tensor extension", () => {
     expect(probs[0]! + probs[1]!).toBeCloseTo(1, 5);
   });
 
+  it("checks a raw binary body against the model however its header length 0 is written", async () => {
+    for (const zero of ["0", "00", " 0"]) {
+      const res = await post("/v2/models/ocr_cls/infer", new Uint8Array(100), { "Inference-Header-Content-Length": zero });
+      expect(res.status).toBe(400);
+      expect((await res.json()).error).toMatch(/^input .x.: expected 110592 bytes of binary data/);
+    }
+  });
+
   it("refuses a raw binary body for a model with two inputs", async () => {
     const res = await post("/v2/models/simple/infer", new Uint8Array(128), { "Inference-Header-Content-Length": "0" });
     expect(res.status).toBe(400);
