@@ -284,7 +284,9 @@ export class ModelManager {
     };
     const shares = acquired.config.ensemble_scheduling ? undefined : rowShares(inputs, acquired.config.max_batch_size, acquired.instanceCount);
     if (!shares) return run(inputs);
-    const parts = await Promise.all(shares.map(run));
+    // Two shares in flight per instance keep every instance busy and let the batcher fill batches,
+    // while a call of a million rows (an ensemble step a client sized) never queues them all at once.
+    const parts = await inOrder(shares, Math.max(2, 2 * acquired.instanceCount), run);
     return Object.fromEntries(Object.keys(parts[0]!).map((output) => [output, concatBatch(parts.map((p) => p[output]!))]));
   }
 
@@ -303,21 +305,50 @@ export class ModelManager {
 }
 
 /**
+ * Most requests one call is shared out into: a call of more rows than this many full requests
+ * is sent whole, and refused as any request over `max_batch_size` is (an ensemble step's rows come
+ * from a client, who must not turn one request into thousands).
+ */
+export const MAX_ROW_SHARES = 64;
+
+/**
  * How a call's rows are shared out as requests, or undefined to send it whole: only for a batching
  * function (rows are independent there) whose inputs agree on their rows, in shares of at most
- * `max_batch_size` rows and at most a share per instance (3 rows, 2 instances: 2 + 1). Queued
- * shares of concurrent calls batch together again, up to `max_batch_size` rows.
+ * `max_batch_size` rows and at most a share per instance (3 rows, 2 instances: 2 + 1), and at
+ * most MAX_ROW_SHARES of them. Queued shares of concurrent calls batch together again, up to
+ * `max_batch_size` rows.
  */
 export function rowShares(inputs: Record<string, Tensor>, maxBatchSize: number, instances: number): Record<string, Tensor>[] | undefined {
   const tensors = Object.values(inputs);
   const rows = tensors[0]?.shape[0];
-  if (maxBatchSize <= 0 || rows === undefined || rows < 2 || tensors.some((t) => t.shape.length === 0 || t.shape[0] !== rows)) return undefined;
+  if (maxBatchSize <= 0 || rows === undefined || rows < 2 || rows > maxBatchSize * MAX_ROW_SHARES) return undefined;
+  if (tensors.some((t) => t.shape.length === 0 || t.shape[0] !== rows)) return undefined;
   const share = Math.min(maxBatchSize, Math.ceil(rows / Math.max(1, instances)));
   if (share >= rows) return undefined;
   const sizes: number[] = [];
   for (let left = rows; left > 0; left -= share) sizes.push(Math.min(share, left));
   const split = Object.entries(inputs).map(([name, tensor]) => [name, splitBatch(tensor, sizes)] as const);
   return sizes.map((_, i) => Object.fromEntries(split.map(([name, parts]) => [name, parts[i]!])));
+}
+
+/** `run` over `items` with at most `limit` running at once; results in the items' order; the first failure rejects, and starts no more. */
+async function inOrder<T, R>(items: readonly T[], limit: number, run: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  let failed = false;
+  const worker = async () => {
+    while (next < items.length && !failed) {
+      const i = next++;
+      try {
+        results[i] = await run(items[i]!);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
 }
 
 /** Waits for `work`, but at most `ms` on the injected clock, and no longer than the caller's signal allows. */

@@ -104,6 +104,11 @@ ensemble_scheduling:
     expect(r.json.outputs[0].data).toEqual(values(0).map((v, i) => v + values(1000)[i]!));
     expect((await statsOf("simple")).inference_count).toBe(rows);
     expect((await statsOf("simple")).inference_stats.success.count).toBe(3);
+    // More rows than 64 full requests of the step's function: refused as one request over its max_batch_size.
+    const huge = 8 * 64 + 1;
+    const tooMany = await infer("wide", JSON.stringify({ inputs: ["A", "B"].map((name) => ({ name, datatype: "INT32", shape: [huge, 16], data: Array(huge * 16).fill(1) })) }));
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.json.error).toMatch(/batch-size must be <= 8/);
   });
 
   it("answers a request the ensemble's own config refuses with 400, before any step runs", async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ModelManager } from "../../../runtime/lifecycle/mod.ts";
 import type { ModelManagerOptions } from "../../../runtime/lifecycle/mod.ts";
 import type { InferRequest, Tensor } from "../../../runtime/mod.ts";
-import { rowShares } from "../../../runtime/lifecycle/model-manager.ts";
+import { MAX_ROW_SHARES, rowShares } from "../../../runtime/lifecycle/model-manager.ts";
 import { FakeClock } from "../../support/fake-clock.ts";
 import { FakeBackend, fakeModel } from "../../support/fake-backend.ts";
 import { MemoryPlatform } from "../../support/memory-platform.ts";
@@ -332,6 +332,11 @@ describe("rowShares (how ctx.infer and ensemble steps share a call's rows out)",
     expect(rowShares({ x: rows(20) }, 0, 2)).toBeUndefined();
     expect(rowShares({ x: rows(20), y: rows(19) }, 4, 2)).toBeUndefined();
     expect(rowShares({ x: { datatype: "INT32", shape: [], data: Int32Array.of(1) } }, 4, 2)).toBeUndefined();
+  });
+
+  it("shares out at most MAX_ROW_SHARES full requests, and sends a larger call whole (for the function to refuse)", () => {
+    expect(rowShares({ x: rows(4 * MAX_ROW_SHARES) }, 4, 1)).toHaveLength(MAX_ROW_SHARES);
+    expect(rowShares({ x: rows(4 * MAX_ROW_SHARES + 1) }, 4, 1)).toBeUndefined();
   });
 
   it("gives every input the same rows of the call, as views, in order", () => {
