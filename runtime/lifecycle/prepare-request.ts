@@ -15,21 +15,21 @@ import type { ScheduledRequest, ScheduledResult } from "../scheduler/mod.ts";
  */
 export function checkRequestHeader(header: RequestHeader, config: FunctionConfig): number {
   const model = config.name;
+  const facts = factsOf(config);
   const batching = config.max_batch_size > 0;
-  const declared = new Map(config.input.map((i) => [i.name, i]));
   let batchSize: number | undefined;
-  const seen = new Set<string>();
+  let seen = 0; // bit i: input i of the config was named (facts.inputs holds at most 31)
+  const seenNames = facts.inputs.size > 31 ? new Set<string>() : undefined;
   for (const input of header.inputs) {
-    const spec = declared.get(input.name);
-    if (!spec) throw invalidArg(`unexpected inference input '${input.name}' for model '${model}'`);
-    seen.add(input.name);
-    const expectedType = fromConfigType(spec.data_type);
-    if (input.datatype !== expectedType) {
-      throw invalidArg(`inference input '${input.name}' data-type is '${input.datatype}', but model '${model}' expects '${expectedType}'`);
+    const known = facts.inputs.get(input.name);
+    if (!known) throw invalidArg(`unexpected inference input '${input.name}' for model '${model}'`);
+    if (seenNames) seenNames.add(input.name);
+    else seen |= 1 << known.index;
+    if (input.datatype !== known.datatype) {
+      throw invalidArg(`inference input '${input.name}' data-type is '${input.datatype}', but model '${model}' expects '${known.datatype}'`);
     }
-    const full = batching ? [-1, ...spec.dims] : spec.dims;
-    if (!shapeMatches(input.shape, full)) {
-      throw invalidArg(`unexpected shape for input '${input.name}' for model '${model}'. Expected ${fmt(full)}, got ${fmt(input.shape)}`);
+    if (!shapeMatches(input.shape, known.dims)) {
+      throw invalidArg(`unexpected shape for input '${input.name}' for model '${model}'. Expected ${fmt(known.dims)}, got ${fmt(input.shape)}`);
     }
     if (batching) {
       const rows = input.shape[0]!;
@@ -42,19 +42,63 @@ export function checkRequestHeader(header: RequestHeader, config: FunctionConfig
       batchSize = rows;
     }
   }
-  const missing = config.input.filter((i) => !i.optional && !seen.has(i.name)).map((i) => i.name);
-  if (missing.length > 0) {
-    throw invalidArg(
-      `expected ${config.input.filter((i) => !i.optional).length} inputs but got ${header.inputs.length} inputs for model '${model}': missing required input(s) ${missing.map((m) => `'${m}'`).join(", ")}`,
-    );
+  const named = (i: number, name: string) => (seenNames ? seenNames.has(name) : (seen & (1 << i)) !== 0);
+  if ((seen & facts.requiredMask) !== facts.requiredMask || seenNames) {
+    const missing = config.input.filter((spec, i) => !spec.optional && !named(i, spec.name)).map((i) => i.name);
+    if (missing.length > 0) {
+      throw invalidArg(
+        `expected ${config.input.filter((i) => !i.optional).length} inputs but got ${header.inputs.length} inputs for model '${model}': missing required input(s) ${missing.map((m) => `'${m}'`).join(", ")}`,
+      );
+    }
   }
-  const outputNames = new Set(config.output.map((o) => o.name));
-  for (const out of header.outputs ?? []) {
-    if (!outputNames.has(out.name)) throw invalidArg(`unexpected inference output '${out.name}' for model '${model}'`);
+  if (header.outputs) {
+    for (const out of header.outputs) {
+      if (!facts.outputs.has(out.name)) throw invalidArg(`unexpected inference output '${out.name}' for model '${model}'`);
+    }
   }
   whole(header.parameters.priority, "priority");
   whole(header.parameters.timeout, "timeout");
   return batchSize ?? 1;
+}
+
+/** What the checks need of a config, worked out once per config (it never changes once complete). */
+interface ConfigFacts {
+  /** Inputs by name: position, datatype, and full dims (with the batch dimension as -1 when batching). */
+  inputs: Map<string, { index: number; datatype: string; dims: readonly number[]; spec: TensorConfig }>;
+  /** Bit i set when input i is required (configs of at most 31 inputs; else 0 and a Set is used). */
+  requiredMask: number;
+  outputs: Map<string, TensorConfig>;
+  /**
+   * Every input's shape beyond the batch is fixed and none is reshaped: all requests with the
+   * same inputs batch together, so the shape key is the input names alone.
+   */
+  fixedShapes: boolean;
+  /** The shape key of a request naming every input in config order (the common case), when `fixedShapes`. */
+  allInputsKey: string;
+}
+
+const configFacts = new WeakMap<FunctionConfig, ConfigFacts>();
+
+function factsOf(config: FunctionConfig): ConfigFacts {
+  let facts = configFacts.get(config);
+  if (facts) return facts;
+  const batching = config.max_batch_size > 0;
+  const inputs: ConfigFacts["inputs"] = new Map();
+  let requiredMask = 0;
+  config.input.forEach((spec, index) => {
+    inputs.set(spec.name, { index, datatype: fromConfigType(spec.data_type), dims: batching ? [-1, ...spec.dims] : spec.dims, spec });
+    if (!spec.optional && config.input.length <= 31) requiredMask |= 1 << index;
+  });
+  const fixedShapes = config.input.every((spec) => !spec.reshape && spec.dims.every((d) => d >= 0));
+  facts = {
+    inputs,
+    requiredMask,
+    outputs: new Map(config.output.map((o) => [o.name, o])),
+    fixedShapes,
+    allInputsKey: config.input.map((i) => i.name).sort().join(";"),
+  };
+  configFacts.set(config, facts);
+  return facts;
 }
 
 /**
@@ -74,19 +118,16 @@ export function prepareRequest(
       ? request.inputs[0]!.tensor.shape[0]!
       : 1
     : checkRequestHeader({ inputs: request.inputs.map((i) => ({ name: i.name, datatype: i.tensor.datatype, shape: i.tensor.shape })), outputs: request.outputs, parameters: request.parameters }, config);
-  const specs = new Map(config.input.map((i) => [i.name, i]));
+  const facts = factsOf(config);
   const feeds: Record<string, Tensor> = {};
-  const keyParts: string[] = [];
   for (const input of request.inputs) {
-    const { tensor } = input;
-    options.checkInput?.(input.name, tensor);
-    feeds[input.name] = reshapeFeed(tensor, specs.get(input.name)!, batching);
-    keyParts.push(`${input.name}:${tensor.shape.slice(batching ? 1 : 0).join("x")}`);
+    options.checkInput?.(input.name, input.tensor);
+    feeds[input.name] = reshapeFeed(input.tensor, facts.inputs.get(input.name)!.spec, batching);
   }
   const scheduled: ScheduledRequest = {
     feeds,
     batchSize,
-    shapeKey: keyParts.sort().join(";"),
+    shapeKey: shapeKey(request, facts, batching),
     priority: whole(request.parameters.priority, "priority"),
     timeoutMs: (whole(request.parameters.timeout, "timeout") ?? 0) / 1000 || undefined,
     parameters: request.parameters,
@@ -110,18 +151,36 @@ function neededOutputs(request: InferRequest, config: FunctionConfig): string[] 
 /** Picks the outputs to return (requested ones in request order, else all declared) in API shape. */
 export function collectOutputs(request: InferRequest, result: ScheduledResult, config: FunctionConfig): InferOutput[] {
   const batching = config.max_batch_size > 0;
-  const names = request.outputs?.map((o) => o.name) ?? config.output.map((o) => o.name);
-  const specs = new Map(config.output.map((o) => [o.name, o]));
-  return names.flatMap((name): InferOutput[] => {
+  const { outputs: specs } = factsOf(config);
+  const collected: InferOutput[] = [];
+  const collect = (name: string) => {
     const tensor = result[name];
     // An ensemble whose step conditions skipped the producer answers without that output (an early exit).
-    if (!tensor && config.ensemble_scheduling) return [];
+    if (!tensor && config.ensemble_scheduling) return;
     if (!tensor) throw new Error(`model '${config.name}' produced no output '${name}'`);
     const spec = specs.get(name)!;
-    if (!spec.reshape) return [{ name, tensor }];
+    if (!spec.reshape) return void collected.push({ name, tensor });
     const rows = batching ? [tensor.shape[0]!] : [];
-    return [{ name, tensor: { ...tensor, shape: [...rows, ...resolveDims(spec.dims, elementCount(tensor.shape) / elementCount(rows))] } }];
-  });
+    collected.push({ name, tensor: { ...tensor, shape: [...rows, ...resolveDims(spec.dims, elementCount(tensor.shape) / elementCount(rows))] } });
+  };
+  if (request.outputs) for (const o of request.outputs) collect(o.name);
+  else for (const o of config.output) collect(o.name);
+  return collected;
+}
+
+/**
+ * What requests must share to run in one batch: each input's name and shape beyond the batch
+ * dimension. Where every such shape is fixed by the config, the names say it all.
+ */
+function shapeKey(request: InferRequest, facts: ConfigFacts, batching: boolean): string {
+  const { inputs } = request;
+  if (facts.fixedShapes) {
+    if (inputs.length === facts.inputs.size && inputs.every((input, i) => facts.inputs.get(input.name)!.index === i)) return facts.allInputsKey;
+    return inputs.map((i) => i.name).sort().join(";");
+  }
+  const parts: string[] = [];
+  for (const { name, tensor } of inputs) parts.push(`${name}:${tensor.shape.slice(batching ? 1 : 0).join("x")}`);
+  return parts.sort().join(";");
 }
 
 /** A reserved request parameter that must be a non-negative integer (Triton's uint64). */
