@@ -263,6 +263,28 @@ export function schedulerContract(name: string, create: (setup: ContractSetup) =
         expect(instances[0]!.executions).toEqual([[1], [3]]);
       });
 
+      it("requests sharing one signal (a connection's): an abort cancels those still queued, not the one running, nor those that ran before", async () => {
+        const { scheduler, instances } = build({ maxBatchSize: 1, manual: true });
+        const controller = new AbortController();
+        const outcome = (p: Promise<unknown>) => p.then(() => "ran", (e: { code: string }) => e.code);
+        const first = outcome(scheduler.enqueue(fakeRequest(1), { signal: controller.signal }));
+        await settle();
+        const second = outcome(scheduler.enqueue(fakeRequest(2), { signal: controller.signal }));
+        instances[0]!.finish();
+        await settle();
+        // 2 runs now; 3 and 4 wait under the same signal, 5 under none.
+        const waiting = [3, 4].map((v) => outcome(scheduler.enqueue(fakeRequest(v), { signal: controller.signal })));
+        const unsignalled = outcome(scheduler.enqueue(fakeRequest(5)));
+        await settle();
+        controller.abort();
+        await settle();
+        instances[0]!.finish();
+        await settle();
+        instances[0]!.finish();
+        expect(await Promise.all([first, second, ...waiting, unsignalled])).toEqual(["ran", "ran", "CANCELLED", "CANCELLED", "ran"]);
+        expect(instances[0]!.executions).toEqual([[1], [2], [5]]);
+      });
+
       it("`enqueue()` fails only the request that broke a shared batch", async () => {
         const { scheduler, clock } = build({ maxBatchSize: 4, maxQueueDelayMs: 1, failOn: 2 });
         const pending = [1, 2, 3].map((v) => scheduler.enqueue(fakeRequest(v)).then(() => "ok", (e: { code: string }) => e.code));
