@@ -49,6 +49,8 @@ export interface SessionRunOptions {
   signal?: AbortSignal;
   requestSignals?: readonly (AbortSignal | undefined)[];
   outputs?: readonly string[];
+  /** See `RunOptions.computed` (scheduler). */
+  computed?: (ms: number) => void;
 }
 
 /** One executable copy of a model. Runs one batch at a time; the scheduler guarantees that. */

@@ -10,8 +10,8 @@ import { InlineGate } from "./_inline-gate.ts";
 /** What runs one session: in this thread or in a worker. */
 interface Engine {
   signature: ModelSignature;
-  /** Fetches `outputs` (all when undefined). */
-  run(feeds: Record<string, Tensor>, outputs?: readonly string[]): Promise<Record<string, Tensor>>;
+  /** Fetches `outputs` (all when undefined); tells `computed` the run's own time where only the engine knows it. */
+  run(feeds: Record<string, Tensor>, outputs?: readonly string[], computed?: (ms: number) => void): Promise<Record<string, Tensor>>;
   /** Worker engines time runs on their own thread (Session.time). */
   time?(feeds: Record<string, Tensor>, runs: number): Promise<number>;
   release(): Promise<void>;
@@ -49,7 +49,7 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
   async function load(model: Uint8Array, options: LoadOptions): Promise<Session> {
     const connection = options.executionThread === "main" ? undefined : pool?.take();
     const open = async (settings: OrtSessionSettings): Promise<Engine> => {
-      if (!connection) return inlineEngine(await OrtSession.create(ortNode, model, settings), gate);
+      if (!connection) return inlineEngine(await OrtSession.create(ortNode, model, settings), gate, backendOptions.clock ?? systemClock);
       const signature = await connection.load(model, settings);
       return { signature, run: (feeds, outputs) => connection.run(feeds, outputs), time: async (feeds, runs) => (await pool!.settled(), connection.time(feeds, runs)), release: () => pool!.give(connection) };
     };
@@ -82,7 +82,7 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
             get alive() {
               return connection?.alive;
             },
-            run: (feeds: Record<string, Tensor>, runOptions?: SessionRunOptions) => engine.run(feeds, runOptions?.outputs),
+            run: (feeds: Record<string, Tensor>, runOptions?: SessionRunOptions) => engine.run(feeds, runOptions?.outputs, runOptions?.computed),
             ...(engine.time && { time: (feeds: Record<string, Tensor>, { runs }: { runs: number }) => engine.time!(feeds, runs) }),
             release: () => engine.release(),
           };
@@ -111,12 +111,12 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
  * inline and worker sessions, is what "hung once" (reproduced with a release racing runs; mixed
  * placements under load are tested in test/e2e/execution-thread.test.ts).
  */
-function inlineEngine(session: OrtSession, gate: InlineGate): Engine {
+function inlineEngine(session: OrtSession, gate: InlineGate, clock: Pick<Clock, "now">): Engine {
   let running: Promise<unknown> = Promise.resolve();
   return {
     signature: session.signature,
-    run: (feeds, outputs) => {
-      const result = gate.run(() => session.run(feeds, outputs));
+    run: (feeds, outputs, computed) => {
+      const result = gate.run(() => (computed && immediate ? timedRun(session, feeds, outputs, computed, clock) : session.run(feeds, outputs)));
       running = result.catch(() => undefined);
       return result;
     },
@@ -125,6 +125,25 @@ function inlineEngine(session: OrtSession, gate: InlineGate): Engine {
       await session.release();
     },
   };
+}
+
+/**
+ * onnxruntime-node's own hop to the turn that computes (see InlineGate), reached from the global
+ * scope: Node and Bun have it, and wherever onnxruntime-node runs its own code calls it.
+ */
+const immediate = (globalThis as { setImmediate?: (fn: () => void) => unknown }).setImmediate;
+
+/**
+ * A run that says how long it computed: an immediate queued just before onnxruntime-node queues
+ * its own runs first on the same turn, so from its time to the result is the computation (and
+ * the conversions around it), without the wait for that turn.
+ */
+async function timedRun(session: OrtSession, feeds: Record<string, Tensor>, outputs: readonly string[] | undefined, computed: (ms: number) => void, clock: Pick<Clock, "now">) {
+  let began: number | undefined;
+  immediate!(() => (began = clock.now()));
+  const result = await session.run(feeds, outputs);
+  if (began !== undefined) computed(clock.now() - began);
+  return result;
 }
 
 function candidateProviders(accelerator: LoadOptions["accelerator"]): string[] {

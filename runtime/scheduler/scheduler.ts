@@ -78,4 +78,11 @@ export interface RunOptions {
   requestSignals?: readonly (AbortSignal | undefined)[];
   /** Outputs to fetch (the union of what the batch's requests need); undefined: all. An instance may return more. */
   outputs?: readonly string[];
+  /**
+   * Told the execution's own compute time (ms) by an instance that knows it better than its
+   * caller's clock: an event-loop session first waits for its turn of the loop, which is the
+   * HTTP work of that turn, not a cost a bigger batch saves. The adaptive batcher's cost model
+   * asks for it.
+   */
+  computed?: (ms: number) => void;
 }

@@ -107,6 +107,23 @@ describe("onnxruntime-node placement (execution_thread)", () => {
     await Promise.all([inline.release(), worker.release()]);
   });
 
+  it("an inline run tells `computed` its own time, without the wait for its turn of the event loop", async () => {
+    const session = await backend.load(simple, { accelerator: "cpu", executionThread: "main" });
+    // Work queued for the same turn before the run (what HTTP work is to a served run): 30 ms.
+    setImmediate(() => {
+      const until = performance.now() + 30;
+      while (performance.now() < until);
+    });
+    let computedMs: number | undefined;
+    const started = performance.now();
+    const out = await session.run({ INPUT0: int32(range), INPUT1: int32(range) }, { computed: (ms) => (computedMs = ms) });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(30);
+    expect(computedMs).toBeGreaterThanOrEqual(0);
+    expect(computedMs).toBeLessThan(30);
+    expect([...(out.OUTPUT0!.data as Int32Array)]).toEqual(range.map((i) => 2 * i));
+    await session.release();
+  });
+
   it("`release()` of an inline session waits for the run in flight instead of pulling the session from under it", async () => {
     const session = await backend.load(simple, { accelerator: "cpu", executionThread: "main" });
     const runs = Array.from({ length: 20 }, () => session.run({ INPUT0: int32(range), INPUT1: int32(range) }));

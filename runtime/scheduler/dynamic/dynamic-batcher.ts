@@ -396,7 +396,10 @@ export class DynamicBatcher implements InstanceScheduler {
     for (const name of Object.keys(requests[0]!.feeds)) feeds[name] = batchOf(requests.map((r) => r.feeds[name]!));
     const t1 = clock.now();
     const wanted = neededOutputs(requests);
-    const outputs = await instance.run(feeds, signals || wanted ? { requestSignals: signals, outputs: wanted } : undefined);
+    // The cost model weighs what an execution costs, not its wait for a turn of the event loop.
+    let ownMs: number | undefined;
+    const computed = this.#cost ? (ms: number) => void (ownMs = ms) : undefined;
+    const outputs = await instance.run(feeds, signals || wanted || computed ? { requestSignals: signals, outputs: wanted, computed } : undefined);
     const t2 = clock.now();
     const sizes = requests.map((r) => r.batchSize);
     const results = requests.map((): ScheduledResult => ({}));
@@ -405,7 +408,7 @@ export class DynamicBatcher implements InstanceScheduler {
     }
     const t3 = clock.now();
     const rows = sizes.reduce((a, b) => a + b, 0);
-    this.#cost?.observe(rows, t3 - t0);
+    this.#cost?.observe(rows, ownMs === undefined ? t3 - t0 : t1 - t0 + ownMs + (t3 - t2));
     observer?.executed({ rows, requests: requests.length, inputMs: t1 - t0, inferMs: t2 - t1, outputMs: t3 - t2, startMs: t0, instance: this.#instanceId(instance) });
     return results;
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DynamicBatcher, missesDeadline, planBatch } from "../../../runtime/scheduler/mod.ts";
-import type { ModelInstance } from "../../../runtime/scheduler/mod.ts";
+import type { ModelInstance, RunOptions } from "../../../runtime/scheduler/mod.ts";
 import type { Tensor } from "../../../runtime/mod.ts";
 import { FakeClock } from "../../support/fake-clock.ts";
 import { fakeRequest, settle } from "../../support/fake-instance.ts";
@@ -46,22 +46,31 @@ class TimedInstance implements ModelInstance {
   readonly clock: FakeClock;
   readonly a: number;
   readonly b: number;
-  constructor(clock: FakeClock, a: number, b: number) {
+  /** Ms each execution first waits for its turn (an event-loop session's wait), told apart through `computed`. */
+  readonly turnMs: number;
+  constructor(clock: FakeClock, a: number, b: number, turnMs = 0) {
     this.clock = clock;
     this.a = a;
     this.b = b;
+    this.turnMs = turnMs;
   }
-  run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>> {
+  run(feeds: Record<string, Tensor>, options?: RunOptions): Promise<Record<string, Tensor>> {
     const rows = feeds.x!.shape[0]!;
     this.batches.push(rows);
-    return new Promise((resolve) => this.clock.setTimeout(() => resolve({ y: feeds.x! }), this.a * rows + this.b));
+    const computeMs = this.a * rows + this.b;
+    return new Promise((resolve) =>
+      this.clock.setTimeout(() => {
+        if (this.turnMs > 0) options?.computed?.(computeMs);
+        resolve({ y: feeds.x! });
+      }, this.turnMs + computeMs),
+    );
   }
 }
 
 /** Open-loop arrivals every `gapMs` for `durationMs`; returns each request's latency or "shed". */
-async function simulate(options: { a: number; b: number; gapMs: number; durationMs: number; targetMs: number; maxBatchSize?: number }) {
+async function simulate(options: { a: number; b: number; gapMs: number; durationMs: number; targetMs: number; maxBatchSize?: number; turnMs?: number }) {
   const clock = new FakeClock();
-  const instance = new TimedInstance(clock, options.a, options.b);
+  const instance = new TimedInstance(clock, options.a, options.b, options.turnMs);
   const batcher = new DynamicBatcher({ instances: [instance], maxBatchSize: options.maxBatchSize ?? 64, targetLatencyMs: options.targetMs, clock });
   const outcomes: Promise<number | string>[] = [];
   const step = 0.05;
@@ -86,6 +95,13 @@ describe("DynamicBatcher with a latency target (simulated cost 0.02·n + 1 ms)",
     expect(fit.a).toBeCloseTo(0.02, 2);
     // 10 arrivals per ms and 1 ms fixed cost: batches must be large to keep up at all.
     expect(results.length / batches.length).toBeGreaterThan(8);
+  });
+
+  it("fits what an execution computes, not its wait for a turn of the event loop, where the instance tells them apart", async () => {
+    // Each execution waits 2 ms for its turn: counted, it would read as a fixed cost of 3 ms.
+    const { fit } = await simulate({ a: 0.02, b: 1, gapMs: 0.1, durationMs: 100, targetMs: 20, turnMs: 2 });
+    expect(fit.b).toBeCloseTo(1, 1);
+    expect(fit.a).toBeCloseTo(0.02, 2);
   });
 
   it("dispatches a lone request at once when arrivals are far apart", async () => {
