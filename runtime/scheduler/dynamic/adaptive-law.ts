@@ -11,6 +11,12 @@ export interface BatchOutlook {
   capMs?: number;
   /** The fitted execution cost, `a·n + b` ms (undefined before the first execution). */
   cost?: { a: number; b: number };
+  /**
+   * What an execution waits before it computes, whatever its size (an event-loop instance's wait
+   * for its turn of the loop), ms: it delays every answer, so deadlines count it, but a bigger
+   * batch does not save it, so the wait-or-go rule does not.
+   */
+  turnMs?: number;
   /** Mean gap between arrivals, ms. */
   gapMs?: number;
 }
@@ -30,7 +36,8 @@ export const TARGET_MARGIN = 0.1;
  * - dispatch at once when the expected gap between arrivals is already longer than `b / n`;
  * - otherwise wait, but at most `b / n` past the last arrival (if nobody came by then, the wait
  *   stopped paying), never past the point where the oldest request would miss the target
- *   (`oldest + target·(1 − margin) − cost(n+1)`), and never past max_queue_delay when set.
+ *   (`oldest + target·(1 − margin) − cost(n+1) − turn`, `turn` being what an execution waits
+ *   before it computes), and never past max_queue_delay when set.
  * Each arrival re-plans, so the wait shrinks as the batch grows. Before the first execution there
  * is no cost to weigh: dispatch.
  */
@@ -39,7 +46,7 @@ export function planBatch(o: BatchOutlook): BatchDecision {
   const { a, b } = o.cost;
   const pays = b / o.rows;
   if (o.gapMs !== undefined && o.gapMs >= pays) return { dispatch: true };
-  const budgetEnd = o.oldestAt + o.targetMs * (1 - TARGET_MARGIN) - (a * (o.rows + 1) + b);
+  const budgetEnd = o.oldestAt + o.targetMs * (1 - TARGET_MARGIN) - (a * (o.rows + 1) + b) - (o.turnMs ?? 0);
   const capEnd = o.capMs ? o.oldestAt + o.capMs : Infinity;
   const untilMs = Math.min(o.newestAt + pays, budgetEnd, capEnd);
   return untilMs > o.now ? { dispatch: false, untilMs } : { dispatch: true };

@@ -77,6 +77,9 @@ export class DynamicBatcher implements InstanceScheduler {
   readonly #free: ModelInstance[];
   /** Fitted execution cost; present only with a latency target. */
   readonly #cost?: CostModel;
+  /** Smoothed wait of an execution for its turn before it computes (ms), where the instance tells it apart. */
+  #turnMs = 0;
+  #turnSeen = false;
   readonly #outlook = new ArrivalOutlook();
   readonly #timer: PreciseTimer;
   /** Rows formed when the current wait began (undefined: not waiting), to learn whether it paid. */
@@ -259,7 +262,7 @@ export class DynamicBatcher implements InstanceScheduler {
     const targetMs = this.#options.targetLatencyMs;
     if (!this.#cost || !targetMs || this.#cost.weight === 0) return batch;
     const now = this.#options.clock.now();
-    const costMs = this.#cost.predict(rowsOf(batch));
+    const costMs = this.#cost.predict(rowsOf(batch)) + this.#turnMs;
     const kept: Entry[] = [];
     for (const entry of batch) {
       const timeoutMs = effectiveTimeout(this.#queue.policy(entry.level), entry.item.request.timeoutMs);
@@ -299,7 +302,7 @@ export class DynamicBatcher implements InstanceScheduler {
     if (this.#cost) {
       const delayMs = this.queueDelayMs;
       const targetMs = this.#options.targetLatencyMs!;
-      const decision = planBatch({ now, rows, oldestAt, newestAt: formed.at(-1)!.enqueuedAt, targetMs, capMs: delayMs > 0 ? delayMs : undefined, cost: this.#cost.fit(), gapMs: this.#outlook.gapMs });
+      const decision = planBatch({ now, rows, oldestAt, newestAt: formed.at(-1)!.enqueuedAt, targetMs, capMs: delayMs > 0 ? delayMs : undefined, cost: this.#cost.fit(), turnMs: this.#turnMs, gapMs: this.#outlook.gapMs });
       if (decision.dispatch) return take(best);
       until = decision.untilMs;
     } else {
@@ -409,6 +412,11 @@ export class DynamicBatcher implements InstanceScheduler {
     const t3 = clock.now();
     const rows = sizes.reduce((a, b) => a + b, 0);
     this.#cost?.observe(rows, ownMs === undefined ? t3 - t0 : t1 - t0 + ownMs + (t3 - t2));
+    if (ownMs !== undefined) {
+      const turnMs = Math.max(0, t2 - t1 - ownMs);
+      this.#turnMs = this.#turnSeen ? this.#turnMs + (turnMs - this.#turnMs) / 8 : turnMs;
+      this.#turnSeen = true;
+    }
     observer?.executed({ rows, requests: requests.length, inputMs: t1 - t0, inferMs: t2 - t1, outputMs: t3 - t2, startMs: t0, instance: this.#instanceId(instance) });
     return results;
   }

@@ -20,6 +20,12 @@ describe("planBatch (the adaptive law)", () => {
     expect(planBatch({ ...base, gapMs: 0.1 })).toEqual({ dispatch: false, untilMs: 9.9 + 0.25 });
   });
 
+  it("counts an execution's wait for its turn against the target, not in b / n", () => {
+    // The oldest must leave by 9 + 0.9 × 20 − cost(5) − turn = 25.75 − turn.
+    expect(planBatch({ ...base, gapMs: 0.1, turnMs: 15.7 })).toEqual({ dispatch: false, untilMs: expect.closeTo(10.05, 6) });
+    expect(planBatch({ ...base, gapMs: 0.1, turnMs: 16 })).toEqual({ dispatch: true });
+  });
+
   it("never waits past the point where the oldest would miss the target", () => {
     const late = planBatch({ ...base, now: 26.5, oldestAt: 9, newestAt: 26.4, gapMs: 0.1 });
     // 9 + 20·0.9 − (0.05·5 + 1) = 25.75 < now
@@ -102,6 +108,16 @@ describe("DynamicBatcher with a latency target (simulated cost 0.02·n + 1 ms)",
     const { fit } = await simulate({ a: 0.02, b: 1, gapMs: 0.1, durationMs: 100, targetMs: 20, turnMs: 2 });
     expect(fit.b).toBeCloseTo(1, 1);
     expect(fit.a).toBeCloseTo(0.02, 2);
+  });
+
+  it("counts that wait in every deadline: overloaded, what it runs answers within the target once the first executions taught it the cost", async () => {
+    // Each execution waits 2 ms for its turn before computing; 20 arrivals per ms, 10 rows per ms served at most.
+    const { results } = await simulate({ a: 0.1, b: 1, gapMs: 0.05, durationMs: 60, targetMs: 10, turnMs: 2 });
+    const steady = results.slice(200); // after 10 ms
+    const served = steady.filter((r): r is number => typeof r === "number");
+    expect(served.length).toBeGreaterThan(0);
+    expect(steady.length - served.length).toBeGreaterThan(0);
+    expect(Math.max(...served)).toBeLessThanOrEqual(10 + 1e-6);
   });
 
   it("dispatches a lone request at once when arrivals are far apart", async () => {
