@@ -19,7 +19,7 @@ export function checkRequestHeader(header: RequestHeader, config: FunctionConfig
   const batching = config.max_batch_size > 0;
   let batchSize: number | undefined;
   let seen = 0; // bit i: input i of the config was named (facts.inputs holds at most 31)
-  const seenNames = facts.inputs.size > 31 ? new Set<string>() : undefined;
+  const seenNames = config.input.length > 31 ? new Set<string>() : undefined;
   for (const input of header.inputs) {
     const known = facts.inputs.get(input.name);
     if (!known) throw invalidArg(`unexpected inference input '${input.name}' for model '${model}'`);

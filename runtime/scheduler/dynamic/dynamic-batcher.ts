@@ -154,7 +154,7 @@ export class DynamicBatcher implements InstanceScheduler {
    * Registers a waiting request under its signal. One abort listener per signal, not per request:
    * a signal is usually a connection's, shared by the requests it carries one after another, and
    * an EventTarget listener added and removed per queued request cost ~2.5 µs of the hot path
-   * (Node, mlp at 8 clients). The listener holds the batcher weakly: a keep-alive connection
+   * (a profile of simple at 8 JSON clients, Node). The listener holds the batcher weakly: a keep-alive connection
    * must not keep an unloaded version's batcher alive.
    */
   #watch(signal: AbortSignal, entry: Entry): void {
