@@ -36,8 +36,9 @@ export function accessControl(options: AccessOptions): MiddlewareHandler {
 
 /**
  * Throws (or rejects with) UNAUTHENTICATED/PERMISSION_DENIED when the request may not call its
- * route; the policy above. A caller that matched the route already may say its group. Returns `undefined` when the request may, decided without waiting
- * (no keys to compare): the common case of an open inference server costs no promise.
+ * route; the policy above. A caller that matched the route already may say its group. Returns
+ * `undefined` when the request may, decided without waiting (no keys to compare): the common
+ * case of an open inference server costs no promise.
  */
 export type Authorize = (method: string, path: string, header: HeaderLookup, group?: ApiGroup) => Promise<void> | undefined;
 

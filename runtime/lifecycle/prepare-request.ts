@@ -42,8 +42,8 @@ export function checkRequestHeader(header: RequestHeader, config: FunctionConfig
       batchSize = rows;
     }
   }
-  const named = (i: number, name: string) => (seenNames ? seenNames.has(name) : (seen & (1 << i)) !== 0);
   if ((seen & facts.requiredMask) !== facts.requiredMask || seenNames) {
+    const named = (i: number, name: string) => (seenNames ? seenNames.has(name) : (seen & (1 << i)) !== 0);
     const missing = config.input.filter((spec, i) => !spec.optional && !named(i, spec.name)).map((i) => i.name);
     if (missing.length > 0) {
       throw invalidArg(
@@ -69,8 +69,8 @@ interface ConfigFacts {
   requiredMask: number;
   outputs: Map<string, TensorConfig>;
   /**
-   * Every input's shape beyond the batch is fixed and none is reshaped: all requests with the
-   * same inputs batch together, so the shape key is the input names alone.
+   * Every input's shape beyond the batch is fixed (the checks hold requests to it): all requests
+   * with the same inputs batch together, so the shape key is the input names alone.
    */
   fixedShapes: boolean;
   /** The shape key of a request naming every input in config order (the common case), when `fixedShapes`. */
@@ -89,7 +89,7 @@ function factsOf(config: FunctionConfig): ConfigFacts {
     inputs.set(spec.name, { index, datatype: fromConfigType(spec.data_type), dims: batching ? [-1, ...spec.dims] : spec.dims, spec });
     if (!spec.optional && config.input.length <= 31) requiredMask |= 1 << index;
   });
-  const fixedShapes = config.input.every((spec) => !spec.reshape && spec.dims.every((d) => d >= 0));
+  const fixedShapes = config.input.every((spec) => spec.dims.every((d) => d >= 0));
   facts = {
     inputs,
     requiredMask,

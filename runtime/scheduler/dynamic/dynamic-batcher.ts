@@ -78,8 +78,7 @@ export class DynamicBatcher implements InstanceScheduler {
   /** Fitted execution cost; present only with a latency target. */
   readonly #cost?: CostModel;
   /** Smoothed wait of an execution for its turn before it computes (ms), where the instance tells it apart. */
-  #turnMs = 0;
-  #turnSeen = false;
+  #turnMs?: number;
   readonly #outlook = new ArrivalOutlook();
   readonly #timer: PreciseTimer;
   /** Rows formed when the current wait began (undefined: not waiting), to learn whether it paid. */
@@ -262,7 +261,7 @@ export class DynamicBatcher implements InstanceScheduler {
     const targetMs = this.#options.targetLatencyMs;
     if (!this.#cost || !targetMs || this.#cost.weight === 0) return batch;
     const now = this.#options.clock.now();
-    const costMs = this.#cost.predict(rowsOf(batch)) + this.#turnMs;
+    const costMs = this.#cost.predict(rowsOf(batch)) + (this.#turnMs ?? 0);
     const kept: Entry[] = [];
     for (const entry of batch) {
       const timeoutMs = effectiveTimeout(this.#queue.policy(entry.level), entry.item.request.timeoutMs);
@@ -414,8 +413,7 @@ export class DynamicBatcher implements InstanceScheduler {
     this.#cost?.observe(rows, ownMs === undefined ? t3 - t0 : t1 - t0 + ownMs + (t3 - t2));
     if (ownMs !== undefined) {
       const turnMs = Math.max(0, t2 - t1 - ownMs);
-      this.#turnMs = this.#turnSeen ? this.#turnMs + (turnMs - this.#turnMs) / 8 : turnMs;
-      this.#turnSeen = true;
+      this.#turnMs = this.#turnMs === undefined ? turnMs : this.#turnMs + (turnMs - this.#turnMs) / 8;
     }
     observer?.executed({ rows, requests: requests.length, inputMs: t1 - t0, inferMs: t2 - t1, outputMs: t3 - t2, startMs: t0, instance: this.#instanceId(instance) });
     return results;
