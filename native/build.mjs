@@ -6,5 +6,5 @@ import { fileURLToPath } from "node:url";
 
 const dir = dirname(fileURLToPath(import.meta.url));
 const run = spawnSync("node-gyp", ["rebuild", "--directory", dir, "--loglevel", "error"], { stdio: ["ignore", "ignore", "pipe"], shell: false });
-if (run.status === 0) console.log("native: built tensorfn_native (memory trimming after parks)");
+if (run.status === 0) console.log("native: built tensorfn_native (memory trimming after parks, model loads without a copy)");
 else console.log(`native: addon not built (${run.error?.message ?? run.stderr.toString().trim().split("\n").at(-1)}); parked memory is released to the OS less eagerly`);

@@ -4,6 +4,11 @@ import { createRequire } from "node:module";
 export interface Native {
   /** Returns freed heap pages to the OS; true when any were released. */
   trimMemory(): boolean;
+  /**
+   * A plain ArrayBuffer over a Uint8Array's memory (shared memory included), without a copy; it
+   * keeps the view alive. Undefined when it cannot make one (the caller copies then).
+   */
+  plainView(bytes: Uint8Array): ArrayBuffer | undefined;
 }
 
 let loaded: Native | undefined | null = null;

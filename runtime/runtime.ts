@@ -150,7 +150,7 @@ async function defaultBackends(platform: Platform): Promise<Record<string, Backe
   let node: Backend | undefined;
   try {
     const { createOnnxRuntimeNodeBackend } = await import("./backends/onnxruntime-node-backend.ts");
-    node = createOnnxRuntimeNodeBackend({ startWorker: platform.startWorker });
+    node = createOnnxRuntimeNodeBackend({ startWorker: platform.startWorker, plainView: platform.plainView });
   } catch (error) {
     platform.log.warn(`onnxruntime-node is not available (${(error as Error).message}); onnxruntime functions run on onnxruntime-web (wasm)`);
   }

@@ -25,6 +25,7 @@ export function createNodePlatform(name = `node ${process.versions.node}`): Plat
     cpuCount: () => availableParallelism(),
     log: consoleLogger(),
     trimMemory: () => void loadNative()?.trimMemory(),
+    plainView: (bytes) => loadNative()?.plainView(bytes),
     // Each new tag must evaluate the file again (a reload's new code). Node: tsx's tsImport, which
     // compiles TypeScript as ESM whatever the nearest package.json says (a repository outside a
     // "type": "module" package would otherwise load it as CommonJS and fail) and gives each call

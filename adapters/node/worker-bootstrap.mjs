@@ -8,9 +8,12 @@ if (!process.versions.bun) {
   registerTypeScript();
 }
 const events = new EventTarget();
+// Bun loads the addon too (N-API); where it is missing, plainView gives undefined and loads copy.
+const { loadNative } = await import("../../native/index.ts");
 globalThis.self = {
   addEventListener: (type, listener) => events.addEventListener(type, listener),
   postMessage: (message, transfer) => parentPort.postMessage(message, transfer),
+  plainView: (bytes) => loadNative()?.plainView(bytes),
 };
 // Messages that arrive while the module loads are queued by the port until a listener exists.
 await import(workerData.module);

@@ -24,6 +24,20 @@ export interface OrtSessionSettings {
   allowSpinning?: boolean;
 }
 
+/** An adapter's zero-copy plain view of shared memory (`Platform.plainView`). */
+export type PlainView = (bytes: Uint8Array) => ArrayBuffer | undefined;
+
+/** `bytes` (in shared memory) as a Uint8Array over a plain ArrayBuffer: a view if `plainView` makes one, else a copy. */
+function plainBytes(bytes: Uint8Array, plainView: PlainView | undefined): Uint8Array {
+  let view: ArrayBuffer | undefined;
+  try {
+    view = plainView?.(bytes);
+  } catch {
+    view = undefined;
+  }
+  return view && view.byteLength === bytes.byteLength ? new Uint8Array(view) : bytes.slice();
+}
+
 const graphLevels: Record<number, "all" | "basic" | "extended" | "disabled"> = { 0: "all", [-1]: "basic", 1: "extended", 2: "disabled" };
 const utf8 = new TextEncoder();
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
@@ -42,7 +56,11 @@ export class OrtSession {
     this.#outputTypes = new Map(this.signature.outputs.map((o) => [o.name, o.datatype]));
   }
 
-  static async create(module: OrtModule, model: Uint8Array, settings: OrtSessionSettings): Promise<OrtSession> {
+  /**
+   * `plainView` (the adapter's, where it has one) gives a plain ArrayBuffer over shared memory
+   * without a copy; without it, or when it gives none, bytes in shared memory are copied.
+   */
+  static async create(module: OrtModule, model: Uint8Array, settings: OrtSessionSettings, plainView?: PlainView): Promise<OrtSession> {
     const device = settings.provider !== "cpu" && settings.deviceId !== undefined ? { deviceId: settings.deviceId } : {};
     const options: ort.InferenceSession.SessionOptions = {
       executionProviders: [{ name: settings.provider, ...device } as ort.InferenceSession.ExecutionProviderConfig],
@@ -55,8 +73,9 @@ export class OrtSession {
     if (settings.intraOpThreads !== undefined) options.intraOpNumThreads = settings.intraOpThreads;
     if (settings.interOpThreads !== undefined) options.interOpNumThreads = settings.interOpThreads;
     // onnxruntime-node's create refuses bytes in shared memory (a kept model's), in a worker too:
-    // one copy here, off the event loop in a worker (a structured clone made two, one on the loop).
-    const own = model.buffer instanceof SharedArrayBuffer ? model.slice() : model;
+    // a plain view of the same memory where the adapter can make one, else one copy (off the event
+    // loop in a worker). ORT parses the bytes into its own structures and keeps no pointer to them.
+    const own = model.buffer instanceof SharedArrayBuffer ? plainBytes(model, plainView) : model;
     return new OrtSession(await module.InferenceSession.create(own, options), module);
   }
 

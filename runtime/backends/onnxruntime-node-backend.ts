@@ -3,7 +3,7 @@ import type { Clock, ModelSignature, Tensor, WorkerHandle } from "../core/mod.ts
 import type { Backend, LoadOptions, Session, SessionRunOptions } from "./backend.ts";
 import { checkOrtInput, errorMessage, OrtSession } from "./_ort-session.ts";
 import { ortNode } from "./_ort-node.ts";
-import type { OrtSessionSettings } from "./_ort-session.ts";
+import type { OrtSessionSettings, PlainView } from "./_ort-session.ts";
 import { WorkerPool } from "./_worker-pool.ts";
 import { InlineGate } from "./_inline-gate.ts";
 
@@ -30,6 +30,8 @@ export interface OnnxRuntimeNodeOptions {
   clock?: Pick<Clock, "now" | "setTimeout" | "soon">;
   /** Inline compute between two event-loop yields, in ms (default `INLINE_BUDGET_MS`). */
   inlineBudgetMs?: number;
+  /** `Platform.plainView`: in-process loads of kept bytes read them in place instead of copying. */
+  plainView?: PlainView;
 }
 
 /**
@@ -49,7 +51,7 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
   async function load(model: Uint8Array, options: LoadOptions): Promise<Session> {
     const connection = options.executionThread === "main" ? undefined : pool?.take();
     const open = async (settings: OrtSessionSettings): Promise<Engine> => {
-      if (!connection) return inlineEngine(await OrtSession.create(ortNode, model, settings), gate, backendOptions.clock ?? systemClock);
+      if (!connection) return inlineEngine(await OrtSession.create(ortNode, model, settings, backendOptions.plainView), gate, backendOptions.clock ?? systemClock);
       const signature = await connection.load(model, settings);
       return { signature, run: (feeds, outputs) => connection.run(feeds, outputs), time: async (feeds, runs) => (await pool!.settled(), connection.time(feeds, runs)), release: () => pool!.give(connection) };
     };

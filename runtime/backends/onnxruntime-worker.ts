@@ -5,6 +5,7 @@
 import { RuntimeError } from "../core/mod.ts";
 import type { Tensor } from "../core/mod.ts";
 import { errorMessage, OrtSession } from "./_ort-session.ts";
+import type { PlainView } from "./_ort-session.ts";
 import { loadOrtWeb } from "./_ort-web.ts";
 import { transferables } from "./_worker-protocol.ts";
 import type { WorkerNotice, WorkerReply, WorkerRequest } from "./_worker-protocol.ts";
@@ -30,6 +31,8 @@ import {
 interface WorkerScope {
   addEventListener(type: "message", listener: (event: { data: WorkerRequest | WorkerNotice }) => void): void;
   postMessage(message: WorkerReply, transfer?: ArrayBuffer[]): void;
+  /** Where the adapter's worker bootstrap offers it (Node's does): `Platform.plainView` in this thread. */
+  plainView?: PlainView;
 }
 
 interface Channel {
@@ -78,8 +81,9 @@ async function handle(request: WorkerRequest | WorkerNotice): Promise<void> {
         session = undefined;
         // Imported on demand: a worker serving onnxruntime-web never loads the native addon.
         const module = request.package === "web" ? await loadOrtWeb(request.settings.provider) : (await import("./_ort-node.ts")).ortNode;
-        // A version's kept bytes arrive in shared memory, not cloned; OrtSession.create copies them once, here.
-        session = await OrtSession.create(module, request.model, request.settings);
+        // A version's kept bytes arrive in shared memory, not cloned; OrtSession.create reads them in
+        // place where the bootstrap offers a plain view, else copies them once, here.
+        session = await OrtSession.create(module, request.model, request.settings, request.package === "web" ? undefined : scope.plainView);
         return scope.postMessage({ id: request.id, ok: true, signature: session.signature });
       case "run": {
         if (!session) throw new Error("run before load");

@@ -56,6 +56,12 @@ export interface Platform {
   /** Returns freed heap memory to the OS (after a function parks or unloads). Optional. */
   trimMemory?(): void;
   /**
+   * A plain ArrayBuffer over `bytes`' memory (a SharedArrayBuffer's), without a copy, or undefined.
+   * onnxruntime-node's create refuses shared memory, where a kept model's bytes live; with this a
+   * load from PARKED reads them in place. Optional: without it they are copied once per load.
+   */
+  plainView?(bytes: Uint8Array): ArrayBuffer | undefined;
+  /**
    * SHA-256 of `chunks` in order, computed now (natively), as 64 lower-case hex digits. Optional:
    * without it the response cache uses WebCrypto's digest, which is asynchronous and costs a thread
    * hop (~0.1 ms here) per call. A hit pays one per request: a one-chunk digest should be one call.
