@@ -24,6 +24,7 @@ import {
   writeTensors,
 } from "./_shared-channel.ts";
 import { transferables } from "./_worker-protocol.ts";
+import { plainTensors } from "../tensor/mod.ts";
 import type { WorkerNotice, WorkerReply, WorkerRequest } from "./_worker-protocol.ts";
 
 type Call = WorkerRequest extends infer R ? (R extends WorkerRequest ? Omit<R, "id"> : never) : never;
@@ -107,7 +108,8 @@ export class WorkerConnection {
       const mask = fetchMask(names.outputs, outputs);
       if (bytes >= 0 && bytes <= MAX_ARENA_BYTES && mask >= 0) return this.#channelRun(channel, names, feeds, bytes, mask);
     }
-    return this.#call(outputs ? { op: "run", feeds, outputs } : { op: "run", feeds }, transferables(feeds)).then((r) => r.outputs!);
+    const posted = plainTensors(feeds); // a clone keeps own properties only
+    return this.#call(outputs ? { op: "run", feeds: posted, outputs } : { op: "run", feeds: posted }, transferables(posted)).then((r) => r.outputs!);
   }
 
   /** True until the worker died or was terminated. */

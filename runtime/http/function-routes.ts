@@ -4,6 +4,7 @@ import type { InferRequest, Tensor } from "../core/mod.ts";
 import { computesTensors, HANDLER_TENSORS } from "../config/mod.ts";
 import type { Deployment } from "../lifecycle/mod.ts";
 import { checkHandlerInputs, encodeAnswer, functionRequest, outputsAnswer } from "../pipeline/mod.ts";
+import { Admission, CallOptions } from "./call-options.ts";
 import type { DirectBody, ServeEnv } from "./direct-body.ts";
 import { toResponse } from "./error-status.ts";
 import type { Reply } from "./error-status.ts";
@@ -36,13 +37,7 @@ export async function functionCall(ctx: InferContext, call: { name: string; head
   const { name, header, body } = call;
   const refused = refuseDeclaredOversize(header, body, ctx.maxInputBytes);
   if (refused) await refused;
-  const lookup = {
-    admission: header,
-    get signal() {
-      return body.signal;
-    },
-  };
-  const d = await ctx.models.acquire(name, undefined, lookup);
+  const d = await ctx.models.acquire(name, undefined, new Admission(header, body));
   const handler = d.handler;
   const tensors = computesTensors(d.config);
   const viaExecute = d.config.backend === "handler" && !tensors;
@@ -53,12 +48,7 @@ export async function functionCall(ctx: InferContext, call: { name: string; head
   d.checkRoom();
   const bytes = await takeBody(header, body, ctx.maxInputBytes);
   const contentType = header("content-type") ?? "";
-  const options = {
-    acquired: d,
-    get signal() {
-      return body.signal;
-    },
-  };
+  const options = new CallOptions(body, d);
   if (viaExecute) {
     // backend: handler — execute() answers, through the function's queue and batcher.
     const response = await ctx.models.infer(name, String(d.version), handlerRequest(d, bytes, contentType), options);

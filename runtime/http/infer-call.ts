@@ -12,6 +12,7 @@ import {
 } from "../tensor/mod.ts";
 import type { RequestHeader } from "../tensor/mod.ts";
 import type { Deployment, ModelManager } from "../lifecycle/mod.ts";
+import { Admission, CallOptions } from "./call-options.ts";
 import type { DirectBody } from "./direct-body.ts";
 import type { Reply } from "./error-status.ts";
 import { refuseDeclaredOversize, takeBody } from "./read-body.ts";
@@ -44,26 +45,11 @@ export async function inferCall(ctx: InferContext, call: InferCall): Promise<Rep
   const { name, version, header, body } = call;
   const refused = refuseDeclaredOversize(header, body, ctx.maxInputBytes);
   if (refused) await refused;
-  // The signal is read only where the request waits (a load, the queue): an adapter may build
-  // it on first read (Node's costs an AbortController and a listener).
-  const options = {
-    acquired: undefined as Deployment | undefined,
-    /** The deployment whose checkRequest passed on the request's header while decoding. */
-    checked: undefined as Deployment | undefined,
-    get signal() {
-      return body.signal;
-    },
-  };
+  const options = new CallOptions(body);
   // One lookup for admission (rate_limit, 429, before any load) and the deployment, which
   // inference then uses (a retry on a reload's successor looks up again, without admission).
-  const lookup = {
-    admission: header,
-    get signal() {
-      return body.signal;
-    },
-  };
   // A READY deployment comes back at once, without a turn of the event loop.
-  const found = ctx.models.acquireNow(name, version, lookup);
+  const found = ctx.models.acquireNow(name, version, new Admission(header, body));
   const d = (options.acquired = found instanceof Promise ? await found : found);
   d.checkRoom();
   const bytes = await takeBody(header, body, ctx.maxInputBytes);

@@ -86,29 +86,40 @@ export async function takeBody(header: HeaderLookup, body: DirectBody, limit: nu
  * as a stream and stopped as soon as it passes the limit.
  */
 export function requestBody(request: Request): DirectBody {
-  return {
-    get signal() {
-      return request.signal;
-    },
-    async read(limit) {
-      if (!request.body) return new Uint8Array();
-      const declared = Number(request.headers.get("content-length") ?? NaN);
-      if (Number.isFinite(declared) && declared <= limit) return new Uint8Array(await request.arrayBuffer());
-      const reader = request.body.getReader();
-      const chunks: Uint8Array[] = [];
-      let size = 0;
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return concat(chunks, size);
-        size += value.byteLength;
-        if (size > limit) {
-          await reader.cancel().catch(() => {});
-          return undefined;
-        }
-        chunks.push(value);
+  return new RequestBody(request);
+}
+
+/** A class, not a literal with `get signal()`, for the reason call-options.ts gives. */
+class RequestBody implements DirectBody {
+  readonly #request: Request;
+
+  constructor(request: Request) {
+    this.#request = request;
+  }
+
+  get signal(): AbortSignal {
+    return this.#request.signal;
+  }
+
+  async read(limit: number): Promise<Uint8Array | undefined> {
+    const request = this.#request;
+    if (!request.body) return new Uint8Array();
+    const declared = Number(request.headers.get("content-length") ?? NaN);
+    if (Number.isFinite(declared) && declared <= limit) return new Uint8Array(await request.arrayBuffer());
+    const reader = request.body.getReader();
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return concat(chunks, size);
+      size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel().catch(() => {});
+        return undefined;
       }
-    },
-  };
+      chunks.push(value);
+    }
+  }
 }
 
 const DRAIN_LIMIT = 16 * 1024 * 1024;

@@ -3,6 +3,7 @@ import { HANDLER_TENSORS } from "../config/mod.ts";
 import type { Backend, LoadOptions, Session } from "../backends/backend.ts";
 import { checkComputedOutputs, encodeAnswer, functionRequest } from "./function-io.ts";
 import type { HandlerHost } from "./handler-host.ts";
+import { plainTensors } from "../tensor/mod.ts";
 
 const utf8 = new TextEncoder();
 const text = new TextDecoder();
@@ -32,7 +33,7 @@ export function createHandlerBackend(host: HandlerHost, mode: { tensors?: boolea
           if (mode.tensors) {
             // A tensor handler: compute() is the model. Rows to expect, when the function batches: the batch's.
             const rows = mode.batching ? Object.values(feeds)[0]?.shape[0] : undefined;
-            return checkComputedOutputs(mode.name ?? "handler", await host.compute(feeds, signals), signature.outputs, rows);
+            return checkComputedOutputs(mode.name ?? "handler", await host.compute(plainTensors(feeds), signals), signature.outputs, rows);
           }
           const body = feeds[HANDLER_TENSORS.body]!;
           const types = feeds[HANDLER_TENSORS.contentType]!;

@@ -39,16 +39,49 @@ type NumericData = Exclude<TensorData, Uint8Array[]>;
 export function batchOf(parts: readonly Tensor[]): Tensor {
   const first = parts[0]!;
   if (parts.length === 1 || first.datatype === "BYTES") return concatBatch(parts);
-  const shape = [parts.reduce((n, t) => n + t.shape[0]!, 0), ...first.shape.slice(1)];
-  let data: TensorData | undefined;
-  return {
-    datatype: first.datatype,
-    shape,
-    get data() {
-      return (data ??= concatBatch(parts).data);
-    },
-    [PARTS]: parts.map((t) => t.data as NumericData),
-  } as Tensor;
+  return new BatchTensor(parts);
+}
+
+/**
+ * A batch of parts, joined when `data` is first read. A class, not an object literal with
+ * `get data()`: V8 (Node 20) allocates a literal that has an accessor in the old generation, so
+ * the request buffers its getter reached survived every young-generation collection and waited
+ * for a full one (see `test/unit/tensor/young-garbage.test.ts`). The getter is the prototype's, so
+ * a copy of the object (postMessage, a spread) would lose `data`: such code takes `plainTensors`.
+ */
+class BatchTensor implements Tensor {
+  readonly datatype: Tensor["datatype"];
+  readonly shape: readonly number[];
+  readonly [PARTS]: NumericData[];
+  readonly #parts: readonly Tensor[];
+  #data: TensorData | undefined;
+
+  constructor(parts: readonly Tensor[]) {
+    this.datatype = parts[0]!.datatype;
+    this.shape = [parts.reduce((n, t) => n + t.shape[0]!, 0), ...parts[0]!.shape.slice(1)];
+    this[PARTS] = parts.map((t) => t.data as NumericData);
+    this.#parts = parts;
+  }
+
+  get data(): TensorData {
+    return (this.#data ??= concatBatch(this.#parts).data);
+  }
+}
+
+/**
+ * `tensors` with each `batchOf` batch as a plain `{ datatype, shape, data }` (its data joined), for
+ * code that copies or hands them on (a structured clone, a user's handler); the same object when
+ * none is a batch.
+ */
+export function plainTensors(tensors: Record<string, Tensor>): Record<string, Tensor> {
+  let plain: Record<string, Tensor> | undefined;
+  for (const name in tensors) {
+    const t = tensors[name]!;
+    if (!(t instanceof BatchTensor)) continue;
+    plain ??= { ...tensors };
+    plain[name] = { datatype: t.datatype, shape: t.shape, data: t.data };
+  }
+  return plain ?? tensors;
 }
 
 /** The parts of a batch `batchOf` made, in order, while its data has not been concatenated; else undefined. */

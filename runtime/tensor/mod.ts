@@ -24,4 +24,4 @@ export {
 export { decodeRawBinaryRequest, type RawInputSignature } from "./raw-binary-request.ts";
 export { checkElementBudget, DEFAULT_MAX_ELEMENTS, type ElementCount, OBJECT_ELEMENT_WEIGHT } from "./element-budget.ts";
 export { encodeInferResponse, type EncodedResponse } from "./response-codec.ts";
-export { batchOf, batchParts, concatBatch, splitBatch } from "./batching.ts";
+export { batchOf, batchParts, concatBatch, plainTensors, splitBatch } from "./batching.ts";

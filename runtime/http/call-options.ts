@@ -1,0 +1,43 @@
+import type { Deployment } from "../lifecycle/mod.ts";
+import type { DirectBody } from "./direct-body.ts";
+import type { HeaderLookup } from "./read-body.ts";
+
+// Classes, not object literals with `get signal()`: V8 (Node 20) allocates a literal that has an
+// accessor in the old generation, so everything its getter reached — the body, the request, the
+// connection's objects — survived every young-generation collection and waited for a full one.
+// Under load that was every request (`mlp` at one JSON client: ~3.8 KB a request promoted, 5–6 ms
+// scavenges; test/unit/tensor/young-garbage.test.ts shows the mechanism). A getter on a class's
+// prototype is shared, and the signal is still read only where a request waits: an adapter may
+// build it on first read (Node's costs an AbortController and a listener).
+
+/** What a call's lookup of its deployment carries: admission by `rate_limit`, on the request's headers. */
+export class Admission {
+  readonly admission: HeaderLookup;
+  readonly #body: DirectBody;
+
+  constructor(header: HeaderLookup, body: DirectBody) {
+    this.admission = header;
+    this.#body = body;
+  }
+
+  get signal(): AbortSignal {
+    return this.#body.signal;
+  }
+}
+
+/** What a call hands the model manager with its request. */
+export class CallOptions {
+  acquired: Deployment | undefined;
+  /** The deployment whose checkRequest passed on the request's header while decoding. */
+  checked: Deployment | undefined = undefined;
+  readonly #body: DirectBody;
+
+  constructor(body: DirectBody, acquired?: Deployment) {
+    this.#body = body;
+    this.acquired = acquired;
+  }
+
+  get signal(): AbortSignal {
+    return this.#body.signal;
+  }
+}
