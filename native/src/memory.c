@@ -21,7 +21,7 @@ static napi_value Trim(napi_env env, napi_callback_info info) {
 
 // A kept model's bytes live in a SharedArrayBuffer (a worker reads them without a copy), but
 // onnxruntime-node's create takes only a plain ArrayBuffer, so each load from PARKED copied them:
-// 12 MB for mlp, 100 MB for resnet, at ~3 ms per MB on a VM whose freed pages go back to the host.
+// 12 MB for mlp, 45 MB for resnet, at ~3 ms per MB on a VM whose freed pages go back to the host.
 // This returns a plain ArrayBuffer over the same memory instead. It holds the view it aliases
 // until it is collected, so the shared memory outlives it; nothing may write through it (ORT only
 // reads a model). Undefined for anything but a non-empty Uint8Array, or where external buffers are

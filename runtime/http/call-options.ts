@@ -10,13 +10,11 @@ import type { HeaderLookup } from "./read-body.ts";
 // prototype is shared, and the signal is still read only where a request waits: an adapter may
 // build it on first read (Node's costs an AbortController and a listener).
 
-/** What a call's lookup of its deployment carries: admission by `rate_limit`, on the request's headers. */
-export class Admission {
-  readonly admission: HeaderLookup;
+/** The request's client signal, read from its body when first asked for. */
+class BodySignal {
   readonly #body: DirectBody;
 
-  constructor(header: HeaderLookup, body: DirectBody) {
-    this.admission = header;
+  constructor(body: DirectBody) {
     this.#body = body;
   }
 
@@ -25,19 +23,24 @@ export class Admission {
   }
 }
 
+/** What a call's lookup of its deployment carries: admission by `rate_limit`, on the request's headers. */
+export class Admission extends BodySignal {
+  readonly admission: HeaderLookup;
+
+  constructor(header: HeaderLookup, body: DirectBody) {
+    super(body);
+    this.admission = header;
+  }
+}
+
 /** What a call hands the model manager with its request. */
-export class CallOptions {
+export class CallOptions extends BodySignal {
   acquired: Deployment | undefined;
   /** The deployment whose checkRequest passed on the request's header while decoding. */
   checked: Deployment | undefined = undefined;
-  readonly #body: DirectBody;
 
   constructor(body: DirectBody, acquired?: Deployment) {
-    this.#body = body;
+    super(body);
     this.acquired = acquired;
-  }
-
-  get signal(): AbortSignal {
-    return this.#body.signal;
   }
 }

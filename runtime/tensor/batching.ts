@@ -84,7 +84,7 @@ export function plainTensors(tensors: Record<string, Tensor>): Record<string, Te
   return plain ?? tensors;
 }
 
-/** The parts of a batch `batchOf` made, in order, while its data has not been concatenated; else undefined. */
+/** The parts of a batch `batchOf` made, in order (kept after its data was joined); undefined for any other tensor. */
 export function batchParts(tensor: Tensor): readonly NumericData[] | undefined {
   return (tensor as { [PARTS]?: NumericData[] })[PARTS];
 }

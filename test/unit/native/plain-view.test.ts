@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { loadNative } from "../../../native/index.ts";
+
+setFlagsFromString("--expose-gc");
+const gc = runInNewContext("gc") as (options?: { type: "major"; execution: "sync" }) => void;
 
 describe("native plainView", () => {
   const native = loadNative();
@@ -30,9 +35,10 @@ describe("native plainView", () => {
     let bytes: Uint8Array | undefined = new Uint8Array(new SharedArrayBuffer(1 << 20)).fill(7);
     const view = native!.plainView(bytes)!;
     bytes = undefined;
-    // Churn the heap so a collection would have freed the memory if the view did not hold it.
-    for (let i = 0; i < 20; i++) new Uint8Array(new SharedArrayBuffer(1 << 20)).fill(1);
+    // A full collection frees a shared buffer nothing holds (1 MB: unmapped, so reading it then would fault).
+    gc({ type: "major", execution: "sync" });
     await new Promise((resolve) => setTimeout(resolve, 0));
+    gc({ type: "major", execution: "sync" });
     const seen = new Uint8Array(view);
     expect(seen[0]).toBe(7);
     expect(seen[seen.length - 1]).toBe(7);
