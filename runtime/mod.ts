@@ -7,3 +7,4 @@ export { RuntimeError } from "./core/mod.ts";
 export { HandlerError, reply } from "./pipeline/mod.ts";
 export type { FunctionAnswer, FunctionReply, FunctionRequest, Handler, HandlerContext } from "./pipeline/mod.ts";
 export { withFastLane } from "./http/mod.ts";
+export { smallBytes } from "./tensor/mod.ts";

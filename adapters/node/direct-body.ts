@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2Bindings, HttpBindings } from "@hono/node-server";
+import { smallBytes } from "../../runtime/mod.ts";
 import type { DirectBody, ServeEnv } from "../../runtime/mod.ts";
 
 type Fetch = (request: Request, env?: ServeEnv) => Response | Promise<Response>;
@@ -58,8 +59,12 @@ export class NodeBody implements DirectBody {
     const declared = incoming.headers["content-length"];
     if (incoming.readableFlowing || buffered > limit || !(incoming.complete || (declared !== undefined && buffered === Number(declared)))) return undefined;
     this.#whole = true;
-    const body = new Uint8Array(buffered);
-    let at = 0;
+    const first = incoming.read() as Buffer | null;
+    if (first === null) return new Uint8Array();
+    if (first.byteLength === buffered) return plain(first);
+    const body = smallBytes(buffered);
+    body.set(first);
+    let at = first.byteLength;
     for (let chunk: Buffer | null; at < buffered && (chunk = incoming.read() as Buffer | null) !== null; at += chunk.byteLength) body.set(chunk, at);
     return at === buffered ? body : body.subarray(0, at);
   }
@@ -91,9 +96,8 @@ export class NodeBody implements DirectBody {
       };
       const onEnd = () => {
         done();
-        // A buffer of its own: Node's chunks may be slices of shared memory, and a backend may
-        // transfer the body's ArrayBuffer to a worker.
-        const body = new Uint8Array(size);
+        if (chunks.length === 1) return resolve(plain(chunks[0]!));
+        const body = smallBytes(size);
         let at = 0;
         for (const c of chunks) {
           body.set(c, at);
@@ -115,6 +119,16 @@ export class NodeBody implements DirectBody {
       incoming.on("close", onClose);
     });
   }
+}
+
+/**
+ * A chunk as a plain `Uint8Array` over the same memory: no copy (Node's parser copies each body
+ * chunk out of its read buffer already), and none of `Buffer`'s differences downstream (its
+ * `slice()` is a view, not a copy). Whether a backend may transfer the memory to a worker is
+ * `transferables`' rule: only a view that owns its whole buffer moves.
+ */
+function plain(chunk: Buffer): Uint8Array {
+  return new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
 }
 
 const signals = new WeakMap<object, AbortSignal>();

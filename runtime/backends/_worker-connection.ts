@@ -23,7 +23,7 @@ import {
   waitAsync,
   writeTensors,
 } from "./_shared-channel.ts";
-import { transferables } from "./_worker-protocol.ts";
+import { postable, transferables } from "./_worker-protocol.ts";
 import { plainTensors } from "../tensor/mod.ts";
 import type { WorkerNotice, WorkerReply, WorkerRequest } from "./_worker-protocol.ts";
 
@@ -108,7 +108,7 @@ export class WorkerConnection {
       const mask = fetchMask(names.outputs, outputs);
       if (bytes >= 0 && bytes <= MAX_ARENA_BYTES && mask >= 0) return this.#channelRun(channel, names, feeds, bytes, mask);
     }
-    const posted = plainTensors(feeds); // a clone keeps own properties only
+    const posted = postable(plainTensors(feeds)); // a clone keeps own properties only
     return this.#call(outputs ? { op: "run", feeds: posted, outputs } : { op: "run", feeds: posted }, transferables(posted)).then((r) => r.outputs!);
   }
 

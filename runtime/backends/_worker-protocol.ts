@@ -30,6 +30,22 @@ export function transferables(tensors: Record<string, Tensor>): ArrayBuffer[] {
 }
 
 /**
+ * `tensors` as they should be posted: a numeric view into a larger buffer (a request body, slab
+ * memory from `smallBytes`) is copied, since structured clone would copy its whole buffer along
+ * with it; the copy owns its buffer, so it moves by transfer.
+ */
+export function postable(tensors: Record<string, Tensor>): Record<string, Tensor> {
+  let own: Record<string, Tensor> | undefined;
+  for (const name in tensors) {
+    const { datatype, shape, data } = tensors[name]!;
+    if (Array.isArray(data) || !(data.buffer instanceof ArrayBuffer) || data.byteLength === data.buffer.byteLength) continue;
+    own ??= { ...tensors };
+    own[name] = { datatype, shape, data: data.slice() } as Tensor;
+  }
+  return own ?? tensors;
+}
+
+/**
  * Replies; `invalid` marks an error that the request's content caused (INVALID_ARG). A channel run
  * whose outputs did not fit the output arena answers here, with the larger arena it grew in `output`.
  */

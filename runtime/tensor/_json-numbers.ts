@@ -1,5 +1,6 @@
 import type { DataType, TensorData } from "../core/tensor.ts";
 import { INTEGER_RANGE } from "./datatypes.ts";
+import { smallStorage } from "./small-bytes.ts";
 
 /** Exact powers of ten: a product or quotient with one of them rounds correctly (Clinger's fast path). */
 const POW10 = Array.from({ length: 23 }, (_, i) => Number(`1e${i}`));
@@ -31,7 +32,7 @@ export function readFlatNumbers(text: string, start: number, end: number, dataty
   const big = datatype === "INT64" || datatype === "UINT64";
   const Storage = big ? undefined : STORAGE[datatype as keyof typeof STORAGE];
   if (!big && Storage === undefined) return undefined;
-  const out = big ? (datatype === "INT64" ? new BigInt64Array(count) : new BigUint64Array(count)) : new Storage!(count);
+  const out: TensorData = big ? smallStorage(datatype === "INT64" ? BigInt64Array : BigUint64Array, count) : smallStorage(Storage!, count);
   // One store per element below; TypeScript cannot see that each branch writes its own kind.
   const numbers = out as Float64Array;
   const bigints = out as BigInt64Array;

@@ -1,6 +1,7 @@
 import { invalidArg } from "../core/errors.ts";
 import { type DataType, elementCount, type Tensor, type TensorData } from "../core/tensor.ts";
 import { byteSize, storageFor, tensorByteLength } from "./datatypes.ts";
+import { smallStorage } from "./small-bytes.ts";
 
 /** Which tensor a binary section belongs to; `name` appears in every error message. */
 export interface BinaryTensorTarget {
@@ -42,8 +43,8 @@ export function decodeBinaryTensor(bytes: Uint8Array, target: BinaryTensorTarget
   if (LITTLE_ENDIAN && bytes.byteOffset % size === 0) {
     return new Storage(bytes.buffer as ArrayBuffer, bytes.byteOffset, count);
   }
-  const out = new Storage(count);
-  const raw = new Uint8Array(out.buffer, 0, expected);
+  const out = smallStorage(Storage, count);
+  const raw = new Uint8Array(out.buffer, out.byteOffset, expected);
   raw.set(bytes);
   if (!LITTLE_ENDIAN) swapBytes(raw, size);
   return out;

@@ -4,6 +4,7 @@ import { INTEGER_RANGE, storageFor } from "./datatypes.ts";
 import { parseJsonLossless } from "./_lossless-json.ts";
 import type { DataSpan } from "./_json-scan.ts";
 import { readFlatNumbers } from "./_json-numbers.ts";
+import { smallBytes, smallStorage } from "./small-bytes.ts";
 
 /** Which tensor a JSON `data` array belongs to; `name` appears in every error message. */
 export interface JsonTensorTarget {
@@ -52,7 +53,7 @@ export function decodeJsonData(target: JsonTensorTarget, data: unknown): TensorD
     return encodeStrings(flat as string[]);
   }
   if (datatype === "BOOL") {
-    const out = new Uint8Array(count);
+    const out = smallBytes(count);
     for (let i = 0; i < count; i++) {
       const v = flat[i];
       if (v === true) out[i] = 1;
@@ -61,7 +62,7 @@ export function decodeJsonData(target: JsonTensorTarget, data: unknown): TensorD
     return out;
   }
   if (datatype === "FP32" || datatype === "FP64") {
-    const out = datatype === "FP32" ? new Float32Array(count) : new Float64Array(count);
+    const out = datatype === "FP32" ? smallStorage(Float32Array, count) : smallStorage(Float64Array, count);
     for (let i = 0; i < count; i++) {
       const v = flat[i];
       if (typeof v !== "number" || !Number.isFinite(v)) bad(i, "a finite number");
@@ -92,7 +93,7 @@ export function decodeJsonData(target: JsonTensorTarget, data: unknown): TensorD
   const range = INTEGER_RANGE[datatype];
   const Storage = storageFor(datatype);
   if (range === undefined || Storage === undefined) throw new Error(`no JSON decoding for ${datatype}`);
-  const out = new Storage(count) as Exclude<TensorData, Uint8Array[] | BigInt64Array | BigUint64Array>;
+  const out = smallStorage(Storage, count) as Exclude<TensorData, Uint8Array[] | BigInt64Array | BigUint64Array>;
   const [min, max] = range;
   for (let i = 0; i < count; i++) {
     const v = flat[i];

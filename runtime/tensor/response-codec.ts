@@ -4,6 +4,7 @@ import { elementCount, type Tensor } from "../core/tensor.ts";
 import { writeBinaryTensor } from "./binary-tensor.ts";
 import { tensorByteLength } from "./datatypes.ts";
 import { encodeJsonData } from "./json-tensor.ts";
+import { smallBytes } from "./small-bytes.ts";
 
 /**
  * An encoded response body. `headerLength` is set only when some output is binary: the HTTP layer
@@ -16,6 +17,8 @@ export interface EncodedResponse {
 }
 
 const utf8 = new TextEncoder();
+/** Where the JSON text is encoded first, to learn its byte length without a buffer of its own. */
+const scratch = new Uint8Array(16 * 1024);
 
 /**
  * Encodes a response as KServe v2 JSON, with Triton's binary extension for the outputs that ask
@@ -58,12 +61,29 @@ export function encodeInferResponse(response: InferResponse, request: InferReque
   }
   header += `,"outputs":[${parts.join(",")}]}`;
 
-  const json = utf8.encode(header);
-  if (binary.length === 0) return { body: json };
-  const body = new Uint8Array(json.byteLength + binaryBytes);
-  body.set(json);
-  let at = json.byteLength;
+  const { body, headerLength } = encodeText(header, binaryBytes);
+  if (binary.length === 0) return { body };
+  let at = headerLength;
   for (const tensor of binary) at += writeBinaryTensor(tensor, { buffer: body, offset: at });
+  return { body, headerLength };
+}
+
+/**
+ * `text` as UTF-8 in a body with `room` bytes after it. A small reply is encoded into the scratch
+ * buffer and copied into slab memory (`smallBytes`): no buffer of its own per reply.
+ */
+function encodeText(text: string, room: number): { body: Uint8Array<ArrayBuffer>; headerLength: number } {
+  // Up to 3 bytes per UTF-16 unit: a text this short always fits the scratch buffer.
+  if (text.length * 3 <= scratch.byteLength) {
+    const { written } = utf8.encodeInto(text, scratch);
+    const body = smallBytes(written + room);
+    body.set(scratch.subarray(0, written));
+    return { body, headerLength: written };
+  }
+  const json = utf8.encode(text);
+  if (room === 0) return { body: json, headerLength: json.byteLength };
+  const body = new Uint8Array(json.byteLength + room);
+  body.set(json);
   return { body, headerLength: json.byteLength };
 }
 

@@ -89,6 +89,25 @@ describe("NodeBody.read", () => {
     expect(seen[0]).toMatchObject({ ended: true, flowing: null });
   });
 
+  it("hands over plain Uint8Arrays that stay as they were while the connection reads on", async () => {
+    const kept: { bytes: Uint8Array; plain: boolean }[] = [];
+    server = createServer(async (incoming, outgoing) => {
+      const body = new NodeBody(incoming, outgoing);
+      await null;
+      const bytes = body.take(1024) ?? (await body.read(1024))!;
+      // Not a Buffer: its slice() is a view, and code downstream expects a copy from slice().
+      kept.push({ bytes, plain: Object.getPrototypeOf(bytes) === Uint8Array.prototype });
+      outgoing.end(`got ${bytes.byteLength}`);
+    });
+    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as AddressInfo).port;
+    const head = `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n`;
+    // Whole with its head, then in pieces (several chunks joined), then many more on the same connection.
+    await send(port, [request("whole"), head, "01234", "56789", ...Array.from({ length: 20 }, (_, i) => request(`next ${i}`.padEnd(40, "x")))], 22, 20);
+    expect(kept.every((k) => k.plain)).toBe(true);
+    expect(kept.map((k) => new TextDecoder().decode(k.bytes))).toEqual(["whole", "0123456789", ...Array.from({ length: 20 }, (_, i) => `next ${i}`.padEnd(40, "x"))]);
+  });
+
   it("stops at the limit, whole or in pieces", async () => {
     const { port, seen } = await start(8);
     await send(port, [request("0123456789")], 1);
