@@ -40,6 +40,8 @@ export class ManagedVersion {
   /** Aborts the load in progress (unload cancels it rather than waiting for every instance). */
   #abortLoad?: AbortController;
   #idleTimer: unknown;
+  /** When the version last went idle (its last request finished, or it loaded). */
+  #idleSince = 0;
   #lastUsed = 0;
   readonly #clock: Clock;
   readonly #log: Logger;
@@ -179,10 +181,16 @@ export class ManagedVersion {
     if (d) this.#onReleased?.();
   }
 
-  /** Called by the deployment when it goes busy (first request) or idle (last one done). */
+  /**
+   * Called by the deployment when it goes busy (first request) or idle (last one done). At one
+   * client that is twice per request, so it only notes the time: the one idle timer, armed once,
+   * checks on expiry whether the version was idle for the whole timeout and else waits out the
+   * rest (re-arming a timer per request cost a setTimeout and a clearTimeout each).
+   */
   activity(busy: boolean): void {
-    if (busy) this.#clearIdle();
-    else this.#armIdle();
+    if (busy) return;
+    this.#idleSince = this.#clock.now();
+    if (this.#idleTimer === undefined) this.#armIdle(this.#idle.timeoutMs);
   }
 
   async #load(): Promise<Deployment> {
@@ -217,15 +225,20 @@ export class ManagedVersion {
     }
   }
 
-  #armIdle(): void {
+  /** Starts the idle timeout afresh (a load, a reload); `afterMs`: what is left of one under way. */
+  #armIdle(afterMs?: number): void {
     this.#clearIdle();
     if (this.#idle.timeoutMs <= 0 || this.#state !== "READY") return;
+    if (afterMs === undefined) this.#idleSince = this.#clock.now();
     this.#idleTimer = this.#clock.setTimeout(() => {
       this.#idleTimer = undefined;
+      // Busy now: the last request to finish arms the timer again (`activity(false)`).
       if (this.inflight > 0 || this.#state !== "READY") return;
+      const left = this.#idleSince + this.#idle.timeoutMs - this.#clock.now();
+      if (left > 0) return this.#armIdle(left);
       this.#log.info(`${this.name} v${this.version}: idle for ${this.#idle.timeoutMs} ms, ${this.#idle.park === "host" ? "parking" : "unloading"}`);
       void this.park("idle");
-    }, this.#idle.timeoutMs);
+    }, afterMs ?? this.#idle.timeoutMs);
   }
 
   #clearIdle(): void {

@@ -67,6 +67,27 @@ describe("ModelManager", () => {
       expect(state(manager, "a")).toEqual(["READY"]);
     });
 
+    it("counts the idle timeout from the last request, without a timer set per request", async () => {
+      const { manager, clock } = setup(repo(["a", 3]), { idleTimeoutMs: 1000 });
+      await manager.start();
+      await answer(manager, "a");
+      const timers = clock.timersSet;
+      for (let i = 0; i < 20; i++) {
+        clock.advance(40);
+        await answer(manager, "a");
+      }
+      // 800 ms of steady requests set no timer; the one armed at load still stands.
+      expect(clock.timersSet).toBe(timers);
+      clock.advance(400); // the first timer's deadline: idle only 400 ms, so it waits out the rest
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(state(manager, "a")).toEqual(["READY"]);
+      clock.advance(599);
+      expect(state(manager, "a")).toEqual(["READY"]);
+      clock.advance(1);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(state(manager, "a")).toEqual(["PARKED"]);
+    });
+
     it("unloads instead of parking with `park: none`, and keeps serving on demand", async () => {
       const files = repo(["a", 3]);
       files["repo/a/function.yaml"] = "max_batch_size: 4\nscale: { idle_timeout_ms: 100, park: none }\n";
