@@ -24,7 +24,7 @@ import { renderResults } from "./scenarios/results-md.ts";
 import { replaceSection } from "./results-section.ts";
 import type { Measured } from "./scenarios/measure-step.ts";
 import type { RunSubject, ScenarioResults } from "./scenarios/scenario-results.ts";
-import { benchFunctions, plannedSeconds, planSteps, runServedSteps } from "./scenarios/served.ts";
+import { benchFunctions, JIT_WARMUP_MS, plannedSeconds, planSteps, runServedSteps, warmServers } from "./scenarios/served.ts";
 import { startServerProcess } from "./scenarios/server-process.ts";
 import type { ServerProcess } from "./scenarios/server-process.ts";
 
@@ -84,6 +84,8 @@ try {
   } as const;
   placements = await fetchPlacements(tensorfn.url, benchFunctions().map((f) => f.name));
   log(`bench: execution_thread ${Object.entries(placements).map(([name, thread]) => `${name}=${thread}`).join(" ")}`);
+  log(`bench: warming every server up (${((JIT_WARMUP_MS * scale) / 1000).toFixed(1)} s per model and encoding, 8 clients, not reported)`);
+  await warmServers([targets.handwritten, targets.naive, targets.tensorfn, targets.bare], scale);
   const steps = planSteps(targets, scale);
   log(`bench: 3/5 ${steps.length} served steps, about ${plannedSeconds(steps).toFixed(0)} s`);
   served = await runServedSteps(steps, log);

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { EncodedRequest } from "../request-body.ts";
 import { writeBenchRepository } from "../scenarios/bench-repository.ts";
 import { benchRequest, measureStep } from "../scenarios/measure-step.ts";
-import { BUNDLED } from "../scenarios/served.ts";
+import { BUNDLED, warmServers } from "../scenarios/served.ts";
 import { startServerProcess } from "../scenarios/server-process.ts";
 import type { ServerProcess } from "../scenarios/server-process.ts";
 import { planTargetSteps, targetSeconds } from "./target-plan.ts";
@@ -62,6 +62,9 @@ export async function measureRuntimeTargets(commands: Record<string, ServeComman
     const baselines = { handwritten: { role: "handwritten", runtime: null, url: handwritten.url, pid: handwritten.pid }, bare: { role: "bare", runtime: null, url: bare.url, pid: bare.pid } } as const;
     const plan = planTargetSteps({ ...baselines, tensorfn }, timing);
     log(`runtimes: targets 1, 2 and 7 under ${tensorfn.map((s) => s.runtime).join(", ")}: ${plan.length} steps, about ${targetSeconds(plan).toFixed(0)} s`);
+    // The same JIT warm-up for every server before the first measured step (see warmServers).
+    const meta = tensorfn[0]!.url;
+    await warmServers([{ name: "handwritten", url: handwritten.url, pid: handwritten.pid, metadataUrl: meta }, ...tensorfn.map((s) => ({ name: "tensorfn" as const, url: s.url, pid: s.pid })), { name: "bare", url: bare.url, pid: bare.pid, metadataUrl: meta }]);
     // One request per model and encoding, built from one tensorfn's metadata (seeded data): every server gets the same bytes.
     const requests = new Map<string, EncodedRequest>();
     const began = performance.now();

@@ -178,6 +178,32 @@ export async function runServedSteps(steps: readonly Step[], log: (line: string)
   return results;
 }
 
+/** Seconds of load each server gets per {model} × {encoding} before anything is measured (`warmServers`). */
+export const JIT_WARMUP_MS = 1500;
+
+/**
+ * Gives every server the same JIT warm-up before the first measured step, and reports nothing of
+ * it: JIT_WARMUP_MS of each bundled model × encoding at 8 clients (the bare server: `simple`). A
+ * server's first seconds measure V8 compiling it, not serving: from a fresh start, `simple` at one
+ * binary client went 1475 → 3699 → 7001 req/s over its first three seconds on the hand-written
+ * server and 992 → 2198 → 5376 on tensorfn, the server with more code to compile, and target 1's
+ * first points ran in exactly those seconds (`bench/.scratch`-style windows of 1 s, 2026-12-02).
+ */
+export async function warmServers(targets: readonly Target[], scale = 1): Promise<void> {
+  const requests = new Map<string, EncodedRequest>();
+  for (const target of targets) {
+    const metadataUrl = target.metadataUrl ?? target.url;
+    for (const model of target.name === "bare" ? (["simple"] as const) : BUNDLED) {
+      for (const encoding of target.name === "bare" ? (["binary"] as const) : ENCODINGS) {
+        const key = `${metadataUrl} ${model} ${encoding}`;
+        if (!requests.has(key)) requests.set(key, await benchRequest(metadataUrl, model, { encoding }));
+        const plan = { target: target.name, url: target.url, pid: target.pid, stats: false, model, concurrency: 8, warmupMs: 0, durationMs: JIT_WARMUP_MS * scale, encoding };
+        await measureStep(plan, requests.get(key)!);
+      }
+    }
+  }
+}
+
 /** The example model behind a benchmark function name. */
 function baseModel(name: string): string {
   return name.startsWith("mlp") ? "mlp" : name.startsWith("resnet") ? "resnet" : name;

@@ -2,6 +2,7 @@ import type { Measured } from "./measure-step.ts";
 import { fixed, ratio } from "./scenario-results.ts";
 import type { ScenarioResults } from "./scenario-results.ts";
 import { checkTargets, comparePoints, GOALS } from "./targets.ts";
+import { JIT_WARMUP_MS } from "./served.ts";
 
 /** The "Targets" part of the scenarios section: issue 11's verdicts, then target 1 point by point. */
 export function targetsSection(results: ScenarioResults): string[] {
@@ -30,6 +31,8 @@ export function targetsSection(results: ScenarioResults): string[] {
     "and encoded simply); Hono is `bench/naive-server.ts`, the same on Hono and @hono/node-server. tensorfn serves",
     "copies of `functions/simple` and `functions/mlp` with their bundled `function.yaml`, read when the run starts.",
     `The three run back to back at each point; the verdict is against node:http (≥ ${fixed(GOALS.handwrittenRatio, 1)}×).`,
+    `Before the first point every server had the same JIT warm-up, not reported: ${fixed(JIT_WARMUP_MS / 1000, 1)} s of each model × encoding at 8 clients`,
+    "(a fresh server's first seconds measure V8 compiling it; see `warmServers` in bench/scenarios/served.ts).",
     "",
     "| model | conc. | tensors | node:http req/s | Hono req/s | tensorfn req/s | ÷ node:http | ÷ Hono | tensorfn p50 / p99 ms | cores client / server: node:http | Hono | tensorfn | met? |",
     "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
