@@ -187,7 +187,7 @@ export const JIT_WARMUP_MS = 1500;
  * server's first seconds measure V8 compiling it, not serving: from a fresh start, `simple` at one
  * binary client went 1475 → 3699 → 7001 req/s over its first three seconds on the hand-written
  * server and 992 → 2198 → 5376 on tensorfn, the server with more code to compile, and target 1's
- * first points ran in exactly those seconds (`bench/.scratch`-style windows of 1 s, 2026-12-02).
+ * first points ran in exactly those seconds (`tsx bench/studies/jit-warmup.ts hand|tensorfn`, 2026-12-02).
  */
 export async function warmServers(targets: readonly Target[], scale = 1): Promise<void> {
   const requests = new Map<string, EncodedRequest>();

@@ -5,8 +5,9 @@ import type { HeaderLookup } from "./read-body.ts";
 // Classes, not object literals with `get signal()`: V8 (Node 20) allocates a literal that has an
 // accessor in the old generation, so everything its getter reached — the body, the request, the
 // connection's objects — survived every young-generation collection and waited for a full one.
-// Under load that was every request (`mlp` at one JSON client: ~3.8 KB a request promoted, 5–6 ms
-// scavenges; test/unit/tensor/young-garbage.test.ts shows the mechanism). A getter on a class's
+// Under load that was every request (`bash bench/studies/gc-window.sh <checkout> mlp 1 json` on the
+// code before: ~2 KB a request promoted, 3.3 ms scavenges; after: 16 B, 1.1 ms;
+// test/unit/tensor/young-garbage.test.ts shows the mechanism). A getter on a class's
 // prototype is shared, and the signal is still read only where a request waits: an adapter may
 // build it on first read (Node's costs an AbortController and a listener).
 

@@ -2,8 +2,8 @@
  * Small per-request buffers (a request body, a decoded input, an encoded reply) carved out of
  * shared 64 KiB slabs, as Node's `Buffer` pool does for its small buffers. Every `ArrayBuffer`
  * costs a malloc on the event loop and a free on V8's sweeper thread, and on this project's
- * 2-core VMs the two contend for the allocator's lock: ~2 µs per buffer in a loop that makes
- * nothing else (bench/studies/small-bytes.ts), several per small request. A view into a slab
+ * 2-core VMs the two contend for the allocator's lock: ~3 µs per buffer among a request's usual
+ * objects (`tsx bench/studies/small-bytes.ts`), several per small request. A view into a slab
  * costs an object.
  *
  * What a caller must know:

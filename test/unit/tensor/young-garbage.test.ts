@@ -10,8 +10,9 @@ import type { Tensor } from "../../../runtime/core/mod.ts";
 // What the hot path builds per request must die young. V8 (Node 20) allocates an object literal
 // that has an accessor (`{ get signal() { … } }`) in the old generation, so whatever its getter
 // reaches survives every young-generation collection (scavenge) and is only freed by a full one:
-// every request's body, tensors and connection objects were promoted (mlp at 32 JSON clients:
-// ~770 KB per scavenge, 6 ms pauses; after these classes, ~130 KB and 2.6 ms).
+// every request's body, tensors and connection objects were promoted (mlp at 32 JSON clients,
+// `bash bench/studies/gc-window.sh <checkout> mlp 32 json`: 705 KB per scavenge and 3.6 ms pauses
+// before these classes, 3 KB and 0.9 ms after).
 setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc") as (options?: { type: "minor" | "major"; execution?: "sync" }) => void;
 
