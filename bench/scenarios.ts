@@ -31,10 +31,20 @@ import type { ServerProcess } from "./scenarios/server-process.ts";
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const FUNCTIONS = join(ROOT, "functions");
 
-const { values } = parseArgs({ options: { quick: { type: "boolean", default: false }, "server-root": { type: "string" } } });
+const { values } = parseArgs({ options: { quick: { type: "boolean", default: false }, "server-root": { type: "string" }, from: { type: "string" } } });
 const scale = values.quick ? 0.25 : 1;
 const serverRoot = resolve(values["server-root"] ?? ROOT);
 const log = (line: string) => void process.stderr.write(`${line}\n`);
+
+// `--from bench/out/scenarios.json`: write the section again from a saved run (its numbers and
+// commit), without measuring: for a change to how results are explained, not to what is measured.
+if (values.from) {
+  const saved = JSON.parse(readFileSync(values.from, "utf8")) as ScenarioResults;
+  const target = join(ROOT, "bench", "RESULTS.md");
+  writeFileSync(target, replaceSection(existsSync(target) ? readFileSync(target, "utf8") : undefined, "scenarios", renderResults(saved)));
+  log(`bench: wrote ${target} from ${values.from} (the run of ${saved.startedAt} at ${saved.subject?.commit ?? "?"})`);
+  process.exit(0);
+}
 
 for (const name of ["simple", "mlp", "resnet"]) {
   if (!existsSync(join(FUNCTIONS, name, "1", "model.onnx"))) {

@@ -3,6 +3,7 @@ import type { Measured } from "./measure-step.ts";
 import type { RawPoint } from "./raw.ts";
 import { ADAPTIVE_LEVELS, ADAPTIVE_LOOSE_TARGET_MS, ADAPTIVE_TARGET_MS } from "./served.ts";
 import { adaptiveComparison, bestResnetBatched, bestStaticMlp, cpuPerRequest, delayOf, fixed, overheadUs, step } from "./scenario-results.ts";
+import { comparePoints } from "./targets.ts";
 import type { ScenarioResults } from "./scenario-results.ts";
 
 /**
@@ -10,7 +11,33 @@ import type { ScenarioResults } from "./scenario-results.ts";
  * support it, so a rerun that measures something else says so instead of repeating stale prose.
  */
 export function observations(results: ScenarioResults): string[] {
-  return [background(results), resnet(results), mlpGain(results), overhead(results), ...adaptive(results)].filter((t): t is string => t !== undefined);
+  return [background(results), behindHandwritten(results), resnet(results), mlpGain(results), overhead(results), ...adaptive(results), wake(results)].filter(
+    (t): t is string => t !== undefined,
+  );
+}
+
+/** Target 1's missed points with what each server spent per request. */
+function behindHandwritten(results: ScenarioResults): string | undefined {
+  const missed = comparePoints(results).filter((p) => p.met === false);
+  if (missed.length === 0) return undefined;
+  const cpu = (s: Measured | undefined) => fixed(cpuPerRequest(s, s?.cores.server), 0);
+  const items = missed.map((p) => `${p.model} c=${p.concurrency} ${p.encoding === "json" ? "JSON" : "binary"} ${fixed(p.ratio, 2)}× (${cpu(p.tensorfn)} / ${cpu(p.handwritten)} µs)`);
+  return (
+    `**Behind the hand-written server** (target 1), with the server CPU per request of tensorfn / node:http: ${items.join(", ")}. ` +
+    "Where tensorfn spent more, the difference is its own work per request beside the same session.run (queue, batcher, statistics, checks); " +
+    "`npx tsx bench/studies/lane-cost.ts` measures that part without HTTP. One window moves by ±15 % between back-to-back runs of one server here (section 4), so a single point that close to 1.0 is not settled by this run."
+  );
+}
+
+/** Target 6: why a wake from PARKED costs more than the raw create it is compared with. */
+function wake(results: ScenarioResults): string | undefined {
+  const colds = results.coldStarts ?? [];
+  if (colds.length === 0) return undefined;
+  const list = colds.map((c) => `${c.model} ${fixed(c.fromParkedMs, 1)} ms against ${fixed(c.rawMs, 1)} ms raw${c.rawFreshMs === undefined ? "" : ` (${fixed(c.rawFreshMs, 1)} ms in a fresh process)`}`);
+  return (
+    `**Wake from PARKED** (target 6): ${list.join("; ")}. A park gives the sessions' memory back to the system (malloc_trim, native/), so the wake faults it in again page by page while onnxruntime copies the weights into it; ` +
+    "the raw create runs in a process that kept its memory. `bash bench/studies/hugepage-wake.sh` and `npx tsx bench/studies/ort-format-wake.ts` measure those faults and two ways to fewer (the section after the lifecycle section)."
+  );
 }
 
 function background(results: ScenarioResults): string | undefined {
@@ -110,11 +137,16 @@ function overhead(results: ScenarioResults): string | undefined {
   const parts = [`**Per-request overhead.** Served \`simple\` p50 is ${us(p50(served))} µs against ${us(results.raw.simple.p50)} µs for the raw run: ${fixed(total, 0)} µs of overhead. Climbing the ladder of section 3 (p50 / server CPU per request):`];
   if (bare) parts.push(`a bare node:http server takes ${us(p50(bare))} µs / ${fixed(cpu(bare), 0)} µs with the client on the same cores — ${us(p50(bare))} µs of the 150 µs budget is gone before any serving code runs;`);
   if (noop && echo) {
-    parts.push(`Hono on @hono/node-server costs ${us(p50(noop))} µs / ${fixed(cpu(noop), 0)} µs when the route does not read the body, but ${us(p50(echo))} µs / ${fixed(cpu(echo), 0)} µs once it awaits \`c.req.arrayBuffer()\` — reading a 200-byte body through the adapter's web-stream bridge costs ${fixed(((p50(echo) ?? NaN) - (p50(noop) ?? NaN)) * 1000, 0)} µs of latency and ${fixed((cpu(echo) ?? NaN) - (cpu(noop) ?? NaN), 0)} µs of CPU per request on this Node ${results.machine.node}, and tensorfn's \`readBody\` takes the same path (\`request.arrayBuffer()\`);`);
+    parts.push(`Hono on @hono/node-server costs ${us(p50(noop))} µs / ${fixed(cpu(noop), 0)} µs when the route does not read the body, but ${us(p50(echo))} µs / ${fixed(cpu(echo), 0)} µs once it awaits \`c.req.arrayBuffer()\` — reading a 200-byte body through the adapter's web-stream bridge costs ${fixed(((p50(echo) ?? NaN) - (p50(noop) ?? NaN)) * 1000, 0)} µs of latency and ${fixed((cpu(echo) ?? NaN) - (cpu(noop) ?? NaN), 0)} µs of CPU per request on this Node ${results.machine.node} (tensorfn's Node adapter reads bodies without that bridge: adapters/node/direct-body.ts);`);
   }
   if (naive) parts.push(`the naive server's \`simple\` (JSON header parse, session.run on its event loop) ${us(p50(naive))} µs / ${fixed(cpu(naive), 0)} µs;`);
   if (identity) parts.push(`tensorfn without a model (\`simple_identity\`) ${us(p50(identity))} µs / ${fixed(cpu(identity), 0)} µs, of which its statistics see ${fixed(identity.server?.requestUsPerRequest, 0)} µs between decoded request and encoded answer;`);
-  parts.push(`and tensorfn \`simple\` ${us(p50(served))} µs / ${fixed(cpu(served), 0)} µs, where one execution takes ${fixed(served.server?.computeUsPerExecution, 0)} µs against ${us(results.raw.simple.p50)} µs in-process: the hop to the ORT worker thread and back (a bare postMessage round trip: ${us(results.raw.workerHop.p50)} µs p50 here), waking that thread and ORT's, and tensor conversion on both sides.`);
+  const execution = `where one execution takes ${fixed(served.server?.computeUsPerExecution, 0)} µs against ${us(results.raw.simple.p50)} µs in-process`;
+  parts.push(
+    results.placements?.simple === "main"
+      ? `and tensorfn \`simple\` ${us(p50(served))} µs / ${fixed(cpu(served), 0)} µs, ${execution}, on the event loop (\`execution_thread\` chose main): the run and the tensor conversions around it.`
+      : `and tensorfn \`simple\` ${us(p50(served))} µs / ${fixed(cpu(served), 0)} µs, ${execution}: the hop to the ORT worker thread and back (a bare postMessage round trip: ${us(results.raw.workerHop.p50)} µs p50 here), waking that thread and ORT's, and tensor conversion on both sides.`,
+  );
   return parts.join(" ");
 }
 

@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import type { Encoding, Measured } from "../../../bench/scenarios/measure-step.ts";
+import { observations } from "../../../bench/scenarios/observations.ts";
+import type { ScenarioResults } from "../../../bench/scenarios/scenario-results.ts";
+import { latency, measured } from "./_measured.ts";
+
+const cores = (server: number) => ({ self: 0.2, server, serverMain: server, other: 0 });
+
+/** Target 1's steps (tensorfn ahead everywhere unless overridden), simple at c=1 and the bare floor. */
+function results(overrides: Measured[] = [], extra: Partial<ScenarioResults> = {}): ScenarioResults {
+  const served: Measured[] = [];
+  for (const model of ["simple", "mlp"]) {
+    for (const c of [1, 8, 32]) {
+      for (const encoding of ["json", "binary"] as Encoding[]) {
+        served.push(measured("handwritten", model, c, 1000, { encoding, cores: cores(0.1) }), measured("tensorfn", model, c, 1100, { encoding, cores: cores(0.1) }));
+      }
+    }
+  }
+  served.push(measured("bare", "simple", 1, 7000, { latencyMs: latency(0.08, 0.3) }));
+  return {
+    startedAt: "2026-01-01T00:00:00.000Z",
+    seconds: 500,
+    machine: { nproc: 2, cpuModel: "test", node: "v20.0.0", onnxruntimeNode: "1.30.0", loadAverage: "0 0 0" },
+    subject: { serverRoot: "/repo", commit: "abc1234", dirty: false, runtime: "Node v20.0.0" },
+    raw: {
+      mlp: { model: "mlp", points: [], best: { batch: 8, runs: 10, seconds: 1, inferPerS: 20000, runP50Ms: 0.4, selfCores: 1, otherCores: 0 } },
+      resnet: { model: "resnet", points: [], best: { batch: 16, runs: 10, seconds: 1, inferPerS: 100, runP50Ms: 160, selfCores: 1, otherCores: 0 } },
+      simple: latency(0.013, 0.07),
+      workerHop: latency(0.033, 0.1),
+      worker: { mlp: [], resnet: [] },
+    },
+    served: [...overrides, ...served],
+    ...extra,
+  };
+}
+
+const paragraph = (r: ScenarioResults, title: string) => observations(r).find((t) => t.startsWith(`**${title}`));
+
+describe("observations()", () => {
+  it("names each target-1 point tensorfn missed, with both servers' CPU per request", () => {
+    const slow = measured("tensorfn", "simple", 1, 800, { encoding: "json", cores: cores(0.12) });
+    const text = paragraph(results([slow]), "Behind the hand-written server");
+    expect(text).toContain("simple c=1 JSON 0.80× (150 / 100 µs)");
+    expect(text).not.toContain("binary");
+    expect(paragraph(results(), "Behind the hand-written server")).toBeUndefined();
+  });
+
+  it("explains a wake from PARKED with this run's numbers, and says nothing without them", () => {
+    const coldStarts = [{ model: "resnet", rawMs: 46, rawFreshMs: 736, fromParkedMs: 493, reps: 5 }];
+    const text = paragraph(results([], { coldStarts }), "Wake from PARKED");
+    expect(text).toContain("resnet 493.0 ms against 46.0 ms raw (736.0 ms in a fresh process)");
+    expect(text).toContain("bench/studies/hugepage-wake.sh");
+    expect(paragraph(results(), "Wake from PARKED")).toBeUndefined();
+  });
+
+  it("places simple's execution where the run's /config says it computed", () => {
+    const simple = measured("tensorfn", "simple", 1, 7000, { latencyMs: latency(0.14, 0.5) });
+    const inline = paragraph(results([simple], { placements: { simple: "main" } }), "Per-request overhead");
+    expect(inline).toContain("on the event loop (`execution_thread` chose main)");
+    expect(inline).not.toContain("postMessage");
+    const worker = paragraph(results([simple], { placements: { simple: "worker" } }), "Per-request overhead");
+    expect(worker).toContain("the hop to the ORT worker thread and back (a bare postMessage round trip: 33 µs p50 here)");
+  });
+});
