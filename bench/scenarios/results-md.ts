@@ -140,14 +140,18 @@ function overheadSection(results: ScenarioResults): string[] {
     "| path | p50 µs | p99 µs | req/s | server CPU µs/req | client CPU µs/req | what it adds |",
     "|---|---:|---:|---:|---:|---:|---|",
     `| raw \`simple\` session.run (in-process, 2000 runs) | ${us(simple.p50)} | ${us(simple.p99)} | | | | ORT only |`,
-    `| worker_threads postMessage round trip (2000 runs) | ${us(workerHop.p50)} | ${us(workerHop.p99)} | | | | the thread hop each tensorfn execution makes |`,
+    `| worker_threads postMessage round trip (2000 runs) | ${us(workerHop.p50)} | ${us(workerHop.p99)} | | | | the thread hop of an execution in a worker (\`execution_thread: worker\`) |`,
     httpRow(at1("bare", "simple"), "bare node:http server", "reads the body, answers 256 fixed bytes: undici client + loopback + Node's HTTP server"),
     httpRow(at1("naive", "_noop"), "Hono on @hono/node-server, body not read", "the framework and its adapter (web Request/Response)"),
     httpRow(at1("naive", "_echo"), "Hono on @hono/node-server, `await c.req.arrayBuffer()`", "reading the body through the adapter's web stream"),
     httpRow(at1("handwritten", "simple"), "hand-written node:http server `simple`", "JSON header parse, session.run on the event loop, binary answer; no framework"),
     httpRow(at1("naive", "simple"), "naive server `simple`", "the same on Hono: JSON header parse, session.run on the event loop, binary answer"),
     httpRow(identity, "tensorfn `simple_identity` (identity backend, no model)", `tensorfn's HTTP layer, codecs and batcher; its statistics count ${fixed(identity?.server?.requestUsPerRequest, 0)} µs/request`),
-    httpRow(served, "tensorfn `simple` (no batching, delay 0)", `statistics: ${fixed(served?.server?.requestUsPerRequest, 0)} µs/request, compute ${fixed(served?.server?.computeUsPerExecution, 0)} µs/execution (worker hop + ORT + conversions)`),
+    httpRow(
+      served,
+      "tensorfn `simple` (bundled config: no queue delay)",
+      `statistics: ${fixed(served?.server?.requestUsPerRequest, 0)} µs/request, compute ${fixed(served?.server?.computeUsPerExecution, 0)} µs/execution (${results.placements?.simple === "main" ? "on the event loop: ORT + conversions" : "worker hop + ORT + conversions"})`,
+    ),
     "",
   ];
 }
