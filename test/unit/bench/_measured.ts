@@ -21,3 +21,11 @@ export function measured(target: string, model: string, concurrency: number, inf
     ...extra,
   };
 }
+
+/** When, where and what a test run of the bench measured (ScenarioResults' identifying fields). */
+export const RUN = {
+  startedAt: "2026-01-01T00:00:00.000Z",
+  seconds: 500,
+  machine: { nproc: 2, cpuModel: "test", node: "v20.0.0", onnxruntimeNode: "1.30.0", loadAverage: "0 0 0" },
+  subject: { serverRoot: "/repo", commit: "abc1234", dirty: false, runtime: "Node v20.0.0" },
+};

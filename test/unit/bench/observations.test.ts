@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Encoding, Measured } from "../../../bench/scenarios/measure-step.ts";
 import { observations } from "../../../bench/scenarios/observations.ts";
 import type { ScenarioResults } from "../../../bench/scenarios/scenario-results.ts";
-import { latency, measured } from "./_measured.ts";
+import { latency, measured, RUN } from "./_measured.ts";
 
 const cores = (server: number) => ({ self: 0.2, server, serverMain: server, other: 0 });
 
@@ -18,10 +18,7 @@ function results(overrides: Measured[] = [], extra: Partial<ScenarioResults> = {
   }
   served.push(measured("bare", "simple", 1, 7000, { latencyMs: latency(0.08, 0.3) }));
   return {
-    startedAt: "2026-01-01T00:00:00.000Z",
-    seconds: 500,
-    machine: { nproc: 2, cpuModel: "test", node: "v20.0.0", onnxruntimeNode: "1.30.0", loadAverage: "0 0 0" },
-    subject: { serverRoot: "/repo", commit: "abc1234", dirty: false, runtime: "Node v20.0.0" },
+    ...RUN,
     raw: {
       mlp: { model: "mlp", points: [], best: { batch: 8, runs: 10, seconds: 1, inferPerS: 20000, runP50Ms: 0.4, selfCores: 1, otherCores: 0 } },
       resnet: { model: "resnet", points: [], best: { batch: 16, runs: 10, seconds: 1, inferPerS: 100, runP50Ms: 160, selfCores: 1, otherCores: 0 } },

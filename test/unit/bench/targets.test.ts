@@ -4,7 +4,7 @@ import type { RawPoint } from "../../../bench/scenarios/raw.ts";
 import type { ScenarioResults } from "../../../bench/scenarios/scenario-results.ts";
 import { checkTargets, comparePoints, cpuText } from "../../../bench/scenarios/targets.ts";
 import { targetsSection } from "../../../bench/scenarios/targets-md.ts";
-import { latency, measured } from "./_measured.ts";
+import { latency, measured, RUN } from "./_measured.ts";
 
 
 const point = (batch: number, inferPerS: number): RawPoint => ({ batch, runs: 10, seconds: 1, inferPerS, runP50Ms: 1, selfCores: 1, otherCores: 0 });
@@ -38,10 +38,7 @@ function results(overrides: Measured[] = [], extra: Partial<ScenarioResults> = {
     );
   }
   return {
-    startedAt: "2026-01-01T00:00:00.000Z",
-    seconds: 500,
-    machine: { nproc: 2, cpuModel: "test", node: "v20.0.0", onnxruntimeNode: "1.30.0", loadAverage: "0 0 0" },
-    subject: { serverRoot: "/repo", commit: "abc1234", dirty: false, runtime: "Node v20.0.0" },
+    ...RUN,
     raw: {
       mlp: { model: "mlp", points: [point(64, 40000)], best: point(64, 40000) },
       resnet: { model: "resnet", points: [point(16, 100)], best: point(16, 100) },
