@@ -2,8 +2,8 @@ import { DISTURBED_CORES } from "./cpu-meter.ts";
 import type { Measured } from "./measure-step.ts";
 import type { RawPoint } from "./raw.ts";
 import { ADAPTIVE_LEVELS, ADAPTIVE_LOOSE_TARGET_MS, ADAPTIVE_TARGET_MS } from "./served.ts";
-import { adaptiveComparison, bestResnetBatched, bestStaticMlp, cpuPerRequest, delayOf, fixed, overheadUs, step } from "./scenario-results.ts";
-import { comparePoints } from "./targets.ts";
+import { adaptiveComparison, bestResnetBatched, bestStaticMlp, cpuPerRequest, delayOf, fixed, overheadUs, probeStep, step } from "./scenario-results.ts";
+import { comparePoints, GOALS } from "./targets.ts";
 import type { ScenarioResults } from "./scenario-results.ts";
 
 /**
@@ -11,7 +11,7 @@ import type { ScenarioResults } from "./scenario-results.ts";
  * support it, so a rerun that measures something else says so instead of repeating stale prose.
  */
 export function observations(results: ScenarioResults): string[] {
-  return [background(results), behindHandwritten(results), resnet(results), mlpGain(results), overhead(results), ...adaptive(results), wake(results)].filter(
+  return [background(results), behindHandwritten(results), resnet(results), mlpGain(results), overhead(results), ...adaptive(results), wake(results), readiness(results)].filter(
     (t): t is string => t !== undefined,
   );
 }
@@ -26,6 +26,18 @@ function behindHandwritten(results: ScenarioResults): string | undefined {
     `**Behind the hand-written server** (target 1), with the server CPU per request of tensorfn / node:http: ${items.join(", ")}. ` +
     "Where tensorfn spent more, the difference is its own work per request beside the same session.run (queue, batcher, statistics, checks); " +
     "`npx tsx bench/studies/lane-cost.ts` measures that part without HTTP. One window moves by ±15 % between back-to-back runs of one server here (section 4), so a single point that close to 1.0 is not settled by this run."
+  );
+}
+
+/** Target 7 when readiness missed: what a probe waits for under this load. */
+function readiness(results: ScenarioResults): string | undefined {
+  const s = probeStep(results);
+  const ready = s?.probes?.ready;
+  if (!s || !ready || ready.p99 <= GOALS.readyP99Ms) return undefined;
+  const batch = s.server ? ` of ${fixed(s.server.avgBatchSize, 1)} rows` : "";
+  return (
+    `**Readiness under load** (target 7): p50 ${fixed(ready.p50, 2)} ms, p99 ${fixed(ready.p99, 2)} ms while mlp answered ${fixed(s.inferPerS, 0)} req/s to ${s.concurrency} JSON clients, the server's main thread busy ${fixed(s.cores.serverMain, 2)} cores. ` +
+    `A probe is answered on the event loop after the turn in progress, and a turn here reads and decodes the requests that arrived since the last one and runs one inline batch${batch}; what stretches the slowest turns is not measured by this run.`
   );
 }
 

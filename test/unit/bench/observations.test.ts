@@ -59,3 +59,14 @@ describe("observations()", () => {
     expect(worker).toContain("the hop to the ORT worker thread and back (a bare postMessage round trip: 33 µs p50 here)");
   });
 });
+
+describe("observations() on readiness", () => {
+  const probed = (p99: number) =>
+    measured("tensorfn", "mlp", 32, 4000, { encoding: "json", probes: { ready: latency(3, p99), readyCount: 200, metrics: latency(5, 20), metricsCount: 15, errors: 0, firstError: null } });
+
+  it("explains a readiness p99 over the goal with the probed window's numbers, and stays quiet when it is met", () => {
+    const text = observations(results([probed(14.5)])).find((t) => t.startsWith("**Readiness under load"));
+    expect(text).toContain("p50 3.00 ms, p99 14.50 ms while mlp answered 4000 req/s to 32 JSON clients");
+    expect(observations(results([probed(6)])).some((t) => t.startsWith("**Readiness under load"))).toBe(false);
+  });
+});
