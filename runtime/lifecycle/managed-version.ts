@@ -190,7 +190,7 @@ export class ManagedVersion {
   activity(busy: boolean): void {
     if (busy) return;
     this.#idleSince = this.#clock.now();
-    if (this.#idleTimer === undefined) this.#armIdle(this.#idle.timeoutMs);
+    if (this.#idleTimer === undefined) this.#armIdle();
   }
 
   async #load(): Promise<Deployment> {

@@ -26,8 +26,7 @@ let used = 0;
 
 /** Zeroed bytes: a view into the current slab when `length` ≤ SMALL_BYTES_MAX, else a buffer of their own. */
 export function smallBytes(length: number): Uint8Array<ArrayBuffer> {
-  if (length > SMALL_BYTES_MAX) return new Uint8Array(length);
-  return new Uint8Array(carve(length), used - length, length);
+  return smallStorage(Uint8Array, length) as Uint8Array<ArrayBuffer>;
 }
 
 /** A typed array's constructor: `new (count)`, or `new (buffer, byteOffset, count)` for a view. */
