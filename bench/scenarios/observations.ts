@@ -156,7 +156,7 @@ function overhead(results: ScenarioResults): string | undefined {
   const execution = `where one execution takes ${fixed(served.server?.computeUsPerExecution, 0)} µs against ${us(results.raw.simple.p50)} µs in-process`;
   parts.push(
     results.placements?.simple === "main"
-      ? `and tensorfn \`simple\` ${us(p50(served))} µs / ${fixed(cpu(served), 0)} µs, ${execution}, on the event loop (\`execution_thread\` chose main): the run, the tensor conversions around it and the wait for the turn of the loop on which onnxruntime computes it.`
+      ? `and tensorfn \`simple\` ${us(p50(served))} µs / ${fixed(cpu(served), 0)} µs, ${execution}, on the event loop (\`execution_thread\` chose main): the run and the tensor conversions around it (its wait for the turn of the loop on which onnxruntime computes counts as queueing).`
       : `and tensorfn \`simple\` ${us(p50(served))} µs / ${fixed(cpu(served), 0)} µs, ${execution}: the hop to the ORT worker thread and back (a bare postMessage round trip: ${us(results.raw.workerHop.p50)} µs p50 here), waking that thread and ORT's, and tensor conversion on both sides.`,
   );
   return parts.join(" ");

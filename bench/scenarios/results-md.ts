@@ -150,7 +150,7 @@ function overheadSection(results: ScenarioResults): string[] {
     httpRow(
       served,
       "tensorfn `simple` (bundled config: no queue delay)",
-      `statistics: ${fixed(served?.server?.requestUsPerRequest, 0)} µs/request, compute ${fixed(served?.server?.computeUsPerExecution, 0)} µs/execution (${results.placements?.simple === "main" ? "on the event loop: ORT, conversions and the wait for its turn" : "worker hop + ORT + conversions"})`,
+      `statistics: ${fixed(served?.server?.requestUsPerRequest, 0)} µs/request, compute ${fixed(served?.server?.computeUsPerExecution, 0)} µs/execution (${results.placements?.simple === "main" ? "on the event loop: ORT and conversions; the wait for its turn counts as queueing" : "worker hop + ORT + conversions"})`,
     ),
     "",
   ];

@@ -99,6 +99,9 @@ export class ModelStats implements SchedulerObserver {
   executed(t: ExecutionTiming): void {
     this.#inferenceCount += t.rows;
     this.#executionCount++;
+    // Each request of the batch waited for the loop's turn like it waited in the scheduler's
+    // queue (Triton's `queue` counts "scheduling or other queues"); its count is the dequeue's.
+    if (t.waitMs > 0) this.#queue.ns += toNs(t.waitMs * t.requests);
     add(this.#computeInput, t.inputMs);
     add(this.#computeInfer, t.inferMs);
     add(this.#computeOutput, t.outputMs);

@@ -48,7 +48,7 @@ export class TraceRecorder {
         if (this.rate <= 0) return;
         const pid = this.#pid(label);
         this.#thread(pid, t.instance, `instance ${t.instance}`);
-        const dur = t.inputMs + t.inferMs + t.outputMs;
+        const dur = t.inputMs + t.waitMs + t.inferMs + t.outputMs;
         this.#push({
           name: `batch ${t.rows}`,
           cat: "execution",
@@ -57,7 +57,7 @@ export class TraceRecorder {
           dur: us(dur),
           pid,
           tid: t.instance,
-          args: { rows: t.rows, requests: t.requests, input_us: us(t.inputMs), infer_us: us(t.inferMs), output_us: us(t.outputMs) },
+          args: { rows: t.rows, requests: t.requests, input_us: us(t.inputMs), wait_us: us(t.waitMs), infer_us: us(t.inferMs), output_us: us(t.outputMs) },
         });
       },
     };

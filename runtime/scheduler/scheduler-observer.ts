@@ -5,8 +5,14 @@ export interface ExecutionTiming {
   requests: number;
   /** Gathering the requests' inputs into the batch. */
   inputMs: number;
-  /** The backend's run. */
+  /** The backend's run, less `waitMs`: the model's own time (Triton's compute_infer). */
   inferMs: number;
+  /**
+   * The backend's run waiting to start computing: an event-loop session's wait for its turn of
+   * the loop, which first serves the HTTP work read before it. 0 where the instance cannot tell
+   * (a worker's hop to its thread stays in `inferMs`).
+   */
+  waitMs: number;
   /** Slicing the outputs back per request. */
   outputMs: number;
   /** Clock time the execution started (inputs gathering), for timelines. */

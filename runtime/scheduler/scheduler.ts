@@ -81,8 +81,9 @@ export interface RunOptions {
   /**
    * Told the execution's own compute time (ms) by an instance that knows it better than its
    * caller's clock: an event-loop session first waits for its turn of the loop, which is the
-   * HTTP work of that turn, not a cost a bigger batch saves. The adaptive batcher's cost model
-   * asks for it.
+   * HTTP work of that turn, not a cost a bigger batch saves. The batcher asks for it on every
+   * execution: the statistics report that time as compute, the wait as queueing, and the
+   * adaptive cost model fits it.
    */
   computed?: (ms: number) => void;
 }

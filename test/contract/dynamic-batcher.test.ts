@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DynamicBatcher } from "../../runtime/scheduler/mod.ts";
+import type { ExecutionTiming, RunOptions } from "../../runtime/scheduler/mod.ts";
+import type { Tensor } from "../../runtime/mod.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 import { FakeInstance, fakeRequest, settle } from "../support/fake-instance.ts";
 import { instanceSchedulerContract, schedulerBasicsContract, schedulerContract } from "./scheduler-contract.ts";
@@ -61,5 +63,45 @@ describe("DynamicBatcher: whether to wait at all", () => {
       await Promise.all(pending);
     }
     expect(instance.executions.every((e) => e.length === 2)).toBe(true);
+  });
+});
+
+describe("DynamicBatcher: what it reports of an execution", () => {
+  /** Waits `turnMs` for its turn of the loop, then computes for `computeMs`, and says so through `computed`. */
+  class EventLoopInstance extends FakeInstance {
+    constructor(
+      readonly clock: FakeClock,
+      readonly turnMs: number,
+      readonly computeMs: number,
+    ) {
+      super();
+    }
+    override run(feeds: Record<string, Tensor>, options?: RunOptions): Promise<Record<string, Tensor>> {
+      const result = super.run(feeds, options);
+      return new Promise((resolve) => this.clock.setTimeout(() => (options?.computed?.(this.computeMs), resolve(result)), this.turnMs + this.computeMs));
+    }
+  }
+
+  it("`executed()` reports an event-loop run's own time as `inferMs` and its wait for the turn as `waitMs`, with or without a latency target", async () => {
+    for (const targetLatencyMs of [undefined, 50]) {
+      const clock = new FakeClock();
+      const timings: ExecutionTiming[] = [];
+      const observer = { dequeued: () => {}, executed: (t: ExecutionTiming) => void timings.push(t) };
+      const batcher = new DynamicBatcher({ instances: [new EventLoopInstance(clock, 3, 0.5)], maxBatchSize: 8, targetLatencyMs, clock, observer });
+      const done = batcher.enqueue(fakeRequest(1));
+      for (let i = 0; i < 8; i++) {
+        await settle();
+        clock.advance(0.5);
+      }
+      await done;
+      expect(timings.map((t) => [t.waitMs, t.inferMs])).toEqual([[3, 0.5]]);
+    }
+  });
+
+  it("`executed()` reports no wait where the instance does not tell its own time", async () => {
+    const timings: ExecutionTiming[] = [];
+    const batcher = new DynamicBatcher({ instances: [new FakeInstance()], maxBatchSize: 8, clock: new FakeClock(), observer: { dequeued: () => {}, executed: (t) => void timings.push(t) } });
+    await batcher.enqueue(fakeRequest(1));
+    expect(timings.map((t) => t.waitMs)).toEqual([0]);
   });
 });

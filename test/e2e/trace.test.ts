@@ -10,7 +10,7 @@ afterEach(async () => {
 });
 
 const body = JSON.stringify({ inputs: [{ name: "input", datatype: "FP32", shape: [1, 512], data: new Array(512).fill(0.5) }] });
-type Event = { name: string; ph: string; pid: number; tid: number; ts: number; dur?: number; cat?: string; args?: { name?: string; rows?: number } };
+type Event = { name: string; ph: string; pid: number; tid: number; ts: number; dur?: number; cat?: string; args?: { name?: string; rows?: number; input_us?: number; wait_us?: number; infer_us?: number; output_us?: number } };
 
 describe("trace timeline", () => {
   it("records every execution on its instance's track, and queue waits, as Chrome trace JSON", async () => {
@@ -26,6 +26,8 @@ describe("trace timeline", () => {
     expect(executions).toHaveLength(model_stats[0].execution_count);
     expect(executions.reduce((n, e) => n + e.args!.rows!, 0)).toBe(30);
     expect(executions.every((e) => e.tid === 1 && e.dur! > 0 && e.name === `batch ${e.args!.rows}`)).toBe(true);
+    // An execution spans its phases: gathering inputs, waiting for its turn (on the event loop), computing, slicing.
+    for (const { dur, args } of executions) expect(Math.abs(dur! - (args!.input_us! + args!.wait_us! + args!.infer_us! + args!.output_us!))).toBeLessThanOrEqual(2);
     // One instance runs one batch at a time: its executions never overlap on the timeline.
     const sorted = [...executions].sort((a, b) => a.ts - b.ts);
     sorted.slice(1).forEach((e, i) => expect(e.ts).toBeGreaterThanOrEqual(sorted[i]!.ts + sorted[i]!.dur! - 1));

@@ -398,10 +398,11 @@ export class DynamicBatcher implements InstanceScheduler {
     for (const name of Object.keys(requests[0]!.feeds)) feeds[name] = batchOf(requests.map((r) => r.feeds[name]!));
     const t1 = clock.now();
     const wanted = neededOutputs(requests);
-    // The cost model weighs what an execution costs, not its wait for a turn of the event loop.
+    // An event-loop session's run first waits for its turn of the loop: the statistics and the
+    // cost model weigh what the execution costs, not that wait.
     let ownMs: number | undefined;
-    const computed = this.#cost ? (ms: number) => void (ownMs = ms) : undefined;
-    const outputs = await instance.run(feeds, signals || wanted || computed ? { requestSignals: signals, outputs: wanted, computed } : undefined);
+    const computed = (ms: number) => void (ownMs = ms);
+    const outputs = await instance.run(feeds, { requestSignals: signals, outputs: wanted, computed });
     const t2 = clock.now();
     const sizes = requests.map((r) => r.batchSize);
     const results = requests.map((): ScheduledResult => ({}));
@@ -410,12 +411,12 @@ export class DynamicBatcher implements InstanceScheduler {
     }
     const t3 = clock.now();
     const rows = sizes.reduce((a, b) => a + b, 0);
-    this.#cost?.observe(rows, ownMs === undefined ? t3 - t0 : t1 - t0 + ownMs + (t3 - t2));
-    if (ownMs !== undefined) {
-      const turnMs = Math.max(0, t2 - t1 - ownMs);
-      this.#turnMs = this.#turnMs === undefined ? turnMs : this.#turnMs + (turnMs - this.#turnMs) / 8;
+    const waitMs = ownMs === undefined ? 0 : Math.max(0, t2 - t1 - ownMs);
+    if (this.#cost) {
+      this.#cost.observe(rows, t3 - t0 - waitMs);
+      if (ownMs !== undefined) this.#turnMs = this.#turnMs === undefined ? waitMs : this.#turnMs + (waitMs - this.#turnMs) / 8;
     }
-    observer?.executed({ rows, requests: requests.length, inputMs: t1 - t0, inferMs: t2 - t1, outputMs: t3 - t2, startMs: t0, instance: this.#instanceId(instance) });
+    observer?.executed({ rows, requests: requests.length, inputMs: t1 - t0, inferMs: t2 - t1 - waitMs, waitMs, outputMs: t3 - t2, startMs: t0, instance: this.#instanceId(instance) });
     return results;
   }
 
