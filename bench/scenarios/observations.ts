@@ -47,8 +47,8 @@ function wake(results: ScenarioResults): string | undefined {
   if (colds.length === 0) return undefined;
   const list = colds.map((c) => `${c.model} ${fixed(c.fromParkedMs, 1)} ms against ${fixed(c.rawMs, 1)} ms raw${c.rawFreshMs === undefined ? "" : ` (${fixed(c.rawFreshMs, 1)} ms in a fresh process)`}`);
   return (
-    `**Wake from PARKED** (target 6): ${list.join("; ")}. A park gives the sessions' memory back to the system (malloc_trim, native/), so the wake faults it in again page by page while onnxruntime copies the weights into it; ` +
-    "the raw create runs in a process that kept its memory. `bash bench/studies/hugepage-wake.sh` and `npx tsx bench/studies/ort-format-wake.ts` measure those faults and two ways to fewer (the section after the lifecycle section)."
+    `**Wake from PARKED** (target 6): ${list.join("; ")}. A park gives the sessions' memory back to the system (malloc_trim, native/), so the wake faults it in again page by page while onnxruntime copies the weights into it (once: a parked version keeps onnxruntime's optimised ORT-format form, which the session reads in place); ` +
+    "the raw create runs in a process that kept its memory. `bash bench/studies/hugepage-wake.sh` and `npx tsx bench/studies/ort-format-wake.ts` measure those faults and ways to fewer (the section after the lifecycle section)."
   );
 }
 
@@ -171,7 +171,7 @@ function adaptive(results: ScenarioResults): string[] {
     if (bestUnder) parts.push(`The best static delay under the target was ${delayOf(bestUnder.model)} µs: ${fixed(bestUnder.inferPerS, 0)} infer/s, p99 ${fixed(bestUnder.latencyMs?.p99, 2)} ms, batches of ${fixed(bestUnder.server?.avgBatchSize, 1)}, ${fixed(bestUnder.server?.queueUsPerRequest, 0)} µs queueing — adaptive reached ${fixed(a.inferPerS / bestUnder.inferPerS, 2)} of it.`);
     else parts.push("No static delay met the target at this level.");
     if (bestOverall && bestOverall !== bestUnder) parts.push(`The best static delay overall was ${delayOf(bestOverall.model)} µs (${fixed(bestOverall.inferPerS, 0)} infer/s, p99 ${fixed(bestOverall.latencyMs?.p99, 2)} ms); adaptive reached ${fixed(a.inferPerS / bestOverall.inferPerS, 2)} of it.`);
-    if (!underTarget && !lawSaid && (lawSaid = true)) parts.push(`The law (runtime/scheduler/dynamic/adaptive-law.ts) holds a request in the queue at most 0.9 × target minus its batch's predicted execution, and sheds one that waiting made late; time outside the queue (reading, decoding, answering, a CPU shared with the client) is not in its hands, and it is what a p99 over the target spent beyond the queue (${fixed(a.server?.queueUsPerRequest, 0)} µs per request on average here).`);
+    if (!underTarget && !lawSaid && (lawSaid = true)) parts.push(`The law (runtime/scheduler/dynamic/adaptive-law.ts) holds a request in the queue at most 0.9 × target minus its batch's predicted execution, and sheds one that waiting made late; time outside the queue (reading, decoding, answering, a CPU shared with the client) is not in its hands, and it is what a p99 over the target spent beyond the queue (queueing, the waits for the event loop's turn included, averaged ${fixed(a.server?.queueUsPerRequest, 0)} µs per request here).`);
     const queued = a.server?.queueUsPerRequest ?? 0;
     const bestQueued = bestUnder?.server?.queueUsPerRequest ?? Infinity;
     if (bestUnder && a.inferPerS < 0.9 * bestUnder.inferPerS && queued > bestQueued) {
