@@ -1,7 +1,8 @@
 import { createHash, hash } from "node:crypto";
 import { pathToFileURL } from "node:url";
-import { availableParallelism } from "node:os";
-import { readdir, readFile, realpath, stat } from "node:fs/promises";
+import { availableParallelism, tmpdir } from "node:os";
+import { join } from "node:path";
+import { mkdtemp, open, readdir, readFile, realpath, rm, stat } from "node:fs/promises";
 import process from "node:process";
 import { Worker } from "node:worker_threads";
 import type { Platform } from "../../runtime/mod.ts";
@@ -14,6 +15,18 @@ export function createNodePlatform(name = `node ${process.versions.node}`): Plat
     name,
     readFile: async (path) => new Uint8Array(await readFile(path)),
     readTextFile: (path) => readFile(path, "utf8"),
+    readSharedFile: async (path) => {
+      const file = await open(path, "r");
+      try {
+        const { size } = await file.stat();
+        const bytes = new Uint8Array(new SharedArrayBuffer(size));
+        let at = 0;
+        for (let read = -1; at < size && read !== 0; at += read) read = (await file.read(bytes, at, size - at, at)).bytesRead;
+        return at === size ? bytes : bytes.subarray(0, at);
+      } finally {
+        await file.close();
+      }
+    },
     readDir: async (path) =>
       (await readdir(path, { withFileTypes: true })).map((e) => ({ name: e.name, isFile: e.isFile(), isDirectory: e.isDirectory() })),
     stat: async (path) => {
@@ -24,6 +37,10 @@ export function createNodePlatform(name = `node ${process.versions.node}`): Plat
     env: (key) => process.env[key],
     cpuCount: () => availableParallelism(),
     log: consoleLogger(),
+    scratchPath: async (name) => {
+      const dir = await mkdtemp(join(tmpdir(), "tensorfn-"));
+      return { path: join(dir, name), remove: () => rm(dir, { recursive: true, force: true }) };
+    },
     trimMemory: () => void loadNative()?.trimMemory(),
     plainView: (bytes) => loadNative()?.plainView(bytes),
     // Each new tag must evaluate the file again (a reload's new code). Node: tsx's tsImport, which

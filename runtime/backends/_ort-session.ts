@@ -22,6 +22,15 @@ export interface OrtSessionSettings {
   graphLevel?: number;
   /** ORT's `session.intra_op.allow_spinning`; off unless a function's parameters turn it on. */
   allowSpinning?: boolean;
+  /** See `LoadOptions.saveOptimizedTo`: a path where ORT writes the ORT-format form of an ONNX model. */
+  saveOptimizedTo?: string;
+}
+
+const ORT_FORMAT_MARK = [0x4f, 0x52, 0x54, 0x4d]; // "ORTM", the flatbuffer file identifier at offset 4
+
+/** Whether `bytes` hold an ORT-format model (what `saveOptimizedTo` wrote), not an ONNX one. */
+export function isOrtFormat(bytes: Uint8Array): boolean {
+  return bytes.byteLength > 8 && ORT_FORMAT_MARK.every((b, i) => bytes[4 + i] === b);
 }
 
 /** An adapter's zero-copy plain view of shared memory (`Platform.plainView`). */
@@ -48,10 +57,13 @@ export class OrtSession {
   readonly #session: ort.InferenceSession;
   readonly #outputTypes: Map<string, DataType>;
   readonly #ort: OrtModule;
+  /** The ORT-format bytes the session reads in place (`use_ort_model_bytes_directly`): they must outlive it. */
+  #model?: Uint8Array;
 
-  private constructor(session: ort.InferenceSession, module: OrtModule) {
+  private constructor(session: ort.InferenceSession, module: OrtModule, model?: Uint8Array) {
     this.#session = session;
     this.#ort = module;
+    this.#model = model;
     this.signature = { inputs: session.inputMetadata.map(toSignature), outputs: session.outputMetadata.map(toSignature) };
     this.#outputTypes = new Map(this.signature.outputs.map((o) => [o.name, o.datatype]));
   }
@@ -62,21 +74,36 @@ export class OrtSession {
    */
   static async create(module: OrtModule, model: Uint8Array, settings: OrtSessionSettings, plainView?: PlainView): Promise<OrtSession> {
     const device = settings.provider !== "cpu" && settings.deviceId !== undefined ? { deviceId: settings.deviceId } : {};
+    // Spinning intra-op threads burn the cores that other instances and the event loop need;
+    // on small machines serving several instances, blocking waits win (measured in bench/).
+    const session: Record<string, unknown> = { intra_op: { allow_spinning: settings.allowSpinning ? "1" : "0" } };
     const options: ort.InferenceSession.SessionOptions = {
       executionProviders: [{ name: settings.provider, ...device } as ort.InferenceSession.ExecutionProviderConfig],
       graphOptimizationLevel: graphLevels[settings.graphLevel ?? 0] ?? "all",
-      // Spinning intra-op threads burn the cores that other instances and the event loop need;
-      // on small machines serving several instances, blocking waits win (measured in bench/).
-      extra: { session: { intra_op: { allow_spinning: settings.allowSpinning ? "1" : "0" } } },
+      extra: { session },
     };
     // ORT rejects keys that are present but undefined.
     if (settings.intraOpThreads !== undefined) options.intraOpNumThreads = settings.intraOpThreads;
     if (settings.interOpThreads !== undefined) options.interOpNumThreads = settings.interOpThreads;
     // onnxruntime-node's create refuses bytes in shared memory (a kept model's), in a worker too:
     // a plain view of the same memory where the adapter can make one, else one copy (off the event
-    // loop in a worker). ORT parses the bytes into its own structures and keeps no pointer to them.
+    // loop in a worker). ORT parses ONNX bytes into its own structures and keeps no pointer to them.
     const own = model.buffer instanceof SharedArrayBuffer ? plainBytes(model, plainView) : model;
-    return new OrtSession(await module.InferenceSession.create(own, options), module);
+    if (isOrtFormat(own)) {
+      // ORT would copy these bytes first; read in place, they must outlive the session (kept below).
+      // Initializers are still copied: read in place too, they skip prepacking and a conv model ran
+      // 15-29 % slower (bench/studies/ort-format-wake.ts).
+      session.use_ort_model_bytes_directly = "1";
+      return new OrtSession(await module.InferenceSession.create(own, options), module, own);
+    }
+    if (settings.saveOptimizedTo === undefined) return new OrtSession(await module.InferenceSession.create(own, options), module);
+    const saving = { ...options, optimizedModelFilePath: settings.saveOptimizedTo, extra: { session: { ...session, save_model_format: "ORT" } } };
+    try {
+      return new OrtSession(await module.InferenceSession.create(own, saving), module);
+    } catch {
+      // The optimised form is an extra, never a reason to fail a load: what fails again without it is the model's fault.
+      return new OrtSession(await module.InferenceSession.create(own, options), module);
+    }
   }
 
   /**
@@ -99,8 +126,9 @@ export class OrtSession {
     return outputs;
   }
 
-  release(): Promise<void> {
-    return this.#session.release();
+  async release(): Promise<void> {
+    await this.#session.release();
+    this.#model = undefined;
   }
 }
 

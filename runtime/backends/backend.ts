@@ -24,6 +24,12 @@ export interface LoadOptions {
    * have no choice ignore it and say where they ran in `Session.executionThread`.
    */
   executionThread?: ExecutionThread;
+  /**
+   * A file path where the backend may write the model in a form that loads faster here (ORT format,
+   * optimised for this CPU), when it can; the caller reads it back if the file exists and loads later
+   * instances and wakes from it. Backends without such a form ignore it.
+   */
+  saveOptimizedTo?: string;
   log?: { info(message: string): void; warn(message: string): void };
 }
 

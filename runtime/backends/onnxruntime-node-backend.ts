@@ -70,7 +70,10 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
           continue;
         }
         const { deviceId, intraOpThreads, interOpThreads, graphLevel, allowSpinning } = options;
-        const attempt = open({ provider, deviceId, intraOpThreads, interOpThreads, graphLevel, allowSpinning });
+        // Only a CPU session writes its optimised form: that form is made for the CPU provider, and a
+        // provider that failed once is skipped for the process's life, so loads from it land on the CPU too.
+        const saveOptimizedTo = provider === "cpu" ? options.saveOptimizedTo : undefined;
+        const attempt = open({ provider, deviceId, intraOpThreads, interOpThreads, graphLevel, allowSpinning, saveOptimizedTo });
         if (!probe && provider !== "cpu") probes.set(provider, attempt.catch(() => undefined));
         try {
           const engine = await attempt;

@@ -35,6 +35,11 @@ export interface Platform {
   readonly name: string;
   readFile(path: string): Promise<Uint8Array>;
   readTextFile(path: string): Promise<string>;
+  /**
+   * A file's bytes read straight into shared memory (one copy, made off the event loop), for bytes a
+   * version keeps and hands to worker threads. Optional: without it, `readFile` and a copy.
+   */
+  readSharedFile?(path: string): Promise<Uint8Array>;
   /** Entries of a directory; rejects when it does not exist. */
   readDir(path: string): Promise<DirEntry[]>;
   /** Size and kind of a path, or undefined when it does not exist. */
@@ -53,6 +58,11 @@ export interface Platform {
    * backend off the main thread; backends then run in-process.
    */
   startWorker?(module: URL): WorkerHandle;
+  /**
+   * A fresh path named `name` in a private temporary directory, for a file a native library writes
+   * (onnxruntime's optimised model), and how to remove it with its directory. Optional.
+   */
+  scratchPath?(name: string): Promise<{ path: string; remove(): Promise<void> }>;
   /** Returns freed heap memory to the OS (after a function parks or unloads). Optional. */
   trimMemory?(): void;
   /**

@@ -46,6 +46,8 @@ export interface DeploymentOptions {
   handler?: HandlerHost;
   /** Runs another function by tensors: an ensemble's steps. */
   dispatch?: StepDispatch;
+  /** Makes the backend's optimised form of the model, where it has one (see `loadDeployment`); undefined: none to make. */
+  optimizedForm?: () => Promise<Uint8Array | undefined>;
 }
 
 /**
@@ -91,6 +93,17 @@ export class Deployment {
       dispatch: options.dispatch,
     });
     if (hasInstances(this.#scheduler)) this.#instances = this.#scheduler;
+  }
+
+  #form?: Promise<Uint8Array | undefined>;
+
+  /**
+   * The backend's optimised form of the model, for the version to keep and wake from: made once
+   * (undefined where there is none); callable after `close()`, as a park makes it once the sessions are gone.
+   */
+  optimizedForm(): Promise<Uint8Array | undefined> {
+    this.#form ??= this.#options.optimizedForm?.().catch(() => undefined) ?? Promise.resolve(undefined);
+    return this.#form;
   }
 
   /** The function's handler, when it has one. */

@@ -13,7 +13,7 @@ import type { ResponseCache } from "../cache/mod.ts";
 import { loadDeployment } from "./load-deployment.ts";
 import { loadEnsembleDeployment } from "./load-ensemble.ts";
 import { PlacementMemory } from "./execution-thread.ts";
-import { ManagedVersion } from "./managed-version.ts";
+import { ManagedVersion, sharedBytes } from "./managed-version.ts";
 import type { IdlePolicy, VersionLoader } from "./managed-version.ts";
 import type { Budgets } from "./memory-budget.ts";
 import { estimateFootprint, PoolManager } from "./pool-manager.ts";
@@ -397,7 +397,7 @@ export class FunctionRegistry {
         if (file) return file;
         return await readModelFile(platform, fn.entry!.dir, fn.name, `${version}/${declared.default_model_filename}`);
       },
-      load: async (bytes, managed, { signal } = {}) => {
+      load: async (bytes, managed, { signal, optimize } = {}) => {
         if (declared.backend === "ensemble") return await this.#loadEnsemble(fn, version, managed);
         // A handler's host lives as long as this deployment: `execute` as its backend, or preprocess / postprocess beside the model.
         const handler = declared.handler ? await this.#handlerHost(fn, version, managed) : undefined;
@@ -422,6 +422,8 @@ export class FunctionRegistry {
             placements: this.#placements,
             cache: this.#cacheFor(fn, version),
             handler,
+            // Not under a memory budget: the session that makes the form would hold memory the budget does not see.
+            optimizedForm: optimize && platform.scratchPath && !this.#pool ? { scratch: platform.scratchPath, read: (path) => readIfThere(platform, path) } : undefined,
           });
         if (!this.#pool) return await load();
         const versions = [...this.#functions.values()].flatMap((f) => [...f.versions.values()]);
@@ -522,6 +524,12 @@ export class FunctionRegistry {
     const problem = functionNameProblem(name);
     if (problem) throw invalidArg(`invalid function name: ${problem}`);
   }
+}
+
+/** A file a backend may or may not have written (its optimised form of a model): its bytes in shared memory, or undefined. */
+async function readIfThere(platform: Platform, path: string): Promise<Uint8Array | undefined> {
+  if (!(await platform.stat(path))?.isFile) return undefined;
+  return platform.readSharedFile ? await platform.readSharedFile(path) : sharedBytes(await platform.readFile(path));
 }
 
 function byName(a: { name: string }, b: { name: string }): number {

@@ -69,12 +69,14 @@ describe("DynamicBatcher: whether to wait at all", () => {
 describe("DynamicBatcher: what it reports of an execution", () => {
   /** Waits `turnMs` for its turn of the loop, then computes for `computeMs`, and says so through `computed`. */
   class EventLoopInstance extends FakeInstance {
-    constructor(
-      readonly clock: FakeClock,
-      readonly turnMs: number,
-      readonly computeMs: number,
-    ) {
+    readonly clock: FakeClock;
+    readonly turnMs: number;
+    readonly computeMs: number;
+    constructor(clock: FakeClock, turnMs: number, computeMs: number) {
       super();
+      this.clock = clock;
+      this.turnMs = turnMs;
+      this.computeMs = computeMs;
     }
     override run(feeds: Record<string, Tensor>, options?: RunOptions): Promise<Record<string, Tensor>> {
       const result = super.run(feeds, options);

@@ -90,6 +90,37 @@ describe("lifecycle through the real server", () => {
     expect((await infer(server.url, "simple")).status).toBe(200);
   });
 
+  it.runIf(inProcess)("keeps onnxruntime's optimised form of a parked model and wakes from it, answering the same", async () => {
+    const lines: string[] = [];
+    const base = createNodePlatform();
+    server = await startServer({ repository: tempRepository("mlp"), platform: { ...base, log: { info: (m) => void lines.push(m), warn() {}, error() {} } } });
+    const body = JSON.stringify({ inputs: [{ name: "input", datatype: "FP32", shape: [2, 512], data: Array.from({ length: 1024 }, (_, i) => Math.cos(i)) }] });
+    const answer = async () => (await (await fetch(`${server!.url}/v2/models/mlp/infer`, { method: "POST", body })).json()).outputs[0].data;
+    const before = await answer();
+    for (let wake = 0; wake < 2; wake++) {
+      expect((await fetch(`${server.url}/v2/repository/models/mlp/park`, { method: "POST" })).status).toBe(200);
+      expect(await answer()).toEqual(before);
+    }
+    const said = lines.filter((l) => l.startsWith("mlp v1: "));
+    expect(said.filter((l) => l.includes("optimised"))).toEqual([
+      "mlp v1: keeps its optimised model (12.6 MB) to wake from",
+      expect.stringMatching(/READY on cpu in \d+ ms \(from PARKED, its optimised model\)$/),
+      expect.stringMatching(/READY on cpu in \d+ ms \(from PARKED, its optimised model\)$/),
+    ]);
+  });
+
+  it.runIf(inProcess)("makes no optimised form under a host memory budget, whose accounting would not see the session that makes it", async () => {
+    const lines: string[] = [];
+    const platform = { ...createNodePlatform(), log: { info: (m: string) => void lines.push(m), warn() {}, error() {} } };
+    server = await startServer({ repository: tempRepository("mlp"), platform, budgets: { host: 200 * 1024 * 1024 } });
+    const body = JSON.stringify({ inputs: [{ name: "input", datatype: "FP32", shape: [1, 512], data: new Array(512).fill(0.5) }] });
+    for (let i = 0; i < 2; i++) {
+      expect((await fetch(`${server.url}/v2/models/mlp/infer`, { method: "POST", body })).status).toBe(200);
+      expect((await fetch(`${server.url}/v2/repository/models/mlp/park`, { method: "POST" })).status).toBe(200);
+    }
+    expect(lines.filter((l) => l.startsWith("mlp v1: READY"))).toEqual([expect.stringMatching(/ms$/), expect.stringMatching(/\(from PARKED\)$/)]);
+  });
+
   it("parks the least recently used function when a third would not fit the host memory budget", async () => {
     // Each mlp copy is 12.6 MB: READY ≈ 25 MB (bytes + one session), PARKED ≈ 12.6 MB.
     const repo = tempRepository("mlp");

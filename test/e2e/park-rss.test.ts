@@ -37,7 +37,8 @@ describe("memory after a park", () => {
 
     for (const name of names) expect((await fetch(`${server.url}/v2/repository/models/${name}/park`, { method: "POST" })).status).toBe(200);
     expect(await index(server.url)).toEqual(names.map((n) => `${n} PARKED`));
-    await expect.poll(() => trims.length, { timeout: 10_000 }).toBe(names.length);
+    // One trim when the sessions are released, one after the session that made the optimised form.
+    await expect.poll(() => trims.length, { timeout: 10_000 }).toBe(names.length * 2);
     expect(trims).toContain(true); // some trim gave pages back to the OS
     const parked = process.memoryUsage().rss;
     // Conservative: at least each session's own copy of the 12 MiB weights comes back.

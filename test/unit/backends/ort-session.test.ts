@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { readFileSync } from "node:fs";
-import { OrtSession } from "../../../runtime/backends/_ort-session.ts";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { isOrtFormat, OrtSession } from "../../../runtime/backends/_ort-session.ts";
 import { ortNode } from "../../../runtime/backends/_ort-node.ts";
 import { FUNCTIONS } from "../../support/start-server.ts";
 import { loadNative } from "../../../native/index.ts";
@@ -61,6 +63,36 @@ describe("OrtSession", () => {
     expect(settled).toBe(false);
     await run;
     expect(settled).toBe(true);
+    await session.release();
+  });
+
+  it("`create()` with `saveOptimizedTo` writes the model's ORT form, which loads from shared memory and computes the same", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ort-form-"));
+    try {
+      const path = join(dir, "model.ort");
+      const mlp = new Uint8Array(readFileSync(`${FUNCTIONS}/mlp/1/model.onnx`));
+      const original = await OrtSession.create(ortNode, mlp, { provider: "cpu", intraOpThreads: 1, saveOptimizedTo: path });
+      const form = new Uint8Array(readFileSync(path));
+      expect([isOrtFormat(form), isOrtFormat(mlp)]).toEqual([true, false]);
+      const kept = new Uint8Array(new SharedArrayBuffer(form.byteLength));
+      kept.set(form);
+      const woken = await OrtSession.create(ortNode, kept, { provider: "cpu", intraOpThreads: 1 });
+      const feeds = () => ({ input: { datatype: "FP32" as const, shape: [2, 512], data: Float32Array.from({ length: 1024 }, (_, i) => Math.sin(i)) } });
+      const [a, b] = [await original.run(feeds()), await woken.run(feeds())];
+      expect(woken.signature).toEqual(original.signature);
+      const output = original.signature.outputs[0]!.name;
+      expect(b[output]!.data).toEqual(a[output]!.data);
+      await Promise.all([original.release(), woken.release()]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("`create()` loads the model when its ORT form cannot be written, and writes nothing", async () => {
+    const path = join(tmpdir(), "no-such-dir-tensorfn", "nested", "model.ort");
+    const session = await OrtSession.create(ortNode, simple, { provider: "cpu", intraOpThreads: 1, saveOptimizedTo: path });
+    expect(session.signature.inputs.map((i) => i.name)).toEqual(["INPUT0", "INPUT1"]);
+    expect(existsSync(path)).toBe(false);
     await session.release();
   });
 });

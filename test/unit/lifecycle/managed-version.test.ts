@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Backend } from "../../../runtime/backends/mod.ts";
 import { loadDeployment } from "../../../runtime/lifecycle/load-deployment.ts";
 import { PlacementMemory } from "../../../runtime/lifecycle/execution-thread.ts";
-import { ManagedVersion } from "../../../runtime/lifecycle/managed-version.ts";
+import { ManagedVersion, sharedBytes } from "../../../runtime/lifecycle/managed-version.ts";
 import type { VersionLoader } from "../../../runtime/lifecycle/managed-version.ts";
 import { FakeClock } from "../../support/fake-clock.ts";
 import { declared, timedBackend } from "./_timed-backend.ts";
@@ -156,5 +156,102 @@ describe("ManagedVersion park and wake", () => {
     expect(reads.count).toBe(1);
     expect(seen.models.at(-1)!.buffer).toBeInstanceOf(SharedArrayBuffer);
     expect(seen.models.at(-1)).toEqual(new Uint8Array(SIZE).fill(7));
+  });
+});
+
+/**
+ * A version whose backend writes an optimised form (half the size, filled with 9) wherever a load
+ * is told to save one, and whose scratch files live in a map.
+ */
+function optimizingVersion(timed: Backend, options: { failFromForm?: () => boolean } = {}) {
+  const files = new Map<string, Uint8Array>();
+  const saves: (string | undefined)[] = [];
+  let scratches = 0;
+  const backend: Backend = {
+    ...timed,
+    load: async (model, loadOptions) => {
+      saves.push(loadOptions.saveOptimizedTo);
+      if (model[0] === 9 && options.failFromForm?.()) throw new Error("cannot read this form");
+      if (loadOptions.saveOptimizedTo) files.set(loadOptions.saveOptimizedTo, new Uint8Array(SIZE / 2).fill(9));
+      return await timed.load(model, loadOptions);
+    },
+  };
+  const reads = { count: 0 };
+  const clock = new FakeClock();
+  const placements = new PlacementMemory();
+  const warnings: string[] = [];
+  const optimizedForm = {
+    scratch: async (name: string) => {
+      const path = `/scratch/${++scratches}/${name}`;
+      return { path, remove: async () => void files.delete(path) };
+    },
+    read: async (path: string) => {
+      const form = files.get(path);
+      return form && sharedBytes(form);
+    },
+  };
+  const loader: VersionLoader = {
+    readBytes: async () => {
+      reads.count++;
+      return new Uint8Array(SIZE).fill(7);
+    },
+    load: (bytes, managed, { signal, optimize } = {}) =>
+      loadDeployment({ declared: declared(), version: 1, bytes, backend, clock, cpuCount: 2, log: quiet, stats: managed.stats, signal, placements, optimizedForm: optimize ? optimizedForm : undefined }),
+  };
+  const log = { ...quiet, warn: (m: string) => void warnings.push(m) };
+  const managed = new ManagedVersion("f", 1, { loader, idle: { timeoutMs: 0, park: "host" }, clock, log });
+  return { managed, reads, saves, files, warnings };
+}
+
+describe("ManagedVersion with a backend's optimised form of the model", () => {
+  it("the first park makes it, the version keeps it instead of the file's bytes, and every wake loads from it without measuring again", async () => {
+    const { backend: timed, seen } = timedBackend({ batch1Us: 2000 });
+    const { managed, reads, saves, files } = optimizingVersion(timed);
+    await managed.ensureReady();
+    expect(saves).toEqual([undefined]); // a load, which a request waits for, makes none
+    await managed.park();
+    // The park made it with one more session (released), read it back and removed the file.
+    expect(saves).toEqual([undefined, "/scratch/1/model.ort"]);
+    expect(seen.released).toBe(2);
+    expect(files.size).toBe(0);
+    expect(managed.footprintWhenParked()).toEqual({ host: SIZE / 2, device: 0 });
+    for (let wake = 0; wake < 2; wake++) {
+      await managed.ensureReady();
+      await managed.park();
+    }
+    expect(saves).toEqual([undefined, "/scratch/1/model.ort", undefined, undefined]);
+    const [first, forming, ...wakes] = seen.models;
+    expect([first, forming]).toEqual([new Uint8Array(SIZE).fill(7), new Uint8Array(SIZE).fill(7)]);
+    for (const bytes of wakes) {
+      expect(bytes.buffer).toBeInstanceOf(SharedArrayBuffer);
+      expect(bytes).toEqual(new Uint8Array(SIZE / 2).fill(9));
+    }
+    expect([reads.count, seen.timings]).toEqual([1, 1]);
+  });
+
+  it("a park for memory room makes no optimised form (it needs the memory now); a later idle park does", async () => {
+    const { backend: timed } = timedBackend({ batch1Us: 2000 });
+    const { managed, saves } = optimizingVersion(timed);
+    await managed.ensureReady();
+    await managed.park("budget");
+    expect(saves).toEqual([undefined]);
+    await managed.ensureReady();
+    await managed.park("idle");
+    expect(saves).toEqual([undefined, undefined, "/scratch/1/model.ort"]);
+  });
+
+  it("a wake the optimised form cannot serve loads the model file instead, says so, and the next park makes the form again", async () => {
+    const { backend: timed } = timedBackend({ batch1Us: 2000 });
+    let fail = true;
+    const { managed, reads, saves, warnings } = optimizingVersion(timed, { failFromForm: () => fail && !(fail = false) });
+    await managed.ensureReady();
+    await managed.park();
+    await managed.ensureReady();
+    expect(managed.state).toBe("READY");
+    expect(reads.count).toBe(2);
+    expect(warnings).toEqual([expect.stringMatching(/waking from the optimised model failed \(cannot read this form\); loading the model file/)]);
+    await managed.park();
+    // The fallback dropped the form; the next park makes one again.
+    expect(saves).toEqual([undefined, "/scratch/1/model.ort", undefined, undefined, "/scratch/2/model.ort"]);
   });
 });
