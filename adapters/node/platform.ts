@@ -8,6 +8,7 @@ import { Worker } from "node:worker_threads";
 import type { Platform } from "../../runtime/mod.ts";
 import { consoleLogger } from "../console-logger.ts";
 import { loadNative } from "../../native/index.ts";
+import { fullCollection } from "./full-collection.mjs";
 
 /** Platform over Node's fs and os modules (Bun implements the same modules natively). */
 export function createNodePlatform(name = `node ${process.versions.node}`): Platform {
@@ -41,6 +42,7 @@ export function createNodePlatform(name = `node ${process.versions.node}`): Plat
       const dir = await mkdtemp(join(tmpdir(), "tensorfn-"));
       return { path: join(dir, name), remove: () => rm(dir, { recursive: true, force: true }) };
     },
+    collectGarbage: () => fullCollection()(),
     trimMemory: () => void loadNative()?.trimMemory(),
     plainView: (bytes) => loadNative()?.plainView(bytes),
     // Each new tag must evaluate the file again (a reload's new code). Node: tsx's tsImport, which

@@ -2,6 +2,7 @@
 // expects (self.addEventListener("message"), self.postMessage) over worker_threads' parentPort,
 // and TypeScript support as bin.mjs registers it (Bun runs TypeScript itself).
 import { parentPort, workerData } from "node:worker_threads";
+import { fullCollection } from "./full-collection.mjs";
 
 if (!process.versions.bun) {
   const { registerTypeScript } = await import("./register-typescript.mjs");
@@ -14,6 +15,7 @@ globalThis.self = {
   addEventListener: (type, listener) => events.addEventListener(type, listener),
   postMessage: (message, transfer) => parentPort.postMessage(message, transfer),
   plainView: (bytes) => loadNative()?.plainView(bytes),
+  collectGarbage: () => fullCollection()(),
 };
 // Messages that arrive while the module loads are queued by the port until a listener exists.
 await import(workerData.module);

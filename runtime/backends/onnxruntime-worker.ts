@@ -33,6 +33,8 @@ interface WorkerScope {
   postMessage(message: WorkerReply, transfer?: ArrayBuffer[]): void;
   /** Where the adapter's worker bootstrap offers it (Node's does): `Platform.plainView` in this thread. */
   plainView?: PlainView;
+  /** Where the bootstrap offers it: `Platform.collectGarbage` in this thread. */
+  collectGarbage?(): void;
 }
 
 interface Channel {
@@ -106,6 +108,9 @@ async function handle(request: WorkerRequest | WorkerNotice): Promise<void> {
         await runPending();
         await session?.release();
         session = undefined;
+        // The load's message still holds the model's bytes (a kept SharedArrayBuffer) in this heap,
+        // and an idle worker does not collect: a park that replaced them left a model's size in RSS.
+        scope.collectGarbage?.();
         return scope.postMessage({ id: request.id, ok: true });
     }
   } catch (error) {

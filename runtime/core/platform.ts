@@ -63,6 +63,13 @@ export interface Platform {
    * (onnxruntime's optimised model), and how to remove it with its directory. Optional.
    */
   scratchPath?(name: string): Promise<{ path: string; remove(): Promise<void> }>;
+  /**
+   * Runs a full garbage collection now. After a park or unload, before `trimMemory`: what the
+   * function dropped (kept bytes it replaced, its sessions' buffers) is external memory that an
+   * idle isolate would otherwise hold indefinitely (a dropped 100 MB SharedArrayBuffer stayed in
+   * RSS for as long as we watched). Optional.
+   */
+  collectGarbage?(): void;
   /** Returns freed heap memory to the OS (after a function parks or unloads). Optional. */
   trimMemory?(): void;
   /**

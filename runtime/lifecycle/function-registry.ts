@@ -344,7 +344,10 @@ export class FunctionRegistry {
         if (!kept.deployment) await kept.reload(loader, idle);
         fn.versions.set(version, kept);
       } else {
-        const onReleased = () => platform.trimMemory?.();
+        const onReleased = () => {
+          platform.collectGarbage?.();
+          platform.trimMemory?.();
+        };
         fn.versions.set(version, new ManagedVersion(entry.name, version, { loader, idle, clock: this.#options.clock, log: platform.log, onReleased }));
       }
     }

@@ -1,0 +1,2 @@
+/** See full-collection.mjs. */
+export declare function fullCollection(): () => void;
