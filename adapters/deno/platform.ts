@@ -22,10 +22,6 @@ export function createDenoPlatform(): Platform {
     env: (key) => Deno.env.get(key),
     cpuCount: () => navigator.hardwareConcurrency,
     log: consoleLogger(),
-    scratchPath: async (name) => {
-      const dir = await Deno.makeTempDir({ prefix: "tensorfn-" });
-      return { path: `${dir}/${name}`, remove: () => Deno.remove(dir, { recursive: true }).catch(() => undefined) };
-    },
     importModule: (path, tag) => import(`${pathToFileURL(path).href}?tensorfn=${encodeURIComponent(tag)}`),
     // Deno's node:crypto: native and synchronous, where WebCrypto's digest is neither.
     sha256Hex: (chunks) => {

@@ -95,6 +95,7 @@ export class FunctionRegistry {
   readonly #loadWork = serially();
   /** What `execution_thread: auto` measured, by model content (see PlacementMemory). */
   readonly #placements = new PlacementMemory();
+  #inPlace?: boolean;
   /** Scanner warnings already logged (skipped folders), so polls do not repeat them. */
   readonly #warned = new Set<string>();
   #generations = 0;
@@ -426,13 +427,29 @@ export class FunctionRegistry {
             cache: this.#cacheFor(fn, version),
             handler,
             // Not under a memory budget: the session that makes the form would hold memory the budget does not see.
-            optimizedForm: optimize && platform.scratchPath && !this.#pool ? { scratch: platform.scratchPath, read: (path) => readIfThere(platform, path) } : undefined,
+            optimizedForm: optimize && platform.scratchPath && !this.#pool && this.#readsInPlace() ? { scratch: platform.scratchPath, read: (path) => readIfThere(platform, path) } : undefined,
           });
         if (!this.#pool) return await load();
         const versions = [...this.#functions.values()].flatMap((f) => [...f.versions.values()]);
         return await this.#pool.withRoom(managed, estimateFootprint(resolved, bytes.byteLength), versions, load);
       },
     };
+  }
+
+  /**
+   * Whether sessions here read kept bytes in place (the adapter's plain view over shared memory: the
+   * native addon). A session reads an optimised form for its whole life: without such a view each
+   * would hold a copy of it, so the form is kept only with one.
+   */
+  #readsInPlace(): boolean {
+    if (this.#inPlace === undefined) {
+      try {
+        this.#inPlace = this.#options.platform.plainView?.(new Uint8Array(new SharedArrayBuffer(1))) !== undefined;
+      } catch {
+        this.#inPlace = false;
+      }
+    }
+    return this.#inPlace;
   }
 
   /**
