@@ -1,7 +1,9 @@
-// A lead for issue 11's target 6 (a wake from PARKED): what creating a session costs after a park
-// (malloc_trim gave the memory back) from ONNX bytes, from ORT-format bytes, and from ORT-format
-// bytes that the session uses in place (`session.use_ort_model_bytes_directly` and
-// `session.use_ort_model_bytes_for_initializers`: no copy of the weights). The ORT-format file is
+// Issue 11's target 6 (a wake from PARKED): what creating a session costs after a park
+// (malloc_trim gave the memory back) from ONNX bytes, from ORT-format bytes, from ORT-format bytes
+// read in place (`session.use_ort_model_bytes_directly`: what a tensorfn wake does since stop 25),
+// and from ORT-format bytes whose weights are used in place too
+// (`session.use_ort_model_bytes_for_initializers`: no copy of the weights; with and without
+// prepacking). The ORT-format file is
 // what onnxruntime itself writes when a session is created with `optimizedModelFilePath` and
 // `session.save_model_format: ORT` (optimised for this machine, so made here, not shipped).
 // Prints create, first run, minor page faults and the median of the later runs (15; 5 for a batch); needs the native addon.
@@ -26,7 +28,9 @@ const onnx = new Uint8Array(readFileSync(join("functions", model, "1", "model.on
 await (await ort.InferenceSession.create(onnx, { ...options, optimizedModelFilePath: ortPath, extra: { session: { ...session, save_model_format: "ORT" } } })).release();
 const ortBytes = new Uint8Array(readFileSync(ortPath));
 rmSync(dir, { recursive: true, force: true });
+const directly = { ...options, extra: { session: { ...session, use_ort_model_bytes_directly: "1" } } };
 const inPlace = { ...options, extra: { session: { ...session, use_ort_model_bytes_directly: "1", use_ort_model_bytes_for_initializers: "1" } } };
+const unpacked = { ...options, extra: { session: { ...session, use_ort_model_bytes_directly: "1", use_ort_model_bytes_for_initializers: "1", disable_prepacking: "1" } } };
 
 const shape = model === "resnet" ? [batch, 3, 224, 224] : [batch, 512];
 const feeds = () => ({ input: new ort.Tensor("float32", new Float32Array(shape.reduce((a, b) => a * b, 1)), shape) });
@@ -49,7 +53,7 @@ async function wake(label: string, bytes: Uint8Array, opts: ort.InferenceSession
   }
   later.sort((a, b) => a - b);
   const median = later[Math.floor(later.length / 2)]!;
-  console.log(`${label.padEnd(22)} create ${(t1 - t0).toFixed(1).padStart(6)} ms  first run ${(t2 - t1).toFixed(1).padStart(5)} ms  faults ${String(f1 - f0).padStart(6)}  later runs ${median.toFixed(2)} ms`);
+  console.log(`${label.padEnd(26)} create ${(t1 - t0).toFixed(1).padStart(6)} ms  first run ${(t2 - t1).toFixed(1).padStart(5)} ms  faults ${String(f1 - f0).padStart(6)}  later runs ${median.toFixed(2)} ms`);
   await s.release();
 }
 
@@ -57,5 +61,7 @@ console.log(`${model} at batch ${batch}: ONNX ${onnx.byteLength} bytes, ORT form
 for (let r = 0; r < rounds; r++) {
   await wake("ONNX bytes", onnx, options);
   await wake("ORT-format bytes", ortBytes, options);
-  await wake("ORT format, in place", ortBytes, inPlace);
+  await wake("ORT format, read in place", ortBytes, directly);
+  await wake("ORT, weights in place", ortBytes, inPlace);
+  await wake("  ... not prepacked", ortBytes, unpacked);
 }
