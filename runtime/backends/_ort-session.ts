@@ -96,14 +96,12 @@ export class OrtSession {
       session.use_ort_model_bytes_directly = "1";
       return new OrtSession(await module.InferenceSession.create(own, options), module, own);
     }
-    if (settings.saveOptimizedTo === undefined) return new OrtSession(await module.InferenceSession.create(own, options), module);
-    const saving = { ...options, optimizedModelFilePath: settings.saveOptimizedTo, extra: { session: { ...session, save_model_format: "ORT" } } };
-    try {
-      return new OrtSession(await module.InferenceSession.create(own, saving), module);
-    } catch {
-      // The optimised form is an extra, never a reason to fail a load: what fails again without it is the model's fault.
-      return new OrtSession(await module.InferenceSession.create(own, options), module);
+    if (settings.saveOptimizedTo !== undefined) {
+      // A session made for its form: when ORT cannot write it, the create fails (and no form is kept).
+      options.optimizedModelFilePath = settings.saveOptimizedTo;
+      session.save_model_format = "ORT";
     }
+    return new OrtSession(await module.InferenceSession.create(own, options), module);
   }
 
   /**

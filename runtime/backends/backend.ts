@@ -25,9 +25,9 @@ export interface LoadOptions {
    */
   executionThread?: ExecutionThread;
   /**
-   * A file path where the backend may write the model in a form that loads faster here (ORT format,
-   * optimised for this CPU), when it can; the caller reads it back if the file exists and loads later
-   * instances and wakes from it. Backends without such a form ignore it.
+   * A file path where the backend writes the model in a form that loads faster here (ORT format,
+   * optimised for this CPU), for a session made only for that: the load fails when the form cannot be
+   * written. The caller reads the file back if it exists. Backends without such a form ignore it.
    */
   saveOptimizedTo?: string;
   log?: { info(message: string): void; warn(message: string): void };

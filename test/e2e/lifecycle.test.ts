@@ -109,10 +109,11 @@ describe("lifecycle through the real server", () => {
     ]);
   });
 
-  it.runIf(inProcess)("makes no optimised form under a host memory budget, nor where sessions could not read it in place", async () => {
+  it.runIf(inProcess)("makes no optimised form under a host memory budget, nor where sessions could not read it in place, and parks fine when it cannot write one", async () => {
     // A budget's accounting would not see the session that makes the form; without a plain view of
     // shared memory (no native addon) every session would hold a copy of the form.
-    const setups = [{ budgets: { host: 200 * 1024 * 1024 } }, { plainView: undefined }];
+    const unwritable = async () => ({ path: "/nonexistent-tensorfn/dir/model.ort", remove: async () => {} });
+    const setups = [{ budgets: { host: 200 * 1024 * 1024 } }, { plainView: undefined }, { scratchPath: unwritable }];
     for (const { budgets, ...overrides } of setups) {
       const lines: string[] = [];
       const platform = { ...createNodePlatform(), log: { info: (m: string) => void lines.push(m), warn() {}, error() {} }, ...overrides };
