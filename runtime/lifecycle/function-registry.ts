@@ -427,7 +427,7 @@ export class FunctionRegistry {
             cache: this.#cacheFor(fn, version),
             handler,
             // Not under a memory budget: the session that makes the form would hold memory the budget does not see.
-            optimizedForm: optimize && platform.scratchPath && !this.#pool && this.#readsInPlace() ? { scratch: platform.scratchPath, read: (path) => readIfThere(platform, path) } : undefined,
+            optimizedForm: optimize && platform.scratchPath && !this.#pool && this.#readsInPlace() ? { scratch: platform.scratchPath, read: (path) => readShared(platform, path) } : undefined,
           });
         if (!this.#pool) return await load();
         const versions = [...this.#functions.values()].flatMap((f) => [...f.versions.values()]);
@@ -546,9 +546,8 @@ export class FunctionRegistry {
   }
 }
 
-/** A file a backend may or may not have written (its optimised form of a model): its bytes in shared memory, or undefined. */
-async function readIfThere(platform: Platform, path: string): Promise<Uint8Array | undefined> {
-  if (!(await platform.stat(path))?.isFile) return undefined;
+/** A file's bytes in shared memory: read there where the platform can, else read and copied. */
+async function readShared(platform: Platform, path: string): Promise<Uint8Array> {
   return platform.readSharedFile ? await platform.readSharedFile(path) : sharedBytes(await platform.readFile(path));
 }
 

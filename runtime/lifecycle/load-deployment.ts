@@ -59,7 +59,7 @@ export interface LoadDeploymentOptions {
    */
   optimizedForm?: {
     scratch(name: string): Promise<{ path: string; remove(): Promise<void> }>;
-    read(path: string): Promise<Uint8Array | undefined>;
+    read(path: string): Promise<Uint8Array>;
   };
 }
 
@@ -178,14 +178,15 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
 /**
  * Has the backend write its optimised form of the model (one more session, created and released:
  * ORT writes it only while it creates one) and reads it back, its scratch file removed; `found` is
- * told of it. Undefined where the backend wrote none.
+ * told of it. Rejects where the backend could not write one.
  */
 async function makeForm(files: NonNullable<LoadDeploymentOptions["optimizedForm"]>, create: (path: string) => Promise<Session>, found: (form: Uint8Array) => void): Promise<Uint8Array | undefined> {
   const scratch = await files.scratch("model.ort");
   try {
+    // The create fails unless ORT wrote the form.
     await (await create(scratch.path)).release();
     const form = await files.read(scratch.path);
-    if (!form || form.byteLength === 0) return undefined;
+    if (form.byteLength === 0) return undefined;
     // A wake loads the form: it recalls what the file's bytes measured.
     found(form);
     return form;

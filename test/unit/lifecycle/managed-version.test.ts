@@ -187,7 +187,8 @@ function optimizingVersion(timed: Backend, options: { failFromForm?: () => boole
     },
     read: async (path: string) => {
       const form = files.get(path);
-      return form && sharedBytes(form);
+      if (!form) throw new Error(`ENOENT: ${path}`);
+      return sharedBytes(form);
     },
   };
   const loader: VersionLoader = {
