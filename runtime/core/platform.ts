@@ -66,8 +66,8 @@ export interface Platform {
   /**
    * Runs a full garbage collection now. After a park or unload, before `trimMemory`: what the
    * function dropped (kept bytes it replaced, its sessions' buffers) is external memory that an
-   * idle isolate would otherwise hold indefinitely (a dropped 100 MB SharedArrayBuffer stayed in
-   * RSS for as long as we watched). Optional.
+   * idle isolate would otherwise hold until it collects, which it does not do while idle
+   * (bench/studies/dropped-shared-memory.mjs). Optional.
    */
   collectGarbage?(): void;
   /** Returns freed heap memory to the OS (after a function parks or unloads). Optional. */
