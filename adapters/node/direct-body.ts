@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2Bindings, HttpBindings } from "@hono/node-server";
 import { smallBytes } from "../../runtime/mod.ts";
@@ -139,6 +140,9 @@ function connectionSignal(incoming: IncomingMessage): AbortSignal {
   if (signal) return signal;
   const abort = new AbortController();
   signal = abort.signal;
+  // Every live batcher a request of this connection waited in listens once (they take it off when they
+  // stop), so a gateway's connection to many functions has many; Node's warning at 11 is not a leak here.
+  setMaxListeners(0, signal);
   signals.set(socket, signal);
   socket.once("close", () => abort.abort(incoming.errored ? incoming.errored.toString() : "Client connection prematurely closed."));
   return signal;

@@ -1,3 +1,4 @@
+import { EventEmitter } from "node:events";
 import { describe, expect, it } from "vitest";
 import { DynamicBatcher } from "../../runtime/scheduler/mod.ts";
 import type { ExecutionTiming, RunOptions } from "../../runtime/scheduler/mod.ts";
@@ -105,5 +106,29 @@ describe("DynamicBatcher: what it reports of an execution", () => {
     const batcher = new DynamicBatcher({ instances: [new FakeInstance()], maxBatchSize: 8, clock: new FakeClock(), observer: { dequeued: () => {}, executed: (t) => void timings.push(t) } });
     await batcher.enqueue(fakeRequest(1));
     expect(timings.map((t) => t.waitMs)).toEqual([0]);
+  });
+});
+
+describe("DynamicBatcher: a connection's signal outlives batchers", () => {
+  it("`stop()` takes the batcher's abort listener off a shared signal once it drained, so each wake or reload adds none for good", async () => {
+    const connection = new AbortController();
+    for (let generation = 0; generation < 12; generation++) {
+      const instance = new FakeInstance({ manual: true });
+      const batcher = new DynamicBatcher({ instances: [instance], maxBatchSize: 1, clock: new FakeClock() });
+      const running = batcher.enqueue(fakeRequest(1), { signal: connection.signal });
+      const waiting = batcher.enqueue(fakeRequest(2), { signal: connection.signal });
+      await settle();
+      expect(EventEmitter.getEventListeners(connection.signal, "abort")).toHaveLength(1);
+      const stopped = batcher.stop();
+      instance.finish();
+      await running;
+      await settle();
+      // Still listening while a request waits: an abort must still cancel it.
+      expect(EventEmitter.getEventListeners(connection.signal, "abort")).toHaveLength(1);
+      instance.finish();
+      await waiting;
+      await stopped;
+      expect(EventEmitter.getEventListeners(connection.signal, "abort")).toHaveLength(0);
+    }
   });
 });

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { Pool } from "undici";
 import { appendFileSync, cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { inProcess, startServer } from "../support/start-server.ts";
+import { FUNCTIONS, inProcess, startServer } from "../support/start-server.ts";
 import type { TestServer } from "../support/start-server.ts";
 import { tempRepository } from "../support/spawn-server.ts";
 import { FakeClock } from "../support/fake-clock.ts";
@@ -88,6 +89,62 @@ describe("lifecycle through the real server", () => {
     expect(res.status).toBe(200);
     expect(await stateOf(server.url, "simple")).toEqual(["PARKED"]);
     expect((await infer(server.url, "simple")).status).toBe(200);
+  });
+
+  it.runIf(inProcess)("a keep-alive connection outlives the versions it calls: twelve wakes on one connection leave no listeners behind", async () => {
+    // Each wake makes a new batcher; a request that waits in one (the second of two sent at once) listens to
+    // its connection's close.
+    const repository = tempRepository("simple");
+    const yaml = join(repository, "simple", "function.yaml");
+    writeFileSync(yaml, readFileSync(yaml, "utf8").replace("dynamic_batching: {}", "dynamic_batching: { max_queue_delay_microseconds: 500 }"));
+    server = await startServer({ repository });
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => void warnings.push(`${w.name}: ${w.message}`);
+    process.on("warning", onWarning);
+    const connection = new Pool(server.url, { connections: 1 });
+    try {
+      const body = JSON.stringify({ inputs: ["INPUT0", "INPUT1"].map((name) => ({ name, datatype: "INT32", shape: [1, 16], data: new Array(16).fill(1) })) });
+      for (let wake = 0; wake < 12; wake++) {
+        const park = await connection.request({ path: "/v2/repository/models/simple/park", method: "POST" });
+        await park.body.dump();
+        expect(park.statusCode).toBe(200);
+        const answers = await Promise.all([0, 1].map(() => connection.request({ path: "/v2/models/simple/infer", method: "POST", body })));
+        for (const answer of answers) (expect(answer.statusCode).toBe(200), await answer.body.dump());
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+      await connection.close();
+    }
+  });
+
+  it.runIf(inProcess)("one keep-alive connection may wait in the batchers of many live functions without a leak warning", async () => {
+    // Two requests at once per function: the second waits in its batcher, which listens to the connection's close.
+    const repository = tempRepository();
+    const names = Array.from({ length: 12 }, (_, i) => `simple_${i}`);
+    for (const name of names) {
+      cpSync(join(FUNCTIONS, "simple"), join(repository, name), { recursive: true });
+      const yaml = join(repository, name, "function.yaml");
+      writeFileSync(yaml, readFileSync(yaml, "utf8").replace("dynamic_batching: {}", "dynamic_batching: { max_queue_delay_microseconds: 500 }"));
+    }
+    server = await startServer({ repository });
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => void warnings.push(`${w.name}: ${w.message}`);
+    process.on("warning", onWarning);
+    const connection = new Pool(server.url, { connections: 1 });
+    try {
+      const body = JSON.stringify({ inputs: ["INPUT0", "INPUT1"].map((name) => ({ name, datatype: "INT32", shape: [1, 16], data: new Array(16).fill(1) })) });
+      for (const name of names) {
+        const answers = await Promise.all([0, 1].map(() => connection.request({ path: `/v2/models/${name}/infer`, method: "POST", body })));
+        for (const answer of answers) (expect(answer.statusCode).toBe(200), await answer.body.dump());
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+      await connection.close();
+    }
   });
 
   it.runIf(inProcess)("keeps onnxruntime's optimised form of a parked model and wakes from it, answering the same", async () => {

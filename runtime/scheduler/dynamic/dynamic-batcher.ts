@@ -154,7 +154,8 @@ export class DynamicBatcher implements InstanceScheduler {
    * a signal is usually a connection's, shared by the requests it carries one after another, and
    * an EventTarget listener added and removed per queued request cost ~2.5 µs of the hot path
    * (a profile of simple at 8 JSON clients, Node). The listener holds the batcher weakly: a keep-alive connection
-   * must not keep an unloaded version's batcher alive.
+   * must not keep an unloaded version's batcher alive. A connection outlives many batchers (each wake, reload
+   * or new version makes one), so a batcher takes its listeners off once it has stopped and drained.
    */
   #watch(signal: AbortSignal, entry: Entry): void {
     let waiting = this.#waiting.get(signal);
@@ -163,10 +164,12 @@ export class DynamicBatcher implements InstanceScheduler {
       const batcher = new WeakRef(this);
       waiting = entries;
       this.#waiting.set(signal, entries);
-      signal.addEventListener("abort", () => {
+      const listener = () => {
         const alive = batcher.deref();
         if (alive) for (const waiter of [...entries]) alive.#leave(waiter, cancelled());
-      }, { once: true });
+      };
+      signal.addEventListener("abort", listener, { once: true });
+      this.#listening(signal, listener);
     }
     waiting.add(entry);
     entry.item.signal = signal;
@@ -174,6 +177,22 @@ export class DynamicBatcher implements InstanceScheduler {
 
   /** Waiting requests by the signal they are cancelled by. */
   readonly #waiting = new WeakMap<AbortSignal, Set<Entry>>();
+  /** The abort listeners this batcher added, by signal held weakly (a closed connection's signal goes). */
+  #listeners: { signal: WeakRef<AbortSignal>; listener: () => void }[] = [];
+  /** Length at which `#listeners` is next cleared of signals already collected. */
+  #pruneAt = 64;
+
+  #listening(signal: AbortSignal, listener: () => void): void {
+    this.#listeners.push({ signal: new WeakRef(signal), listener });
+    if (this.#listeners.length < this.#pruneAt) return;
+    this.#listeners = this.#listeners.filter((l) => l.signal.deref() !== undefined);
+    this.#pruneAt = Math.max(64, 2 * this.#listeners.length);
+  }
+
+  #stopListening(): void {
+    for (const { signal, listener } of this.#listeners) signal.deref()?.removeEventListener("abort", listener);
+    this.#listeners = [];
+  }
 
   /** Takes a request out of the queue with an error (no-op once it left: its result comes as usual). */
   #leave(entry: Entry, error: RuntimeError): void {
@@ -236,7 +255,10 @@ export class DynamicBatcher implements InstanceScheduler {
 
   stop(): Promise<void> {
     this.#stopping = true;
-    if (this.inflight() === 0) return Promise.resolve();
+    if (this.inflight() === 0) {
+      this.#stopListening();
+      return Promise.resolve();
+    }
     return new Promise((resolve) => this.#drained.push(resolve));
   }
 
@@ -438,7 +460,9 @@ export class DynamicBatcher implements InstanceScheduler {
   }
 
   #settle(): void {
-    if (this.#stopping && this.inflight() === 0) for (const resolve of this.#drained.splice(0)) resolve();
+    if (!this.#stopping || this.inflight() !== 0) return;
+    this.#stopListening();
+    for (const resolve of this.#drained.splice(0)) resolve();
   }
 }
 
