@@ -1,7 +1,17 @@
 #!/usr/bin/env node
-// `npx tensorfn …`: registers TypeScript support so the sources run as they are, then starts the CLI.
-import { registerTypeScript } from "./register-typescript.mjs";
-registerTypeScript();
-const { runCli } = await import("../cli.ts");
-const { nodeHost } = await import("./cli.ts");
-await runCli(nodeHost(process.argv.slice(2)));
+// `npx tensorfn …`: the CLI from tensorfn's sources compiled ahead (compiled-sources.mjs), or,
+// where they cannot be, from the TypeScript sources as they are through module loader hooks.
+import { compiledSources } from "./compiled-sources.mjs";
+
+const args = process.argv.slice(2);
+const compiled = await compiledSources();
+if (compiled) {
+  const { runCli, nodeHost } = await import(compiled.cli);
+  await runCli(nodeHost(args, compiled));
+} else {
+  const { registerTypeScript } = await import("./register-typescript.mjs");
+  registerTypeScript();
+  const { runCli } = await import("../cli.ts");
+  const { nodeHost } = await import("./cli.ts");
+  await runCli(nodeHost(args));
+}

@@ -8,11 +8,18 @@ import type { Host } from "../host.ts";
 import { answerClientErrors } from "./client-error.ts";
 import { requestListener } from "./request-listener.ts";
 import { createNodePlatform } from "./platform.ts";
+import type { CompiledModules } from "./platform.ts";
 
-/** Node host: node:http with the runtime's fast lane, @hono/node-server for the rest; process for signals and exit. */
-export function nodeHost(args: string[]): Host {
+// bin.mjs imports both from the compiled CLI.
+export { runCli };
+
+/**
+ * Node host: node:http with the runtime's fast lane, @hono/node-server for the rest; process for signals and exit.
+ * `compiled`: where bin.mjs runs the sources compiled ahead, what its worker threads load instead of TypeScript.
+ */
+export function nodeHost(args: string[], compiled?: CompiledModules): Host {
   return {
-    platform: createNodePlatform(),
+    platform: createNodePlatform(undefined, { compiled }),
     args,
     serve: (fetch, { hostname, port, lane }) =>
       new Promise((resolve) => {

@@ -1,4 +1,5 @@
 import { createHash, hash } from "node:crypto";
+import { existsSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,8 +11,18 @@ import { consoleLogger } from "../console-logger.ts";
 import { loadNative } from "../../native/index.ts";
 import { fullCollection } from "./full-collection.mjs";
 
-/** Platform over Node's fs and os modules (Bun implements the same modules natively). */
-export function createNodePlatform(name = `node ${process.versions.node}`): Platform {
+/** Compiled modules (compiled-sources.mjs): `workers` by their source's URL, `native` for native/index.ts. */
+export interface CompiledModules {
+  native: string;
+  workers: Readonly<Record<string, string>>;
+}
+
+/**
+ * Platform over Node's fs and os modules (Bun implements the same modules natively). With `compiled`,
+ * a worker thread loads the compiled module of its source where there is one, without TypeScript.
+ */
+export function createNodePlatform(name = `node ${process.versions.node}`, options: { compiled?: CompiledModules } = {}): Platform {
+  const { compiled } = options;
   return {
     name,
     readFile: async (path) => new Uint8Array(await readFile(path)),
@@ -64,7 +75,10 @@ export function createNodePlatform(name = `node ${process.versions.node}`): Plat
       return h.digest("hex");
     },
     startWorker: (module) => {
-      const worker = new Worker(new URL("./worker-bootstrap.mjs", import.meta.url), { workerData: { module: module.href }, execArgv: [] });
+      // A compiled module gone since (a rebuild's old directory is removed after a day) falls back to the source.
+      const built = compiled?.workers[module.href];
+      const workerData = built && existsSync(new URL(built)) ? { module: built, native: compiled!.native } : { module: module.href };
+      const worker = new Worker(new URL("./worker-bootstrap.mjs", import.meta.url), { workerData, execArgv: [] });
       // A worker must not keep the process alive on its own: shutdown terminates them anyway.
       worker.unref();
       let exited = false;

@@ -11,11 +11,11 @@ import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { transform, version } from "esbuild";
+import { COMPILER_OPTIONS } from "./compiler-options.mjs";
 
 const root = new URL("../../", import.meta.url).href;
 const own = [`${root}runtime/`, `${root}adapters/`];
-/** What of tsconfig.json's compilerOptions changes the emitted code (class fields, import elision); a test keeps them equal. */
-export const COMPILER_OPTIONS = { target: "ES2022", verbatimModuleSyntax: true };
+export { COMPILER_OPTIONS };
 const options = { loader: "ts", format: "esm", target: `node${process.versions.node}`, sourcemap: "inline", tsconfigRaw: { compilerOptions: COMPILER_OPTIONS } };
 // process.getuid, not os.userInfo: a container's uid may have no passwd entry.
 const uid = process.getuid?.();

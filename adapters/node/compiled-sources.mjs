@@ -1,0 +1,158 @@
+// tensorfn's own TypeScript for Node, compiled ahead into a few cached ES modules: the CLI (with
+// the runtime) and what a worker thread loads. Loading ~140 files one by one through the module
+// loader hooks (typescript-hooks.mjs, behind tsx) cost a start ~0.6 s and every ORT worker
+// thread ~0.23 s more than the same code bundled (`node bench/studies/start-up.mjs`). The
+// bundle is built with esbuild, as the hooks compile (no keepNames, the same compiler options),
+// and used while its inputs are byte for byte the ones it was built from; any change rebuilds it.
+// Where it cannot be built or stored, bin.mjs loads the sources through the hooks as before.
+import { createHash } from "node:crypto";
+import { createRequire } from "node:module";
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { COMPILER_OPTIONS } from "./compiler-options.mjs";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+/** What is compiled: the CLI entry, and the modules a worker thread imports (by their source). */
+const ENTRIES = {
+  cli: "adapters/node/cli.ts",
+  "onnxruntime-worker": "runtime/backends/onnxruntime-worker.ts",
+  native: "native/index.ts",
+};
+
+/** Build directories no start has used for this long are removed (a start uses its own at once). */
+const STALE_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * @typedef {{ cli: string, native: string, workers: Record<string, string> }} CompiledSources
+ * `cli` and `native`: file URLs of the compiled modules; `workers`: compiled module by source URL.
+ */
+
+/**
+ * The compiled sources, built first if the cache has none for the sources as they are now.
+ * @param {{ cacheDir?: string }} [options]
+ * @returns {Promise<CompiledSources | undefined>} undefined where esbuild or the cache is unusable.
+ */
+export async function compiledSources(options = {}) {
+  const cacheDir = options.cacheDir ?? join(ROOT, "node_modules", ".cache", "tensorfn");
+  try {
+    // esbuild itself is imported only to build: its version comes from its package.json.
+    const { version } = JSON.parse(await readFile(createRequire(import.meta.url).resolve("esbuild/package.json"), "utf8"));
+    const key = digest(JSON.stringify([version, process.versions.node, COMPILER_OPTIONS, ENTRIES]));
+    const current = join(cacheDir, "current.json");
+    const manifest = await readFile(current, "utf8").then(JSON.parse, () => undefined);
+    if (manifest?.key === key && (await unchanged(manifest.inputs))) return located(cacheDir, manifest.dir);
+    const built = await build(cacheDir, key);
+    await writeAtomically(current, JSON.stringify(built));
+    await removeStale(cacheDir, built.dir);
+    return located(cacheDir, built.dir);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether every input still has the content the build read: the same size and modification time
+ * (a stat each), else the same bytes (a checkout that only touched the file).
+ */
+async function unchanged(inputs) {
+  if (!inputs || typeof inputs !== "object") return false;
+  const checks = Object.entries(inputs).map(async ([path, [size, mtimeMs, hash]]) => {
+    const file = join(ROOT, path);
+    const s = await stat(file);
+    return (s.size === size && s.mtimeMs === mtimeMs) || digest(await readFile(file)) === hash;
+  });
+  return (await Promise.all(checks.map((c) => c.catch(() => false)))).every(Boolean);
+}
+
+async function build(cacheDir, key) {
+  const esbuild = await import("esbuild");
+  const result = await esbuild.build({
+    absWorkingDir: ROOT,
+    entryPoints: Object.fromEntries(Object.entries(ENTRIES).map(([name, path]) => [name, join(ROOT, path)])),
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "node",
+    target: `node${process.versions.node}`,
+    packages: "external",
+    sourcemap: "linked",
+    tsconfigRaw: { compilerOptions: COMPILER_OPTIONS },
+    outdir: join(cacheDir, "out"),
+    entryNames: "[name]",
+    chunkNames: "chunk-[hash]",
+    outExtension: { ".js": ".mjs" },
+    metafile: true,
+    write: false,
+    logLevel: "silent",
+    plugins: [sourceUrls],
+  });
+  const inputs = {};
+  for (const path of Object.keys(result.metafile.inputs)) {
+    const file = join(ROOT, path);
+    const { size, mtimeMs } = await stat(file);
+    inputs[path] = [size, mtimeMs, digest(await readFile(file))];
+  }
+  // The directory is named by what it holds: starts that build the same sources at once agree.
+  const files = result.outputFiles.map((f) => ({ name: relative(join(cacheDir, "out"), f.path), contents: f.contents }));
+  const dir = digest(files.map((f) => `${f.name}\0${digest(f.contents)}`).join("\n")).slice(0, 16);
+  const target = join(cacheDir, dir);
+  if (!(await stat(target).catch(() => undefined))) {
+    const partial = `${target}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+    for (const f of files) {
+      await mkdir(dirname(join(partial, f.name)), { recursive: true });
+      await writeFile(join(partial, f.name), f.contents);
+    }
+    await rename(partial, target).catch(async (error) => {
+      await rm(partial, { recursive: true, force: true });
+      if (!(await stat(target).catch(() => undefined))) throw error;
+    });
+  }
+  return { key, dir, inputs };
+}
+
+/**
+ * The sources keep their own `import.meta.url`: paths beside them (the worker bootstrap, the
+ * native addon, a worker module) resolve as they do uncompiled, wherever the bundle lies.
+ */
+const sourceUrls = {
+  name: "source-urls",
+  setup(build) {
+    build.onLoad({ filter: /\.ts$/ }, async (args) => {
+      const source = await readFile(args.path, "utf8");
+      return { contents: source.replaceAll("import.meta.url", JSON.stringify(pathToFileURL(args.path).href)), loader: "ts" };
+    });
+  },
+};
+
+function located(cacheDir, dir) {
+  const url = (name) => pathToFileURL(join(cacheDir, dir, `${name}.mjs`)).href;
+  return {
+    cli: url("cli"),
+    native: url("native"),
+    workers: { [pathToFileURL(join(ROOT, ENTRIES["onnxruntime-worker"])).href]: url("onnxruntime-worker") },
+  };
+}
+
+async function writeAtomically(path, text) {
+  await mkdir(dirname(path), { recursive: true });
+  const partial = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  await writeFile(partial, text);
+  await rename(partial, path);
+}
+
+/** Removes other build directories (and abandoned partial ones) unused for STALE_MS. */
+async function removeStale(cacheDir, keep) {
+  const now = Date.now();
+  for (const name of await readdir(cacheDir).catch(() => [])) {
+    if (name === keep || name === "current.json" || name.endsWith(".json.tmp")) continue;
+    const path = resolve(cacheDir, name);
+    const s = await stat(path).catch(() => undefined);
+    if (s?.isDirectory() && now - s.mtimeMs > STALE_MS) await rm(path, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+function digest(data) {
+  return createHash("sha256").update(data).digest("hex");
+}
