@@ -38,6 +38,8 @@ export interface Measured {
   probes?: ProbeResults;
   /** The adaptive sweep's round (1..SWEEP_ROUNDS); absent outside the sweep and in older runs. */
   round?: number;
+  /** Target 1's round (1..COMPARE_ROUNDS); absent elsewhere and in older runs. */
+  repeat?: number;
 }
 
 /** Where to send and how long to load it. */

@@ -35,9 +35,14 @@ export interface RunSubject {
 /** Where a target's steps are looked up: a whole run, or any list of served steps (bench/runtimes.ts, per runtime). */
 export type ServedSteps = Pick<ScenarioResults, "served">;
 
-/** The step of `model` at `concurrency` on `target` with `encoding` (not the probed one, not a sweep round), if it ran and got answers. */
+/**
+ * The step of `model` at `concurrency` on `target` with `encoding` (not the probed one, not a sweep
+ * round), if it ran and got answers; of target 1's rounds, the median one.
+ */
 export function step(results: ServedSteps, target: string, model: string, concurrency: number, encoding: Encoding = "binary"): Measured | undefined {
-  return results.served.find((s) => s.target === target && s.model === model && s.concurrency === concurrency && (s.encoding ?? "binary") === encoding && !s.probes && !s.round && s.requests > 0);
+  const steps = results.served.filter((s) => s.target === target && s.model === model && s.concurrency === concurrency && (s.encoding ?? "binary") === encoding && !s.probes && !s.round && s.requests > 0);
+  const rounds = steps.filter((s) => s.repeat !== undefined);
+  return rounds.length > 0 ? medianRound(rounds) : steps[0];
 }
 
 /** The adaptive sweep's rounds of tensorfn's `model` at `concurrency` that got answers, in order. */

@@ -62,6 +62,8 @@ export interface Step {
   probe?: boolean;
   /** Which round of the adaptive sweep (1..SWEEP_ROUNDS); absent outside it. */
   round?: number;
+  /** Which of target 1's rounds (1..COMPARE_ROUNDS); absent elsewhere. */
+  repeat?: number;
 }
 
 /** The functions target 1 compares with the hand-written servers, served with their bundled functions/<name>/function.yaml. */
@@ -79,14 +81,23 @@ export const ADAPTIVE_LEVELS = [8, 32, 64];
  * six static delays" taken from single windows is the luckiest window of six.
  */
 export const SWEEP_ROUNDS = 3;
+/**
+ * Rounds of each target 1 point: the hand-written, Hono and tensorfn servers in turn, three times,
+ * each server standing by its median round (`step` in scenario-results.ts). Single windows, the
+ * first after start-up especially, read one server at 2200 req/s and the next at 6000 on this
+ * machine, and a point's ratio was whichever two windows met.
+ */
+export const COMPARE_ROUNDS = 3;
+/** Each round's window at target 1's points (ms), shorter than other steps': three of them take 1.5× one `short` window. */
+export const COMPARE_WINDOW = { warmupMs: 500, durationMs: 1500 };
 /** The concurrency of the saturating JSON load during which readiness and `/metrics` are probed (target 7). */
 export const PROBE_CONCURRENCY = 32;
 
 /**
  * Every served step, interleaved so that the variants compared with each other run back to back
  * at each level (a change in background load then hits them alike): first target 1's
- * hand-written / Hono / tensorfn triples (with the bare round trip right after `simple` at c=1,
- * binary, for target 2), the readiness probe under load, the overhead ladder, the mlp levels, the
+ * hand-written / Hono / tensorfn triples, COMPARE_ROUNDS times per point (with the bare round trip
+ * after `simple` at c=1, binary, in each round, for target 2), the readiness probe under load, the overhead ladder, the mlp levels, the
  * adaptive sweep, resnet. A step planned twice runs once. `scale` multiplies every warm-up and window.
  */
 export function planSteps(targets: { tensorfn: Target; naive: Target; handwritten: Target; bare: Target }, scale = 1): Step[] {
@@ -97,19 +108,26 @@ export function planSteps(targets: { tensorfn: Target; naive: Target; handwritte
   const settle = times(3000, 4000);
   // resnet answers a few dozen requests a second: longer windows keep the counts meaningful.
   const resnetTiming = (concurrency: number) => (concurrency >= 32 ? times(2000, 5000) : short);
+  const compare = times(COMPARE_WINDOW.warmupMs, COMPARE_WINDOW.durationMs);
   const steps: Step[] = [];
   const seen = new Set<string>();
+  // A step target 1 measured in rounds is not measured again in one window (step() takes its median round).
+  const repeated = new Set<string>();
   const add = (step: Step) => {
-    const key = `${step.target.name} ${step.model} ${step.concurrency} ${step.encoding ?? "binary"}${step.probe ? " probe" : ""}${step.round ? ` round ${step.round}` : ""}`;
-    if (seen.has(key)) return;
+    const base = `${step.target.name} ${step.model} ${step.concurrency} ${step.encoding ?? "binary"}${step.probe ? " probe" : ""}${step.round ? ` round ${step.round}` : ""}`;
+    const key = step.repeat ? `${base} repeat ${step.repeat}` : base;
+    if (seen.has(key) || (!step.repeat && repeated.has(base))) return;
     seen.add(key);
+    if (step.repeat) repeated.add(base);
     steps.push(step);
   };
   for (const model of BUNDLED) {
     for (const concurrency of COMPARE_LEVELS) {
       for (const encoding of ENCODINGS) {
-        for (const target of [handwritten, naive, tensorfn]) add({ target, model, concurrency, encoding, ...short });
-        if (model === "simple" && concurrency === 1 && encoding === "binary") add({ target: bare, model, concurrency, ...short });
+        for (let repeat = 1; repeat <= COMPARE_ROUNDS; repeat++) {
+          for (const target of [handwritten, naive, tensorfn]) add({ target, model, concurrency, encoding, repeat, ...compare });
+          if (model === "simple" && concurrency === 1 && encoding === "binary") add({ target: bare, model, concurrency, repeat, ...compare });
+        }
       }
     }
   }
@@ -164,7 +182,7 @@ export async function runServedSteps(steps: readonly Step[], log: (line: string)
     const key = `${metadataUrl} ${baseModel(source)} ${encoding}`;
     if (!requests.has(key)) requests.set(key, await benchRequest(metadataUrl, source, { shapes: source === "simple_identity" ? { INPUT0: [16] } : undefined, encoding }));
     const plan = { target: target.name, url: target.url, pid: target.pid, stats: target.name === "tensorfn", model: step.model, concurrency: step.concurrency, warmupMs: step.warmupMs, durationMs: step.durationMs, encoding, probe: step.probe };
-    const measured = { ...(await leastDisturbed(() => measureStep(plan, requests.get(key)!), (m) => m.cores.other, 1)), ...(step.round ? { round: step.round } : {}) };
+    const measured = { ...(await leastDisturbed(() => measureStep(plan, requests.get(key)!), (m) => m.cores.other, 1)), ...(step.round ? { round: step.round } : {}), ...(step.repeat ? { repeat: step.repeat } : {}) };
     results.push(measured);
     const p99 = measured.latencyMs ? `${measured.latencyMs.p99.toFixed(2)} ms` : "n/a";
     const batch = measured.server?.avgBatchSize ? `, srv batch ${measured.server.avgBatchSize.toFixed(1)}` : "";
@@ -172,7 +190,7 @@ export async function runServedSteps(steps: readonly Step[], log: (line: string)
     const retried = measured.attempts > 1 ? `, ${measured.attempts} windows (other work: ${measured.cores.other?.toFixed(2)} cores in the kept one)` : "";
     const elapsed = ((performance.now() - started) / 1000).toFixed(0);
     const probes = measured.probes ? `, ready p99 ${measured.probes.ready?.p99.toFixed(2) ?? "n/a"} ms, /metrics max ${measured.probes.metrics?.max.toFixed(1) ?? "n/a"} ms` : "";
-    const round = step.round ? ` round ${step.round}` : "";
+    const round = step.round ? ` round ${step.round}` : step.repeat ? ` repeat ${step.repeat}` : "";
     log(`[${index + 1}/${steps.length}, ${elapsed}s] ${target.name} ${step.model} c=${step.concurrency} ${encoding}${round}: ${measured.inferPerS.toFixed(1)} infer/s, p99 ${p99}${batch}${errors}${retried}${probes}`);
   }
   return results;

@@ -2,7 +2,7 @@ import type { Measured } from "./measure-step.ts";
 import { fixed, ratio } from "./scenario-results.ts";
 import type { ScenarioResults } from "./scenario-results.ts";
 import { checkTargets, comparePoints, GOALS } from "./targets.ts";
-import { JIT_WARMUP_MS } from "./served.ts";
+import { COMPARE_ROUNDS, COMPARE_WINDOW, JIT_WARMUP_MS } from "./served.ts";
 
 /** The "Targets" part of the scenarios section: issue 11's verdicts, then target 1 point by point. */
 export function targetsSection(results: ScenarioResults): string[] {
@@ -30,7 +30,8 @@ export function targetsSection(results: ScenarioResults): string[] {
     "session per model, `session.run` per request on the event loop, KServe v2 JSON and binary tensors decoded",
     "and encoded simply); Hono is `bench/naive-server.ts`, the same on Hono and @hono/node-server. tensorfn serves",
     "copies of `functions/simple` and `functions/mlp` with their bundled `function.yaml`, read when the run starts.",
-    `The three run back to back at each point; the verdict is against node:http (≥ ${fixed(GOALS.handwrittenRatio, 1)}×).`,
+    `The three run back to back at each point, ${COMPARE_ROUNDS} rounds of ${fixed(COMPARE_WINDOW.warmupMs / 1000, 1)} s warm-up + ${fixed(COMPARE_WINDOW.durationMs / 1000, 1)} s (\`--quick\` scales them), and each stands by its median round`,
+    `(its own p50, p99 and cores; every round is in \`bench/out/scenarios.json\`); the verdict is against node:http (≥ ${fixed(GOALS.handwrittenRatio, 1)}×).`,
     `Before the first point every server had the same JIT warm-up, not reported: ${fixed(JIT_WARMUP_MS / 1000, 1)} s of each model × encoding at 8 clients`,
     "(a fresh server's first seconds measure V8 compiling it; see `warmServers` in bench/scenarios/served.ts).",
     "",

@@ -71,6 +71,20 @@ describe("checkTargets()", () => {
     expect(check!.measured).toContain("11 of 12 points met; worst 0.80× at mlp c=1 json (800 ÷ 1000 req/s)");
   });
 
+  it("takes each server's median round of a target 1 point (with its own latencies and cores), and target 2 from the same rounds", () => {
+    const rounds = (target: string, model: string, perS: number[], extra: Partial<Measured> = {}) =>
+      perS.map((inferPerS, i) => measured(target, model, 1, inferPerS, { ...extra, repeat: i + 1, latencyMs: latency(1000 / inferPerS, 2), cores: { self: 0.2, server: inferPerS / 10000, serverMain: null, other: 0 } }));
+    const r = results([
+      ...rounds("tensorfn", "simple", [2200, 6100, 5900]),
+      ...rounds("handwritten", "simple", [6500, 6300, 3000]),
+      ...rounds("bare", "simple", [9000, 8000, 10000]),
+    ]);
+    const p = comparePoints(r).find((q) => q.model === "simple" && q.concurrency === 1 && q.encoding === "binary")!;
+    expect([p.tensorfn!.inferPerS, p.handwritten!.inferPerS, p.ratio]).toEqual([5900, 6300, 5900 / 6300]);
+    const [latencyCheck] = byTarget(r, "2");
+    expect(latencyCheck!.measured).toContain(`(${(1e6 / 5900).toFixed(0)} µs ÷ ${(1e6 / 9000).toFixed(0)} µs)`);
+  });
+
   it("judges target 1 against node:http, not Hono: 0.95× Hono still meets it when node:http is slower", () => {
     const r = results([measured("tensorfn", "simple", 8, 950, { encoding: "json" }), measured("naive", "simple", 8, 1000, { encoding: "json" }), measured("handwritten", "simple", 8, 940, { encoding: "json" })]);
     const p = comparePoints(r).find((q) => q.model === "simple" && q.concurrency === 8 && q.encoding === "json")!;
