@@ -181,3 +181,8 @@ async function removeStale(cacheDir, keep) {
 function digest(data) {
   return createHash("sha256").update(data).digest("hex");
 }
+
+// `node adapters/node/compiled-sources.mjs` (npm's prepare): compile now, so that the first start need not.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  if (!(await compiledSources())) console.warn("tensorfn: could not compile the sources ahead; starts will load them through the TypeScript hooks");
+}
