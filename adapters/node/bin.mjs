@@ -5,9 +5,10 @@ import { compiledSources } from "./compiled-sources.mjs";
 
 const args = process.argv.slice(2);
 const compiled = await compiledSources();
-if (compiled) {
-  const { runCli, nodeHost } = await import(compiled.cli);
-  await runCli(nodeHost(args, compiled));
+// A compiled CLI that fails to load (its files damaged since) is no reason not to start.
+const cli = compiled && (await import(compiled.cli).catch(() => undefined));
+if (cli) {
+  await cli.runCli(cli.nodeHost(args, compiled));
 } else {
   const { registerTypeScript } = await import("./register-typescript.mjs");
   registerTypeScript();

@@ -1,10 +1,11 @@
 // tensorfn's own TypeScript for Node, compiled ahead into a few cached ES modules: the CLI (with
 // the runtime) and what a worker thread loads. Loading ~140 files one by one through the module
-// loader hooks (typescript-hooks.mjs, behind tsx) cost a start ~0.6 s and every ORT worker
-// thread ~0.23 s more than the same code bundled (`node bench/studies/start-up.mjs`). The
+// loader hooks (typescript-hooks.mjs, behind tsx) cost a start ~0.8 s and every ORT worker
+// thread ~0.3 s more than the same code bundled (`npx tsx bench/studies/start-up.ts`). The
 // bundle is built with esbuild, as the hooks compile (no keepNames, the same compiler options),
 // and used while its inputs are byte for byte the ones it was built from; any change rebuilds it.
 // Where it cannot be built or stored, bin.mjs loads the sources through the hooks as before.
+// The cache lives in node_modules/.cache: code run from there is trusted as node_modules itself is.
 import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
@@ -50,7 +51,11 @@ export async function compiledSources(options = {}) {
     const key = digest(JSON.stringify([version, process.versions.node, COMPILER_OPTIONS, ENTRIES]));
     const current = join(cacheDir, "current.json");
     const manifest = await readFile(current, "utf8").then(JSON.parse, () => undefined);
-    if (manifest?.key === key && (await unchanged(manifest.inputs))) return located(cacheDir, manifest.dir);
+    if (manifest?.key === key && (await unchanged(manifest.inputs))) {
+      const found = located(cacheDir, manifest.dir);
+      // A build directory removed by hand since is built again.
+      if (await stat(fileURLToPath(found.cli)).catch(() => undefined)) return found;
+    }
     const built = await build(cacheDir, key);
     await writeAtomically(current, JSON.stringify(built));
     await removeStale(cacheDir, built.dir);
@@ -167,14 +172,14 @@ async function writeAtomically(path, text) {
   await rename(partial, path);
 }
 
-/** Removes other build directories (and abandoned partial ones) unused for STALE_MS. */
+/** Removes other builds (and what an interrupted one left) unchanged for STALE_MS. */
 async function removeStale(cacheDir, keep) {
   const now = Date.now();
   for (const name of await readdir(cacheDir).catch(() => [])) {
-    if (name === keep || name === "current.json" || name.endsWith(".json.tmp")) continue;
+    if (name === keep || name === "current.json") continue;
     const path = resolve(cacheDir, name);
     const s = await stat(path).catch(() => undefined);
-    if (s?.isDirectory() && now - s.mtimeMs > STALE_MS) await rm(path, { recursive: true, force: true }).catch(() => undefined);
+    if (s && now - s.mtimeMs > STALE_MS) await rm(path, { recursive: true, force: true }).catch(() => undefined);
   }
 }
 

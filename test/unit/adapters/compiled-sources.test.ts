@@ -50,7 +50,7 @@ describe("Node: tensorfn's sources compiled ahead (bin.mjs)", () => {
     }
   });
 
-  it("builds again when a source is not what the build read", async () => {
+  it("builds again when a source is not what the build read, or the build is gone", async () => {
     const cacheDir = mkdtempSync(join(tmpdir(), "tensorfn-compiled-"));
     try {
       await compiledSources({ cacheDir });
@@ -60,6 +60,10 @@ describe("Node: tensorfn's sources compiled ahead (bin.mjs)", () => {
       writeFileSync(join(cacheDir, "current.json"), JSON.stringify(manifest));
       expect(await compiledSources({ cacheDir })).toBeDefined();
       expect(manifestOf(cacheDir).inputs["runtime/runtime.ts"]).toEqual(truth);
+      // And when its build directory is gone.
+      rmSync(join(cacheDir, manifestOf(cacheDir).dir), { recursive: true });
+      const again = await compiledSources({ cacheDir });
+      expect(statSync(fileURLToPath(again!.cli)).isFile()).toBe(true);
     } finally {
       rmSync(cacheDir, { recursive: true, force: true });
     }
