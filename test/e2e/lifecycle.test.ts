@@ -95,56 +95,31 @@ describe("lifecycle through the real server", () => {
     // Each wake makes a new batcher; a request that waits in one (the second of two sent at once) listens to
     // its connection's close.
     const repository = tempRepository("simple");
-    const yaml = join(repository, "simple", "function.yaml");
-    writeFileSync(yaml, readFileSync(yaml, "utf8").replace("dynamic_batching: {}", "dynamic_batching: { max_queue_delay_microseconds: 500 }"));
+    delayed(repository, "simple");
     server = await startServer({ repository });
-    const warnings: string[] = [];
-    const onWarning = (w: Error) => void warnings.push(`${w.name}: ${w.message}`);
-    process.on("warning", onWarning);
-    const connection = new Pool(server.url, { connections: 1 });
-    try {
-      const body = JSON.stringify({ inputs: ["INPUT0", "INPUT1"].map((name) => ({ name, datatype: "INT32", shape: [1, 16], data: new Array(16).fill(1) })) });
+    const warnings = await warningsWhile(server.url, async (connection) => {
       for (let wake = 0; wake < 12; wake++) {
         const park = await connection.request({ path: "/v2/repository/models/simple/park", method: "POST" });
         await park.body.dump();
         expect(park.statusCode).toBe(200);
-        const answers = await Promise.all([0, 1].map(() => connection.request({ path: "/v2/models/simple/infer", method: "POST", body })));
-        for (const answer of answers) (expect(answer.statusCode).toBe(200), await answer.body.dump());
+        await twoAtOnce(connection, "simple");
       }
-      await new Promise((resolve) => setImmediate(resolve));
-      expect(warnings).toEqual([]);
-    } finally {
-      process.off("warning", onWarning);
-      await connection.close();
-    }
+    });
+    expect(warnings).toEqual([]);
   });
 
   it.runIf(inProcess)("one keep-alive connection may wait in the batchers of many live functions without a leak warning", async () => {
-    // Two requests at once per function: the second waits in its batcher, which listens to the connection's close.
     const repository = tempRepository();
     const names = Array.from({ length: 12 }, (_, i) => `simple_${i}`);
     for (const name of names) {
       cpSync(join(FUNCTIONS, "simple"), join(repository, name), { recursive: true });
-      const yaml = join(repository, name, "function.yaml");
-      writeFileSync(yaml, readFileSync(yaml, "utf8").replace("dynamic_batching: {}", "dynamic_batching: { max_queue_delay_microseconds: 500 }"));
+      delayed(repository, name);
     }
     server = await startServer({ repository });
-    const warnings: string[] = [];
-    const onWarning = (w: Error) => void warnings.push(`${w.name}: ${w.message}`);
-    process.on("warning", onWarning);
-    const connection = new Pool(server.url, { connections: 1 });
-    try {
-      const body = JSON.stringify({ inputs: ["INPUT0", "INPUT1"].map((name) => ({ name, datatype: "INT32", shape: [1, 16], data: new Array(16).fill(1) })) });
-      for (const name of names) {
-        const answers = await Promise.all([0, 1].map(() => connection.request({ path: `/v2/models/${name}/infer`, method: "POST", body })));
-        for (const answer of answers) (expect(answer.statusCode).toBe(200), await answer.body.dump());
-      }
-      await new Promise((resolve) => setImmediate(resolve));
-      expect(warnings).toEqual([]);
-    } finally {
-      process.off("warning", onWarning);
-      await connection.close();
-    }
+    const warnings = await warningsWhile(server.url, async (connection) => {
+      for (const name of names) await twoAtOnce(connection, name);
+    });
+    expect(warnings).toEqual([]);
   });
 
   it.runIf(inProcess)("keeps onnxruntime's optimised form of a parked model and wakes from it, answering the same", async () => {
@@ -274,3 +249,35 @@ describe("lifecycle through the real server", () => {
     expect((await infer(server.url, "adder")).status).toBe(503);
   });
 });
+
+/** Gives a copy of `simple` a queue delay, so that a request sent beside another waits in its batcher. */
+function delayed(repository: string, name: string): void {
+  const yaml = join(repository, name, "function.yaml");
+  writeFileSync(yaml, readFileSync(yaml, "utf8").replace("dynamic_batching: {}", "dynamic_batching: { max_queue_delay_microseconds: 500 }"));
+}
+
+/** Two `simple` requests at once on `connection`: the second waits in the batcher, listening to the connection's close. */
+async function twoAtOnce(connection: Pool, name: string): Promise<void> {
+  const body = JSON.stringify({ inputs: ["INPUT0", "INPUT1"].map((input) => ({ name: input, datatype: "INT32", shape: [1, 16], data: new Array(16).fill(1) })) });
+  const answers = await Promise.all([0, 1].map(() => connection.request({ path: `/v2/models/${name}/infer`, method: "POST", body })));
+  for (const answer of answers) {
+    expect(answer.statusCode).toBe(200);
+    await answer.body.dump();
+  }
+}
+
+/** The process warnings emitted while `use` talks to the server over one keep-alive connection. */
+async function warningsWhile(url: string, use: (connection: Pool) => Promise<void>): Promise<string[]> {
+  const warnings: string[] = [];
+  const onWarning = (w: Error) => void warnings.push(`${w.name}: ${w.message}`);
+  process.on("warning", onWarning);
+  const connection = new Pool(url, { connections: 1 });
+  try {
+    await use(connection);
+    await new Promise((resolve) => setImmediate(resolve));
+    return warnings;
+  } finally {
+    process.off("warning", onWarning);
+    await connection.close();
+  }
+}
