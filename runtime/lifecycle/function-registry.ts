@@ -306,10 +306,19 @@ export class FunctionRegistry {
     }
   }
 
-  /** Drains and releases every deployment. */
+  /** Drains and releases every deployment, then collects and trims once for all of them. */
   async stop(): Promise<void> {
+    this.#stopping = true;
     await Promise.all([...this.#functions.values()].flatMap((fn) => [...fn.versions.values()].map((v) => v.unload("server stopping", "shutdown"))));
+    this.#options.platform.collectGarbage?.();
+    this.#options.platform.trimMemory?.();
   }
+
+  /**
+   * Set by stop(): the versions it releases do not each run a full collection (10–20 ms of the
+   * event loop apiece, one after another: a shutdown of 16 functions spent ~0.3 s in them).
+   */
+  #stopping = false;
 
   /**
    * (Re)registers a function from its folder: parses function.yaml, picks the served versions and
@@ -346,6 +355,7 @@ export class FunctionRegistry {
         fn.versions.set(version, kept);
       } else {
         const onReleased = () => {
+          if (this.#stopping) return;
           platform.collectGarbage?.();
           platform.trimMemory?.();
         };

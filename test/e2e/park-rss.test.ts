@@ -54,6 +54,20 @@ describe("memory after a park", () => {
     expect((ready - parked) / MiB).toBeGreaterThan(names.length * 12);
   });
 
+  it("a shutdown collects and trims once for all the versions it releases, not once per version", async () => {
+    const order: string[] = [];
+    const node = createNodePlatform();
+    const platform = { ...node, log: { info() {}, warn() {}, error() {} }, collectGarbage: () => void order.push("collect"), trimMemory: () => void order.push("trim") };
+    const repo = tempRepository("mlp");
+    for (const name of ["mlp_b", "mlp_c"]) cpSync(join(repo, "mlp"), join(repo, name), { recursive: true });
+    server = await startServer({ repository: repo, platform });
+    for (const name of ["mlp", "mlp_b", "mlp_c"]) expect((await fetch(`${server.url}/v2/models/${name}/infer`, { method: "POST", body })).status).toBe(200);
+    expect(order).toEqual([]);
+    await server.close();
+    server = undefined;
+    expect(order).toEqual(["collect", "trim"]);
+  });
+
   it("without node-gyp, the addon build says it did not build and why, and does not fail `npm ci`", () => {
     // PATH without node-gyp: the same script `npm ci` runs (package.json "install"), as on a machine that cannot build.
     const run = spawnSync(process.execPath, ["native/build.mjs"], { encoding: "utf8", env: { ...process.env, PATH: "/nonexistent" } });
