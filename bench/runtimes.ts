@@ -25,6 +25,7 @@ import type { RuntimesRun, ServedStep } from "./runtimes/runtimes-prose.ts";
 import { measureRuntimeTargets } from "./runtimes/target-phase.ts";
 import type { ServeCommand } from "./runtimes/target-phase.ts";
 import { spawnServer } from "../test/support/spawn-server.ts";
+import { COMPARE_WINDOW } from "./scenarios/served.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const { values } = parseArgs({ options: { quick: { type: "boolean", default: false } } });
@@ -81,7 +82,7 @@ for (let round = 1; round <= ROUNDS; round++) {
 }
 
 log("runtimes: hot-path targets per runtime");
-const targets = await measureRuntimeTargets(RUNTIMES, { root: ROOT, timing: { warmupMs: WARMUP_MS, durationMs: 3000 * scale }, log });
+const targets = await measureRuntimeTargets(RUNTIMES, { root: ROOT, timing: { warmupMs: WARMUP_MS, durationMs: 3000 * scale }, compareTiming: { warmupMs: COMPARE_WINDOW.warmupMs * scale, durationMs: COMPARE_WINDOW.durationMs * scale }, log });
 
 log("runtimes: raw providers");
 /** Runs a bench/runtimes script under `runtime` (a command line) and parses the JSON of its last output line. */

@@ -21,6 +21,8 @@ export interface RuntimeTargetsRun {
   /** Cores of the machine, shared by the client and every server. */
   nproc: number;
   timing: TargetTiming;
+  /** Each round's window at target 1's points; absent in runs before the rounds. */
+  compareTiming?: TargetTiming;
   /** Every step in the order it ran. */
   steps: RuntimeStep[];
   /** Runtimes whose server did not start, with the first line of why. */

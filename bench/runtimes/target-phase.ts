@@ -25,8 +25,8 @@ export type ServeCommand = (repo: string) => [string, string[]];
  * run's length depend on the neighbours; each step keeps its `other` cores instead) and stops
  * them. A runtime whose server does not start is reported in `unavailable` and left out.
  */
-export async function measureRuntimeTargets(commands: Record<string, ServeCommand>, options: { root: string; timing: TargetTiming; log: (line: string) => void }): Promise<RuntimeTargetsRun> {
-  const { root, timing, log } = options;
+export async function measureRuntimeTargets(commands: Record<string, ServeCommand>, options: { root: string; timing: TargetTiming; compareTiming: TargetTiming; log: (line: string) => void }): Promise<RuntimeTargetsRun> {
+  const { root, timing, compareTiming, log } = options;
   // Copies of the examples with their bundled function.yaml, as `npm run bench` serves them.
   const repo = writeBenchRepository(join(root, "functions"), BUNDLED.map((name) => ({ name, from: name })));
   const processes: ServerProcess[] = [];
@@ -58,9 +58,9 @@ export async function measureRuntimeTargets(commands: Record<string, ServeComman
         log(`runtimes: tensorfn under ${runtime} did not start: ${unavailable[runtime]}`);
       }
     }
-    if (tensorfn.length === 0) return { runtimes: Object.keys(commands), nproc: availableParallelism(), timing, steps, unavailable };
+    if (tensorfn.length === 0) return { runtimes: Object.keys(commands), nproc: availableParallelism(), timing, compareTiming, steps, unavailable };
     const baselines = { handwritten: { role: "handwritten", runtime: null, url: handwritten.url, pid: handwritten.pid }, bare: { role: "bare", runtime: null, url: bare.url, pid: bare.pid } } as const;
-    const plan = planTargetSteps({ ...baselines, tensorfn }, timing);
+    const plan = planTargetSteps({ ...baselines, tensorfn }, timing, compareTiming);
     log(`runtimes: targets 1, 2 and 7 under ${tensorfn.map((s) => s.runtime).join(", ")}: ${plan.length} steps, about ${targetSeconds(plan).toFixed(0)} s`);
     // The same JIT warm-up for every server before the first measured step (see warmServers).
     const meta = tensorfn[0]!.url;
@@ -74,7 +74,7 @@ export async function measureRuntimeTargets(commands: Record<string, ServeComman
       try {
         if (!requests.has(key)) requests.set(key, await benchRequest(tensorfn[0]!.url, step.model, { encoding: step.encoding }));
         const measured = await measureStep({ target: server.role, url: server.url, pid: server.pid, stats: server.role === "tensorfn", model: step.model, concurrency: step.concurrency, warmupMs: step.warmupMs, durationMs: step.durationMs, encoding: step.encoding, probe: step.probe }, requests.get(key)!);
-        steps.push({ ...measured, runtime: server.runtime });
+        steps.push({ ...measured, runtime: server.runtime, ...(step.repeat ? { repeat: step.repeat } : {}) });
         const elapsed = ((performance.now() - began) / 1000).toFixed(0);
         const probes = measured.probes ? `, ready p99 ${measured.probes.ready?.p99.toFixed(2) ?? "n/a"} ms, /metrics max ${measured.probes.metrics?.max.toFixed(1) ?? "n/a"} ms` : "";
         const errors = measured.errors > 0 ? `, ${measured.errors} errors (${measured.firstError})` : "";
@@ -87,7 +87,7 @@ export async function measureRuntimeTargets(commands: Record<string, ServeComman
     await Promise.all(processes.map((p) => p.stop()));
     rmSync(repo, { recursive: true, force: true });
   }
-  return { runtimes: Object.keys(commands), nproc: availableParallelism(), timing, steps, unavailable };
+  return { runtimes: Object.keys(commands), nproc: availableParallelism(), timing, compareTiming, steps, unavailable };
 }
 
 function firstLine(error: unknown): string {

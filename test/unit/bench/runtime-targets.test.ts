@@ -37,22 +37,24 @@ const server = (role: TargetServer["role"], runtime: string | null): TargetServe
 
 describe("planTargetSteps()", () => {
   const tensorfn = RUNTIMES.map((r) => server("tensorfn", r));
-  const plan = planTargetSteps({ handwritten: server("handwritten", null), bare: server("bare", null), tensorfn }, { warmupMs: 1000, durationMs: 3000 });
+  const plan = planTargetSteps({ handwritten: server("handwritten", null), bare: server("bare", null), tensorfn }, { warmupMs: 1000, durationMs: 3000 }, { warmupMs: 500, durationMs: 1500 });
   const who = (i: number) => plan[i]!.server.runtime ?? plan[i]!.server.role;
 
-  it("puts the hand-written server first at every target-1 point, then every runtime, their order turned by one per point", () => {
+  it("measures each target-1 point in rounds: the hand-written server first, then every runtime, their order turned by one per round", () => {
     expect([0, 1, 2, 3].map(who)).toEqual(["handwritten", "node", "bun", "deno"]);
     expect([4, 5, 6, 7].map(who)).toEqual(["handwritten", "bun", "deno", "node"]);
-    expect(plan.slice(4, 8).every((s) => s.model === "simple" && s.concurrency === 1 && s.encoding === "binary")).toBe(true);
+    expect([8, 9, 10, 11].map(who)).toEqual(["handwritten", "deno", "node", "bun"]);
+    expect(plan.slice(0, 12).every((s) => s.model === "simple" && s.concurrency === 1 && s.encoding === "json" && s.durationMs === 1500)).toBe(true);
+    expect(plan.slice(0, 12).map((s) => s.repeat)).toEqual([1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3]);
   });
 
-  it("runs the bare round trip right after `simple` at c=1 binary and ends with one probed mlp c=32 JSON step per runtime", () => {
-    expect(who(8)).toBe("bare");
-    expect(plan.filter((s) => s.server.role === "bare")).toHaveLength(1);
-    expect(plan.slice(-3).map((s) => [s.server.runtime, s.model, s.concurrency, s.encoding, s.probe])).toEqual(RUNTIMES.map((r) => [r, "mlp", 32, "json", true]));
-    // 12 points × (1 baseline + 3 runtimes) + bare + 3 probed steps, 4 s each.
-    expect(plan).toHaveLength(52);
-    expect(targetSeconds(plan)).toBe(208);
+  it("runs the bare round trip after `simple` at c=1 binary in each round and ends with one probed mlp c=32 JSON step per runtime", () => {
+    expect([16, 21, 26].map(who)).toEqual(["bare", "bare", "bare"]);
+    expect(plan.filter((s) => s.server.role === "bare")).toHaveLength(3);
+    expect(plan.slice(-3).map((s) => [s.server.runtime, s.model, s.concurrency, s.encoding, s.probe, s.durationMs, s.repeat])).toEqual(RUNTIMES.map((r) => [r, "mlp", 32, "json", true, 3000, undefined]));
+    // 12 points × 3 rounds × (1 baseline + 3 runtimes) + 3 bare, 2 s each; 3 probed steps, 4 s each.
+    expect(plan).toHaveLength(150);
+    expect(targetSeconds(plan)).toBe(147 * 2 + 3 * 4);
   });
 });
 
