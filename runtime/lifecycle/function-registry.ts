@@ -354,9 +354,11 @@ export class FunctionRegistry {
         if (!kept.deployment) await kept.reload(loader, idle);
         fn.versions.set(version, kept);
       } else {
-        const onReleased = () => {
+        const onReleased = (droppedBytes: boolean) => {
           if (this.#stopping) return;
-          platform.collectGarbage?.();
+          // A full collection stalls the event loop 10–20 ms in a serving process: only where it frees
+          // something (sessions that could not read the kept bytes in place held copies of their own).
+          if (droppedBytes || !this.#readsInPlace()) platform.collectGarbage?.();
           platform.trimMemory?.();
         };
         fn.versions.set(version, new ManagedVersion(entry.name, version, { loader, idle, clock: this.#options.clock, log: platform.log, onReleased }));

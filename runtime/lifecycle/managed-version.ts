@@ -54,12 +54,17 @@ export class ManagedVersion {
   #loader: VersionLoader;
   #idle: IdlePolicy;
 
-  readonly #onReleased?: () => void;
+  /**
+   * Called once memory was let go: `droppedBytes` when model bytes this heap held went with it (an
+   * unload, a reload, the optimised form replacing them), which only a full collection frees; a park
+   * releases sessions, whose memory is native (or a worker's, which collects its own).
+   */
+  readonly #onReleased?: (droppedBytes: boolean) => void;
 
   constructor(
     name: string,
     version: number,
-    options: { loader: VersionLoader; idle: IdlePolicy; clock: Clock; log: Logger; onReleased?: () => void },
+    options: { loader: VersionLoader; idle: IdlePolicy; clock: Clock; log: Logger; onReleased?: (droppedBytes: boolean) => void },
   ) {
     this.name = name;
     this.version = version;
@@ -147,7 +152,7 @@ export class ManagedVersion {
       this.#armIdle();
       this.#log.info(`${this.name} v${this.version}: reloaded; draining the previous deployment`);
       await old.close();
-      this.#onReleased?.();
+      this.#onReleased?.(true);
     } catch (error) {
       this.#reason = `reload failed, previous deployment still serving: ${(error as Error).message}`;
       this.#log.error(`${this.name} v${this.version}: ${this.#reason}`);
@@ -167,7 +172,7 @@ export class ManagedVersion {
     // A request that came while the sessions drained has started a wake: it owns the state now
     // (PARKED over it would hide its deployment, and the next wake would leak that one).
     if ((this.#state as DeploymentState) === "UNLOADING") this.#set("PARKED", "parked: sessions released, model kept in host memory");
-    this.#onReleased?.();
+    this.#onReleased?.(false);
     // Not for a park for room (it needs the memory now, not one more session), nor under a wake.
     if ((this.#state as DeploymentState) === "PARKED" && why !== "budget" && !this.#optimized) await this.#optimize(d);
   }
@@ -186,7 +191,7 @@ export class ManagedVersion {
       await d.close();
     }
     this.#set("UNAVAILABLE", reason);
-    if (d) this.#onReleased?.();
+    if (d) this.#onReleased?.(true);
   }
 
   /**
@@ -262,12 +267,13 @@ export class ManagedVersion {
     const bytes = this.#bytes;
     const form = await parked.optimizedForm();
     // Unless a reload or an unload replaced the bytes meanwhile.
-    if (form && bytes && this.#bytes === bytes) {
+    const replaced = Boolean(form && bytes && this.#bytes === bytes);
+    if (replaced) {
       this.#bytes = form;
       this.#optimized = true;
-      this.#log.info(`${this.name} v${this.version}: keeps its optimised model (${(form.byteLength / 1e6).toFixed(1)} MB) to wake from`);
+      this.#log.info(`${this.name} v${this.version}: keeps its optimised model (${(form!.byteLength / 1e6).toFixed(1)} MB) to wake from`);
     }
-    this.#onReleased?.(); // what making it took
+    this.#onReleased?.(replaced); // what making it took, and the bytes the form replaced
   }
 
   /** Starts the idle timeout afresh (a load, a reload); `afterMs`: what is left of one under way. */

@@ -26,7 +26,7 @@ describe("memory after a park", () => {
     expect(native, "native/build/Release/tensorfn_native.node is missing: `npm ci` builds it (node native/build.mjs, needs node-gyp and a C++ compiler)").toBeDefined();
     const trims: boolean[] = [];
     const node = createNodePlatform();
-    // A full collection first, so what the park dropped (kept bytes it replaced) is free for the trim.
+    // A full collection before the trim where bytes were dropped (those the optimised form replaced), so they are free for it.
     const order: string[] = [];
     const platform = {
       ...node,
@@ -45,13 +45,20 @@ describe("memory after a park", () => {
 
     for (const name of names) expect((await fetch(`${server.url}/v2/repository/models/${name}/park`, { method: "POST" })).status).toBe(200);
     expect(await index(server.url)).toEqual(names.map((n) => `${n} PARKED`));
-    // One trim when the sessions are released, one after the session that made the optimised form.
+    // A trim when the sessions are released; a collection and a trim once the optimised form replaced the bytes.
     await expect.poll(() => trims.length, { timeout: 10_000 }).toBe(names.length * 2);
     expect(trims).toContain(true); // some trim gave pages back to the OS
-    expect(order).toEqual(trims.flatMap(() => ["collect", "trim"]));
+    expect(order).toEqual(names.flatMap(() => ["trim", "collect", "trim"]));
     const parked = process.memoryUsage().rss;
     // Conservative: at least each session's own copy of the 12 MiB weights comes back.
     expect((ready - parked) / MiB).toBeGreaterThan(names.length * 12);
+
+    // A later park drops no bytes (the form stays kept): a trim, no full collection stalling the event loop.
+    order.length = 0;
+    expect((await fetch(`${server.url}/v2/models/mlp/infer`, { method: "POST", body })).status).toBe(200);
+    expect((await fetch(`${server.url}/v2/repository/models/mlp/park`, { method: "POST" })).status).toBe(200);
+    await expect.poll(() => order.length, { timeout: 10_000 }).toBe(1);
+    expect(order).toEqual(["trim"]);
   });
 
   it("a shutdown collects and trims once for all the versions it releases, not once per version", async () => {
