@@ -64,10 +64,11 @@ export interface Platform {
    */
   scratchPath?(name: string): Promise<{ path: string; remove(): Promise<void> }>;
   /**
-   * Runs a full garbage collection now. After a park or unload, before `trimMemory`: what the
-   * function dropped (kept bytes it replaced, its sessions' buffers) is external memory that an
-   * idle isolate would otherwise hold until it collects, which it does not do while idle
-   * (bench/studies/dropped-shared-memory.mjs). Optional.
+   * Runs a full garbage collection now. Before `trimMemory`, where a function let model bytes go
+   * (an unload, a reload, kept bytes replaced; sessions' own copies where they could not read the
+   * kept ones in place): that is external memory an idle isolate would otherwise hold until it
+   * collects, which it does not do while idle (bench/studies/dropped-shared-memory.mjs). Not after
+   * a park that drops none: it stalls the event loop 10–20 ms for nothing. Optional.
    */
   collectGarbage?(): void;
   /** Returns freed heap memory to the OS (after a function parks or unloads). Optional. */
