@@ -51,7 +51,8 @@ export async function compiledSources(options = {}) {
     const key = digest(JSON.stringify([version, process.versions.node, COMPILER_OPTIONS, ENTRIES]));
     const current = join(cacheDir, "current.json");
     const manifest = await readFile(current, "utf8").then(JSON.parse, () => undefined);
-    if (manifest?.key === key && (await unchanged(manifest.inputs))) {
+    // The manifest names a build directory of this cache, nothing else.
+    if (manifest?.key === key && /^[0-9a-f]{16}$/.test(manifest.dir) && (await unchanged(manifest.inputs))) {
       const found = located(cacheDir, manifest.dir);
       // A build directory removed by hand since is built again.
       if (await stat(fileURLToPath(found.cli)).catch(() => undefined)) return found;

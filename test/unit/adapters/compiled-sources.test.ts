@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { compiledSources } from "../../../adapters/node/compiled-sources.mjs";
 import { createNodePlatform } from "../../../adapters/node/platform.ts";
@@ -60,6 +60,13 @@ describe("Node: tensorfn's sources compiled ahead (bin.mjs)", () => {
       writeFileSync(join(cacheDir, "current.json"), JSON.stringify(manifest));
       expect(await compiledSources({ cacheDir })).toBeDefined();
       expect(manifestOf(cacheDir).inputs["runtime/runtime.ts"]).toEqual(truth);
+      // And when the manifest names a directory outside the cache, even one that holds a cli.mjs.
+      const outside = mkdtempSync(join(tmpdir(), "tensorfn-outside-"));
+      writeFileSync(join(outside, "cli.mjs"), "");
+      writeFileSync(join(cacheDir, "current.json"), JSON.stringify({ ...manifestOf(cacheDir), dir: relative(cacheDir, outside) }));
+      expect((await compiledSources({ cacheDir }))!.cli.startsWith(pathToFileURL(cacheDir).href + "/")).toBe(true);
+      expect(manifestOf(cacheDir).dir).toMatch(/^[0-9a-f]{16}$/);
+      rmSync(outside, { recursive: true, force: true });
       // And when its build directory is gone.
       rmSync(join(cacheDir, manifestOf(cacheDir).dir), { recursive: true });
       const again = await compiledSources({ cacheDir });
