@@ -136,7 +136,7 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
   });
   const shutdownTimeoutMs = seconds("shutdown-timeout")!;
   const tracker = new RequestTracker();
-  const listener = await host.serve(tracker.wrap(runtime.app.fetch), { hostname: values.host!, port, lane: tracker.wrapLane(runtime.lane) });
+  const listener = await host.serve(tracker.wrap(runtime.app.fetch), { hostname: values.host!, port, lane: tracker.wrapLane(runtime.lane), clients: runtime.clients });
   console.log(`tensorfn serving ${repository} at ${listener.url}`);
   let metricsListener: { url: string; close(): Promise<void> } | undefined;
   if (values["metrics-port"] !== undefined) {

@@ -1,4 +1,4 @@
-import type { FastLane, Platform, ServeEnv } from "../runtime/mod.ts";
+import type { ClientConnections, FastLane, Platform, ServeEnv } from "../runtime/mod.ts";
 import type { ShutdownSignal } from "./graceful-shutdown.ts";
 
 /** A listening server as an adapter hands it back. */
@@ -18,9 +18,10 @@ export interface Host {
   /**
    * `env` is the adapter's to give (a `DirectBody` on Node); handlers must work without it.
    * `lane` answers inference and health without the app: Node on `node:http` itself, Bun and
-   * Deno through `withFastLane` in front of `fetch`.
+   * Deno through `withFastLane` in front of `fetch`. `clients` hears of each connection opening and
+   * closing where the server reports them (Node; Bun and Deno do not).
    */
-  serve(fetch: (request: Request, env?: ServeEnv) => Response | Promise<Response>, options: { hostname: string; port: number; lane?: FastLane }): Promise<Listener>;
+  serve(fetch: (request: Request, env?: ServeEnv) => Response | Promise<Response>, options: { hostname: string; port: number; lane?: FastLane; clients?: ClientConnections }): Promise<Listener>;
   /** Calls `onChange` when anything under `dir` changes; returns a function that stops watching. Optional. */
   watch?(dir: string, onChange: () => void): () => void;
   writeTextFile(path: string, text: string): Promise<void>;

@@ -5,7 +5,7 @@ import { createIdentityBackend, createOnnxRuntimeBackend, createOnnxRuntimeWebBa
 import type { Backend } from "./backends/mod.ts";
 import { ModelManager } from "./lifecycle/mod.ts";
 import type { ModelManagerOptions } from "./lifecycle/mod.ts";
-import { createApp, createFastLane, metricsOnly } from "./http/mod.ts";
+import { ClientConnections, createApp, createFastLane, metricsOnly } from "./http/mod.ts";
 import type { AppContext, FastLane } from "./http/mod.ts";
 import { createPrometheus, TraceRecorder } from "./metrics/mod.ts";
 import { ResponseCache } from "./cache/mod.ts";
@@ -59,6 +59,11 @@ export interface Runtime {
    * same behaviour, a fraction of the CPU per request. `undefined` means "give it to `app.fetch`".
    */
   readonly lane: FastLane;
+  /**
+   * The main HTTP server's client connections, for an adapter whose server reports them (Node):
+   * batchers then do not wait for requests that cannot arrive (http/client-connections.ts).
+   */
+  readonly clients: ClientConnections;
   /** The timeline of the last `seconds`, as Chrome trace JSON (`--trace-file` writes it at shutdown). */
   trace(seconds: number): unknown;
   /** Serves only /metrics, for a separate metrics port. */
@@ -80,7 +85,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const clock = options.clock ?? systemClock;
   const trace = new TraceRecorder({ rate: traceRate ?? 0 });
   const responseCache = cacheSize ? new ResponseCache(cacheSize, { sha256Hex: platform.sha256Hex }) : undefined;
-  const models = new ModelManager({ ...managerOptions, backends, clock, trace, resourceLimiter, responseCache });
+  const clients = new ClientConnections();
+  const models = new ModelManager({ ...managerOptions, backends, clock, trace, resourceLimiter, responseCache, mayArrive: () => clients.mayArrive() });
   await models.start();
   const prometheus = createPrometheus(
     { entries: () => models.metricsEntries(), budgets: models.budgets, cache: responseCache && (() => responseCache.figures) },
@@ -98,6 +104,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     models,
     maxInputBytes: maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES,
     maxElements,
+    clients,
     server: {
       name: "tensorfn",
       version: VERSION,
@@ -110,6 +117,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     models,
     app,
     lane: createFastLane(appContext),
+    clients,
     metricsFetch: metricsOnly(prometheus),
     trace: traceJson,
     drain: () => void (draining = true),

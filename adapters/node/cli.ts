@@ -6,7 +6,7 @@ import process from "node:process";
 import { runCli } from "../cli.ts";
 import type { Host } from "../host.ts";
 import { answerClientErrors } from "./client-error.ts";
-import { requestListener } from "./request-listener.ts";
+import { reportConnections, requestListener } from "./request-listener.ts";
 import { createNodePlatform } from "./platform.ts";
 import type { CompiledModules } from "./platform.ts";
 
@@ -21,9 +21,10 @@ export function nodeHost(args: string[], compiled?: CompiledModules): Host {
   return {
     platform: createNodePlatform(undefined, { compiled }),
     args,
-    serve: (fetch, { hostname, port, lane }) =>
+    serve: (fetch, { hostname, port, lane, clients }) =>
       new Promise((resolve) => {
         const server: Server = createServer(requestListener(fetch, lane));
+        if (clients) reportConnections(server, clients);
         server.listen(port, hostname, () => {
           const address = server.address();
           resolve({

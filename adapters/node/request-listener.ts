@@ -1,6 +1,6 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { getRequestListener } from "@hono/node-server";
-import type { FastLane, Reply, ServeEnv } from "../../runtime/mod.ts";
+import type { ClientConnections, FastLane, Reply, ServeEnv } from "../../runtime/mod.ts";
 import { NodeBody, withDirectBody } from "./direct-body.ts";
 
 type Fetch = (request: Request, env?: ServeEnv) => Response | Promise<Response>;
@@ -10,6 +10,18 @@ type Fetch = (request: Request, env?: ServeEnv) => Response | Promise<Response>;
  * reply instead of being read and dropped: a 503 to a 50 MB upload should not cost 50 MB of reading.
  */
 const DRAIN_MAX_BYTES = 1024 * 1024;
+
+/**
+ * Tells the runtime of each client connection of `server` opening and closing, so its batchers know
+ * when every open connection already carries a request (runtime/http/client-connections.ts). One
+ * listener per connection, none per request.
+ */
+export function reportConnections(server: Server, clients: ClientConnections): void {
+  server.on("connection", (socket) => {
+    clients.opened();
+    socket.once("close", () => clients.closed());
+  });
+}
 
 /**
  * Node's request listener: the runtime's fast lane (inference, health) answered straight on

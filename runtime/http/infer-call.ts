@@ -13,6 +13,7 @@ import {
 import type { RequestHeader } from "../tensor/mod.ts";
 import type { Deployment, ModelManager } from "../lifecycle/mod.ts";
 import { Admission, CallOptions } from "./call-options.ts";
+import type { ClientConnections } from "./client-connections.ts";
 import type { DirectBody } from "./direct-body.ts";
 import type { Reply } from "./error-status.ts";
 import { refuseDeclaredOversize, takeBody } from "./read-body.ts";
@@ -25,6 +26,8 @@ export interface InferContext {
   maxInputBytes: number;
   /** Weighted elements one request may carry (`--max-elements`; see `checkElementBudget`). */
   maxElements?: number;
+  /** The server's client connections, told which requests are settled (the batchers read it). */
+  clients?: ClientConnections;
 }
 
 /** One `POST /v2/models/{name}[/versions/{version}]/infer`, whoever carries it. */
@@ -60,12 +63,25 @@ export async function inferCall(ctx: InferContext, call: InferCall): Promise<Rep
   const request = decode(bytes, framing, d, elementLimit(ctx, d));
   // A raw binary request is shaped from the config, not checked while decoding: the deployment checks it.
   if (framing === undefined || Number(framing) > 0) options.checked = d;
-  const response = await ctx.models.infer(name, version, request, options);
+  // Settled: read whole and bound for a function that sends no requests of its own (client-connections.ts).
+  const clients = sendsRequests(d.config) ? undefined : ctx.clients;
+  clients?.settled();
+  let response;
+  try {
+    response = await ctx.models.infer(name, version, request, options);
+  } finally {
+    clients?.answered();
+  }
   const encoded = encodeInferResponse(response, request);
   const headers: Record<string, string> =
     encoded.headerLength === undefined ? { "content-type": "application/json" } : { "content-type": "application/octet-stream", "inference-header-content-length": String(encoded.headerLength) };
   if (remembered.key) d.keepReply(remembered.key, { headers, body: encoded.body });
   return { status: 200, headers, body: encoded.body };
+}
+
+/** Whether a function's requests can send requests of their own from inside the server (ctx.infer, an ensemble's steps). */
+function sendsRequests(config: FunctionConfig): boolean {
+  return config.ensemble_scheduling !== undefined || config.backend === "handler";
 }
 
 /** The element budget of one request to `d`: the server's, or the function's `max_input_elements` when lower. */

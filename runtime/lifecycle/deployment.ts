@@ -32,6 +32,8 @@ export interface DeploymentOptions {
   stats: ModelStats;
   /** Creates one more instance like the first (autoscaling up, and replacing an instance whose thread died). */
   createInstance?: () => Promise<Session>;
+  /** Whether another request can still arrive before one is answered (the batcher's; see SchedulerSetup). */
+  mayArrive?: () => boolean;
   /** Triton's rate limiter and what each session needs from it (undefined: nothing, it runs freely). */
   resources?: { limiter: ResourceLimiter; needsOf: (session: Session) => ResourceNeeds | undefined };
   /** Where a lost instance is reported. */
@@ -91,6 +93,7 @@ export class Deployment {
       clock: options.clock,
       acquire: options.resources ? (instance) => this.#claims.get(instance)?.acquire() ?? Promise.resolve(() => {}) : undefined,
       dispatch: options.dispatch,
+      mayArrive: options.mayArrive,
     });
     if (hasInstances(this.#scheduler)) this.#instances = this.#scheduler;
   }

@@ -47,6 +47,11 @@ export interface FunctionRegistryOptions {
   trace?: TraceRecorder;
   /** Triton's rate limiter, shared by every function (`--rate-limit execution_count`). */
   resourceLimiter?: ResourceLimiter;
+  /**
+   * Whether another request can still arrive before one is answered (the HTTP server's client
+   * connections): batchers do not wait for requests that cannot come. Absent: always.
+   */
+  mayArrive?: () => boolean;
   /** Server-wide ceilings on configs and uploads (`--max-instances`…); unset ones take `defaultLoadLimits()`. */
   limits?: Partial<LoadLimits>;
   /** The server's response cache (`--cache-size`), for functions with `response_cache: { enable: true }`. */
@@ -432,6 +437,7 @@ export class FunctionRegistry {
             stats: managed.stats,
             trace: this.#options.trace,
             resourceLimiter: this.#options.resourceLimiter,
+            mayArrive: this.#options.mayArrive,
             onActivity: (busy) => managed.activity(busy),
             signal,
             exclusive: this.#loadWork,

@@ -36,6 +36,8 @@ export interface LoadDeploymentOptions {
   onActivity?: (busy: boolean) => void;
   /** Triton's rate limiter (`--rate-limit execution_count`); instance groups' rate_limiter is ignored without it. */
   resourceLimiter?: ResourceLimiter;
+  /** Whether another request can still arrive before one is answered (the batcher's; see SchedulerSetup). */
+  mayArrive?: () => boolean;
   /** Aborted by an unload: no more instances are created, those made so far are released. */
   signal?: AbortSignal;
   /**
@@ -152,6 +154,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
       clock: options.clock,
       stats: options.stats,
       createInstance,
+      mayArrive: options.mayArrive,
       resources: options.resourceLimiter && { limiter: options.resourceLimiter, needsOf: (session) => needs.get(session) },
       log: { warn: (m) => log.warn(`${prefix}: ${m}`), error: (m) => log.error(`${prefix}: ${m}`) },
       observer: options.trace?.observer(`${declared.name} v${version}`),

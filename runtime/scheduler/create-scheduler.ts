@@ -16,6 +16,8 @@ export interface SchedulerSetup {
   acquire?: (instance: ModelInstance) => Promise<() => void>;
   /** Runs another function by tensors: an ensemble's steps (required for `platform: ensemble`). */
   dispatch?: StepDispatch;
+  /** Whether another request can still arrive before one is answered; see DynamicBatcherOptions.mayArrive. */
+  mayArrive?: () => boolean;
 }
 
 /** Whether a scheduler executes on instances of its own (the deployment then scales them). */
@@ -48,6 +50,7 @@ export function createScheduler(config: FunctionConfig, setup: SchedulerSetup): 
     acquire: setup.acquire,
     // A handler is code that can stop early: it learns which of its requests' clients went away.
     requestSignals: config.backend === "handler",
+    mayArrive: setup.mayArrive,
   });
 }
 

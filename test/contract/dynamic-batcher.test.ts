@@ -65,6 +65,74 @@ describe("DynamicBatcher: whether to wait at all", () => {
     }
     expect(instance.executions.every((e) => e.length === 2)).toBe(true);
   });
+
+  it("`enqueue()` does not wait out the delay when no other request can arrive (`mayArrive`), and waits while one can", async () => {
+    const clock = new FakeClock();
+    const instance = new FakeInstance();
+    let open = true;
+    const batcher = new DynamicBatcher({ instances: [instance], maxBatchSize: 8, maxQueueDelayMs: 0.5, clock, mayArrive: () => open });
+    const waited = batcher.enqueue(fakeRequest(1));
+    await settle();
+    expect(instance.executions).toEqual([]);
+    clock.advance(0.5);
+    await waited;
+    open = false;
+    await batcher.enqueue(fakeRequest(2)); // no clock advance: it left at once
+    expect(instance.executions).toEqual([[1], [2]]);
+  });
+
+  it("`enqueue()` sends a waiting batch at once when the request that arrives is the last that could", async () => {
+    const clock = new FakeClock();
+    const instance = new FakeInstance();
+    let open = true;
+    const batcher = new DynamicBatcher({ instances: [instance], maxBatchSize: 8, maxQueueDelayMs: 0.5, clock, mayArrive: () => open });
+    const first = batcher.enqueue(fakeRequest(1));
+    await settle();
+    clock.advance(0.2);
+    open = false;
+    await Promise.all([first, batcher.enqueue(fakeRequest(2))]);
+    expect(instance.executions).toEqual([[1, 2]]);
+    expect(clock.now()).toBe(0.2);
+  });
+
+  it("`enqueue()` with a latency target does not wait by the adaptive law when no other request can arrive", async () => {
+    for (const arrivals of ["possible", "impossible"] as const) {
+      const clock = new FakeClock();
+      // Each execution takes 5 ms + 0.1 ms per row on the fake clock: a fixed cost that makes waiting pay.
+      class TimedInstance extends FakeInstance {
+        override run(feeds: Record<string, Tensor>, options?: RunOptions): Promise<Record<string, Tensor>> {
+          const result = super.run(feeds, options);
+          const rows = Object.values(feeds)[0]!.shape[0]!;
+          return new Promise((resolve) => clock.setTimeout(() => resolve(result), 5 + 0.1 * rows));
+        }
+      }
+      const instance = new TimedInstance();
+      let open = true;
+      const batcher = new DynamicBatcher({ instances: [instance], maxBatchSize: 8, targetLatencyMs: 50, clock, mayArrive: () => open });
+      const drive = async (pending: Promise<unknown>[]) => {
+        let done = false;
+        void Promise.all(pending).then(() => (done = true));
+        while (!done) {
+          await settle();
+          clock.advance(0.05);
+        }
+      };
+      // Groups of requests arriving together teach it the cost and a short gap between arrivals.
+      for (const rows of [4, 2, 4, 3, 4, 2, 4, 3, 4, 4]) await drive(Array.from({ length: rows }, (_, i) => batcher.enqueue(fakeRequest(i))));
+      expect(batcher.cost?.b).toBeGreaterThan(2);
+      const before = instance.executions.length;
+      const first = batcher.enqueue(fakeRequest(9));
+      await settle();
+      expect(instance.executions.length).toBe(before); // the law waits for company
+      open = arrivals === "possible";
+      const second = batcher.enqueue(fakeRequest(10));
+      await settle();
+      // Two rows do not yet pay for the fixed cost: the law keeps waiting, unless no third request can come.
+      expect(instance.executions.length).toBe(arrivals === "possible" ? before : before + 1);
+      await drive([first, second]);
+      expect(instance.executions.at(-1)).toEqual([9, 10]);
+    }
+  });
 });
 
 describe("DynamicBatcher: what it reports of an execution", () => {

@@ -9,7 +9,7 @@ import type { Runtime, RuntimeOptions } from "../../runtime/mod.ts";
 import { LIMIT_FLAGS } from "../../runtime/config/mod.ts";
 import { createNodePlatform } from "../../adapters/node/platform.ts";
 import { answerClientErrors } from "../../adapters/node/client-error.ts";
-import { requestListener } from "../../adapters/node/request-listener.ts";
+import { reportConnections, requestListener } from "../../adapters/node/request-listener.ts";
 
 export const FUNCTIONS = fileURLToPath(new URL("../../functions", import.meta.url));
 
@@ -38,6 +38,7 @@ export async function startServer(options: Partial<RuntimeOptions> = {}): Promis
   // The Node adapter's listener: inference and health through the runtime's fast lane, the rest through the app.
   const server = createServer(requestListener(runtime.app.fetch, runtime.lane));
   answerClientErrors(server);
+  reportConnections(server, runtime.clients);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
   const { port } = server.address() as AddressInfo;
   return {

@@ -37,6 +37,12 @@ export interface DynamicBatcherOptions {
    * handler) learns when a client went away. Off for models: reading a signal costs on the hot path.
    */
   requestSignals?: boolean;
+  /**
+   * Whether another request can still arrive before one is answered (the HTTP server's connections,
+   * http/client-connections.ts). When it cannot, waiting for a fuller batch gains nothing: the batch
+   * leaves as a delay's end would send it. Absent: arrivals are always possible.
+   */
+  mayArrive?: () => boolean;
 }
 
 interface Pending {
@@ -324,11 +330,11 @@ export class DynamicBatcher implements InstanceScheduler {
       const delayMs = this.queueDelayMs;
       const targetMs = this.#options.targetLatencyMs!;
       const decision = planBatch({ now, rows, oldestAt, newestAt: formed.at(-1)!.enqueuedAt, targetMs, capMs: delayMs > 0 ? delayMs : undefined, cost: this.#cost.fit(), turnMs: this.#turnMs, gapMs: this.#outlook.gapMs });
-      if (decision.dispatch) return take(best);
+      if (decision.dispatch || this.#options.mayArrive?.() === false) return take(best);
       until = decision.untilMs;
     } else {
       until = oldestAt + this.queueDelayMs;
-      if (this.queueDelayMs <= 0 || now >= until) return take(best);
+      if (this.queueDelayMs <= 0 || now >= until || this.#options.mayArrive?.() === false) return take(best);
     }
     if (this.#waitRows === undefined) {
       if (!this.#outlook.worthWaiting()) return take(best);
