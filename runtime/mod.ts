@@ -2,7 +2,7 @@
 export { createRuntime, DEFAULT_MAX_INPUT_BYTES, modelSignatureReader, VERSION } from "./runtime.ts";
 export type { Runtime, RuntimeOptions } from "./runtime.ts";
 export type { Clock, DirEntry, InferRequest, InferResponse, Logger, Platform, Tensor } from "./core/mod.ts";
-export type { ClientConnections, DirectBody, FastLane, LaneRequest, Reply, ServeEnv } from "./http/mod.ts";
+export type { ClientConnection, ClientConnections, DirectBody, FastLane, LaneRequest, Reply, ServeEnv } from "./http/mod.ts";
 export { RuntimeError } from "./core/mod.ts";
 export { HandlerError, reply } from "./pipeline/mod.ts";
 export type { FunctionAnswer, FunctionReply, FunctionRequest, Handler, HandlerContext } from "./pipeline/mod.ts";

@@ -2,7 +2,7 @@ import { setMaxListeners } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2Bindings, HttpBindings } from "@hono/node-server";
 import { smallBytes } from "../../runtime/mod.ts";
-import type { DirectBody, ServeEnv } from "../../runtime/mod.ts";
+import type { ClientConnection, DirectBody, ServeEnv } from "../../runtime/mod.ts";
 
 type Fetch = (request: Request, env?: ServeEnv) => Response | Promise<Response>;
 
@@ -17,6 +17,9 @@ export function withDirectBody(fetch: Fetch) {
   return (request: Request, node: HttpBindings | Http2Bindings) =>
     fetch(request, { directBody: new NodeBody(node.incoming as IncomingMessage, node.outgoing as ServerResponse) });
 }
+
+/** Each reported socket's connection (request-listener.ts `reportConnections`), for the requests it carries. */
+export const connections = new WeakMap<object, ClientConnection>();
 
 export class NodeBody implements DirectBody {
   readonly #incoming: IncomingMessage;
@@ -38,6 +41,10 @@ export class NodeBody implements DirectBody {
   get signal(): AbortSignal {
     if (this.#outgoing.closed) return AbortSignal.abort("Client connection prematurely closed.");
     return connectionSignal(this.#incoming);
+  }
+
+  get connection(): ClientConnection | undefined {
+    return connections.get(this.#incoming.socket);
   }
 
   /** True once the whole body was read (Node needs nothing drained before the socket's next request). */

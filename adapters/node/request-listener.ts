@@ -1,7 +1,8 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { getRequestListener } from "@hono/node-server";
 import type { ClientConnections, FastLane, Reply, ServeEnv } from "../../runtime/mod.ts";
-import { NodeBody, withDirectBody } from "./direct-body.ts";
+import { connections, NodeBody, withDirectBody } from "./direct-body.ts";
+import type { Socket } from "node:net";
 
 type Fetch = (request: Request, env?: ServeEnv) => Response | Promise<Response>;
 
@@ -17,9 +18,10 @@ const DRAIN_MAX_BYTES = 1024 * 1024;
  * listener per connection, none per request.
  */
 export function reportConnections(server: Server, clients: ClientConnections): void {
-  server.on("connection", (socket) => {
-    clients.opened();
-    socket.once("close", () => clients.closed());
+  server.on("connection", (socket: Socket) => {
+    const connection = clients.opened();
+    connections.set(socket, connection);
+    socket.once("close", () => clients.closed(connection));
   });
 }
 

@@ -1,42 +1,56 @@
+/** One client connection, as the adapter reported it (`ClientConnections.opened`). */
+export interface ClientConnection {
+  /** It carried a settled inference request: it is an inference client's. */
+  infers: boolean;
+}
+
 /**
  * Whether another inference request can still reach the server before one is answered, for a
  * batcher deciding whether to wait for a fuller batch. On HTTP/1.1 a connection carries one request
- * at a time, so once every open connection carries a request the server has read whole and handed
- * to a model, nothing more can arrive until an answer leaves or a client opens another connection:
- * waiting then only delays the batch (a closed loop of N keep-alive clients, Triton's perf_analyzer
- * at concurrency N, the dev server's lone client).
+ * at a time, so once every open connection of an inference client carries a request the server
+ * has read whole and handed to a model, nothing more can arrive until an answer leaves or a client
+ * opens another connection: waiting then only delays the batch (a closed loop of N keep-alive
+ * clients, Triton's perf_analyzer at concurrency N, the dev server's lone client).
  *
- * Trusted only while clients reuse their connections: until twice as many requests as there are
- * open connections (at least `REUSE_MIN`) have settled since a connection last opened, arrivals
- * count as possible, so clients that open a connection per request (no keep-alive) are batched by
- * the delay as before. The adapter reports connections where its HTTP server tells it of them
- * (Node); where it does not (Bun, Deno, a server built on `app.fetch`), arrivals are always
- * possible. A request still being read is not settled (it is arriving), and neither is one to a
- * handler or an ensemble, which can send requests of its own from inside the server. HTTP/1.1
- * pipelining could bring a second request on a connection whose first is settled: the batch then
- * leaves without it, which costs batching, never an answer.
+ * Connections that never carried inference (a readiness probe's, a metrics scraper's, a client
+ * still reading metadata) are not counted: they would otherwise keep every batcher waiting. The
+ * count is trusted only while clients reuse their connections: until twice as many requests as
+ * there are inference connections (at least `REUSE_MIN`) have settled since any connection last
+ * opened, arrivals count as possible, so clients that open a connection per request (no
+ * keep-alive), and a client's first request on a new connection, are batched by the delay as
+ * before. The adapter reports connections where its HTTP server tells it of them (Node); where it
+ * does not (Bun, Deno, a server built on `app.fetch`), arrivals are always possible. A request
+ * still being read is not settled (it is arriving), and neither is one to a handler or an
+ * ensemble, which can send requests of its own from inside the server. Where the count is wrong
+ * (HTTP/1.1 pipelining, an idle connection's first inference request) a batch leaves without a
+ * request it could have waited for: that costs batching, never an answer.
  */
 export class ClientConnections {
-  #open = 0;
   #reported = false;
+  /** Open connections that carried inference. */
+  #inferring = 0;
   #settled = 0;
   /** Requests settled since a connection last opened (capped). */
   #sinceOpened = 0;
 
-  /** A client connection opened (the adapter). */
-  opened(): void {
+  /** A client connection opened (the adapter); give it to `closed()` and to requests it carries. */
+  opened(): ClientConnection {
     this.#reported = true;
-    this.#open++;
     this.#sinceOpened = 0;
+    return { infers: false };
   }
 
   /** A client connection closed (the adapter). */
-  closed(): void {
-    this.#open--;
+  closed(connection: ClientConnection): void {
+    if (connection.infers) this.#inferring--;
   }
 
-  /** A request read whole goes to a function that sends no requests of its own; `answered()` follows. */
-  settled(): void {
+  /** A request on `connection`, read whole, goes to a function that sends no requests of its own; `answered()` follows. */
+  settled(connection: ClientConnection): void {
+    if (!connection.infers) {
+      connection.infers = true;
+      this.#inferring++;
+    }
     this.#settled++;
     if (this.#sinceOpened < REUSE_CAP) this.#sinceOpened++;
   }
@@ -45,9 +59,9 @@ export class ClientConnections {
     this.#settled--;
   }
 
-  /** False only when clients reuse their connections and every open one carries a settled request. */
+  /** False only when clients reuse their connections and every inference connection carries a settled request. */
   mayArrive(): boolean {
-    return !this.#reported || this.#settled < this.#open || this.#sinceOpened < Math.max(REUSE_MIN, 2 * this.#open);
+    return !this.#reported || this.#settled < this.#inferring || this.#sinceOpened < Math.max(REUSE_MIN, 2 * this.#inferring);
   }
 }
 

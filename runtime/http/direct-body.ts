@@ -1,3 +1,5 @@
+import type { ClientConnection } from "./client-connections.ts";
+
 /**
  * A request body the adapter reads from its socket itself, skipping the web-stream bridge: on Node,
  * @hono/node-server turns the IncomingMessage into a ReadableStream for `request.arrayBuffer()`, which
@@ -6,6 +8,8 @@
  * Called once per request by the infer route.
  */
 export interface DirectBody {
+  /** The client connection it arrived on, where the adapter reports connections (client-connections.ts). */
+  readonly connection?: ClientConnection;
   /** Aborted when the client goes away before its response finished (replaces `request.signal`). */
   readonly signal: AbortSignal;
   /**

@@ -64,8 +64,9 @@ export async function inferCall(ctx: InferContext, call: InferCall): Promise<Rep
   // A raw binary request is shaped from the config, not checked while decoding: the deployment checks it.
   if (framing === undefined || Number(framing) > 0) options.checked = d;
   // Settled: read whole and bound for a function that sends no requests of its own (client-connections.ts).
-  const clients = sendsRequests(d.config) ? undefined : ctx.clients;
-  clients?.settled();
+  const connection = body.connection;
+  const clients = connection && !sendsRequests(d.config) ? ctx.clients : undefined;
+  clients?.settled(connection!);
   let response;
   try {
     response = await ctx.models.infer(name, version, request, options);

@@ -5,5 +5,6 @@ export { parseKeyFile } from "./key-set.ts";
 export type { DirectBody, ServeEnv } from "./direct-body.ts";
 export { createFastLane, withFastLane } from "./fast-lane.ts";
 export { ClientConnections } from "./client-connections.ts";
+export type { ClientConnection } from "./client-connections.ts";
 export type { FastLane, LaneRequest } from "./fast-lane.ts";
 export type { Reply } from "./error-status.ts";

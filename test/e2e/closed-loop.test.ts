@@ -36,15 +36,21 @@ async function stats(client: Client) {
 
 // The Node adapter reports connections; Bun's and Deno's servers do not (their batchers wait as configured).
 describe.skipIf(TARGET_RUNTIME !== "node")("closed loop: the batcher does not wait for requests that cannot arrive", () => {
-  it("two keep-alive clients, each waiting for its answer, are batched together as soon as both requests are in, not after the delay", async () => {
-    const [a, b] = [new Client(server.url), new Client(server.url)];
+  it("two keep-alive clients, each waiting for its answer, are batched together as soon as both requests are in, not after the delay (a probe's connection beside them)", async () => {
+    const [a, b, probe] = [new Client(server.url), new Client(server.url), new Client(server.url)];
+    const ready = async () => {
+      const response = await probe.request({ method: "GET", path: "/v2/health/ready" });
+      await response.body.text();
+      expect(response.statusCode).toBe(200);
+    };
     try {
+      await ready();
       // Once both connections carried a few requests each, the server trusts that clients reuse them.
       for (let round = 0; round < 6; round++) await Promise.all([infer(a), infer(b)]);
       const before = await stats(a);
       const rounds = 10;
       for (let round = 0; round < rounds; round++) {
-        const [x, y] = await Promise.all([infer(a), infer(b)]);
+        const [x, y] = await Promise.all([infer(a), infer(b), ready()]);
         expect(x).toEqual(Array.from({ length: 16 }, (_, i) => 2 * i));
         expect(y).toEqual(x);
       }
@@ -55,7 +61,7 @@ describe.skipIf(TARGET_RUNTIME !== "node")("closed loop: the batcher does not wa
       // …without waiting out the delay: 20 requests that each waited it would have queued 20 × 200 ms.
       expect(after.queueMs - before.queueMs).toBeLessThan((2 * rounds * DELAY_MS) / 4);
     } finally {
-      await Promise.all([a.close(), b.close()]);
+      await Promise.all([a.close(), b.close(), probe.close()]);
     }
   });
 });

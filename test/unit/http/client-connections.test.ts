@@ -1,55 +1,71 @@
 import { describe, expect, it } from "vitest";
 import { ClientConnections } from "../../../runtime/http/client-connections.ts";
+import type { ClientConnection } from "../../../runtime/http/client-connections.ts";
 
-/** `requests` requests settled and answered one after another on open connections. */
-function reuse(clients: ClientConnections, requests: number) {
+/** `requests` requests on `connection`, each settled and answered before the next. */
+function reuse(clients: ClientConnections, connection: ClientConnection, requests: number) {
   for (let i = 0; i < requests; i++) {
-    clients.settled();
+    clients.settled(connection);
     clients.answered();
   }
 }
 
 describe("ClientConnections", () => {
   it("`mayArrive()` is true while no connection was ever reported (Bun, Deno, app.fetch)", () => {
-    const clients = new ClientConnections();
-    clients.settled();
-    expect(clients.mayArrive()).toBe(true);
+    expect(new ClientConnections().mayArrive()).toBe(true);
   });
 
-  it("`mayArrive()` is false once every open connection carries a settled request, true again when one is answered", () => {
+  it("`mayArrive()` is false once every inference connection carries a settled request, true again when one is answered", () => {
     const clients = new ClientConnections();
-    clients.opened();
-    clients.opened();
-    reuse(clients, 8);
-    clients.settled();
-    expect(clients.mayArrive()).toBe(true); // the second connection may still send
-    clients.settled();
+    const [a, b] = [clients.opened(), clients.opened()];
+    reuse(clients, a, 4);
+    reuse(clients, b, 4);
+    clients.settled(a);
+    expect(clients.mayArrive()).toBe(true); // b may still send
+    clients.settled(b);
     expect(clients.mayArrive()).toBe(false);
     clients.answered();
     expect(clients.mayArrive()).toBe(true);
+  });
+
+  it("`mayArrive()` does not wait on connections that never carried inference (probes, scrapers); a closed one no longer counts", () => {
+    const clients = new ClientConnections();
+    const a = clients.opened();
+    clients.opened(); // a readiness probe's keep-alive connection
+    reuse(clients, a, 8);
+    clients.settled(a);
+    expect(clients.mayArrive()).toBe(false);
+    clients.answered();
+    const b = clients.opened();
+    reuse(clients, b, 1);
+    reuse(clients, a, 8);
+    clients.settled(a);
+    expect(clients.mayArrive()).toBe(true); // b carried inference and may send again
+    clients.closed(b);
+    expect(clients.mayArrive()).toBe(false);
   });
 
   it("`mayArrive()` stays true while clients open connections rather than reuse them (no keep-alive)", () => {
     const clients = new ClientConnections();
     for (let i = 0; i < 100; i++) {
-      clients.opened();
-      clients.settled();
+      const c = clients.opened();
+      clients.settled(c);
       expect(clients.mayArrive()).toBe(true);
       clients.answered();
-      clients.closed();
+      clients.closed(c);
     }
   });
 
-  it("`mayArrive()` trusts the count once twice as many requests as open connections (at least 8) settled since one opened", () => {
+  it("`mayArrive()` trusts the count once twice as many requests as inference connections (at least 8) settled since one opened", () => {
     const clients = new ClientConnections();
-    for (let i = 0; i < 6; i++) clients.opened();
-    reuse(clients, 5);
-    for (let i = 0; i < 6; i++) clients.settled();
+    const open = Array.from({ length: 6 }, () => clients.opened());
+    for (const c of open.slice(0, 5)) reuse(clients, c, 1);
+    for (const c of open) clients.settled(c);
     expect(clients.mayArrive()).toBe(true); // all six carry a request, but only 11 of the 12 settled since the last opened
     clients.answered();
-    clients.settled();
+    clients.settled(open[0]!);
     expect(clients.mayArrive()).toBe(false);
-    clients.opened(); // a client opens a connection: clients may be opening more
+    clients.opened(); // a client opens a connection: more may come
     expect(clients.mayArrive()).toBe(true);
   });
 });
