@@ -2,6 +2,9 @@
 export interface ClientConnection {
   /** It carried a settled inference request: it is an inference client's. */
   infers: boolean;
+  /** Its settled requests not yet answered (more than one only with HTTP/1.1 pipelining). */
+  settled: number;
+  closed: boolean;
 }
 
 /**
@@ -21,7 +24,8 @@ export interface ClientConnection {
  * before. The adapter reports connections where its HTTP server tells it of them (Node); where it
  * does not (Bun, Deno, a server built on `app.fetch`), arrivals are always possible. A request
  * still being read is not settled (it is arriving), and neither is one to a handler or an
- * ensemble, which can send requests of its own from inside the server. Where the count is wrong
+ * ensemble, which can send requests of its own from inside the server. A connection that closes
+ * stops counting at once, with the requests it still has running. Where the count is wrong
  * (HTTP/1.1 pipelining, an idle connection's first inference request) a batch leaves without a
  * request it could have waited for: that costs batching, never an answer.
  */
@@ -37,11 +41,13 @@ export class ClientConnections {
   opened(): ClientConnection {
     this.#reported = true;
     this.#sinceOpened = 0;
-    return { infers: false };
+    return { infers: false, settled: 0, closed: false };
   }
 
-  /** A client connection closed (the adapter). */
+  /** A client connection closed (the adapter): its requests still running count no more. */
   closed(connection: ClientConnection): void {
+    connection.closed = true;
+    this.#settled -= connection.settled;
     if (connection.infers) this.#inferring--;
   }
 
@@ -51,12 +57,14 @@ export class ClientConnections {
       connection.infers = true;
       this.#inferring++;
     }
-    this.#settled++;
+    connection.settled++;
+    if (!connection.closed) this.#settled++;
     if (this.#sinceOpened < REUSE_CAP) this.#sinceOpened++;
   }
 
-  answered(): void {
-    this.#settled--;
+  answered(connection: ClientConnection): void {
+    connection.settled--;
+    if (!connection.closed) this.#settled--;
   }
 
   /** False only when clients reuse their connections and every inference connection carries a settled request. */

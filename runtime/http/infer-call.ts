@@ -71,7 +71,7 @@ export async function inferCall(ctx: InferContext, call: InferCall): Promise<Rep
   try {
     response = await ctx.models.infer(name, version, request, options);
   } finally {
-    clients?.answered();
+    clients?.answered(connection!);
   }
   const encoded = encodeInferResponse(response, request);
   const headers: Record<string, string> =

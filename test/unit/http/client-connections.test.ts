@@ -6,7 +6,7 @@ import type { ClientConnection } from "../../../runtime/http/client-connections.
 function reuse(clients: ClientConnections, connection: ClientConnection, requests: number) {
   for (let i = 0; i < requests; i++) {
     clients.settled(connection);
-    clients.answered();
+    clients.answered(connection);
   }
 }
 
@@ -24,7 +24,7 @@ describe("ClientConnections", () => {
     expect(clients.mayArrive()).toBe(true); // b may still send
     clients.settled(b);
     expect(clients.mayArrive()).toBe(false);
-    clients.answered();
+    clients.answered(b);
     expect(clients.mayArrive()).toBe(true);
   });
 
@@ -35,7 +35,7 @@ describe("ClientConnections", () => {
     reuse(clients, a, 8);
     clients.settled(a);
     expect(clients.mayArrive()).toBe(false);
-    clients.answered();
+    clients.answered(a);
     const b = clients.opened();
     reuse(clients, b, 1);
     reuse(clients, a, 8);
@@ -45,13 +45,29 @@ describe("ClientConnections", () => {
     expect(clients.mayArrive()).toBe(false);
   });
 
+  it("`mayArrive()` stops counting a connection that closed while its request runs, and its late answer changes nothing", () => {
+    const clients = new ClientConnections();
+    const [a, b] = [clients.opened(), clients.opened()];
+    reuse(clients, a, 4);
+    reuse(clients, b, 4);
+    clients.settled(a);
+    clients.closed(a); // its client went away; the request still runs
+    expect(clients.mayArrive()).toBe(true); // b may still send
+    clients.settled(b);
+    expect(clients.mayArrive()).toBe(false);
+    clients.answered(a);
+    expect(clients.mayArrive()).toBe(false);
+    clients.answered(b);
+    expect(clients.mayArrive()).toBe(true);
+  });
+
   it("`mayArrive()` stays true while clients open connections rather than reuse them (no keep-alive)", () => {
     const clients = new ClientConnections();
     for (let i = 0; i < 100; i++) {
       const c = clients.opened();
       clients.settled(c);
       expect(clients.mayArrive()).toBe(true);
-      clients.answered();
+      clients.answered(c);
       clients.closed(c);
     }
   });
@@ -62,8 +78,8 @@ describe("ClientConnections", () => {
     for (const c of open.slice(0, 5)) reuse(clients, c, 1);
     for (const c of open) clients.settled(c);
     expect(clients.mayArrive()).toBe(true); // all six carry a request, but only 11 of the 12 settled since the last opened
-    clients.answered();
-    clients.settled(open[0]!);
+    clients.answered(open[5]!);
+    clients.settled(open[5]!);
     expect(clients.mayArrive()).toBe(false);
     clients.opened(); // a client opens a connection: more may come
     expect(clients.mayArrive()).toBe(true);
