@@ -1,4 +1,4 @@
-import type { ExecutionTiming, SchedulerObserver } from "../scheduler/mod.ts";
+import type { DispatchReason, ExecutionTiming, SchedulerObserver } from "../scheduler/mod.ts";
 
 /** A cumulative duration statistic, as Triton reports it. */
 export interface Duration {
@@ -70,6 +70,8 @@ export class ModelStats implements SchedulerObserver {
   readonly #handler = new Map<string, Duration>();
   readonly #batches = new Map<number, BatchDurations>();
   readonly #failures = new Map<FailureReason, number>();
+  /** Executions by why their batch left when it did (`tensorfn_batch_dispatches_total`). */
+  readonly #dispatches = new Map<DispatchReason, number>();
   #rateLimited = 0;
   readonly #requestHistogram = emptyHistogram();
   readonly #queueHistogram = emptyHistogram();
@@ -99,6 +101,7 @@ export class ModelStats implements SchedulerObserver {
   executed(t: ExecutionTiming): void {
     this.#inferenceCount += t.rows;
     this.#executionCount++;
+    if (t.reason) this.#dispatches.set(t.reason, (this.#dispatches.get(t.reason) ?? 0) + 1);
     // Each request of the batch waited for the loop's turn like it waited in the scheduler's
     // queue (Triton's `queue` counts "scheduling or other queues"); its count is the dequeue's.
     if (t.waitMs > 0) this.#queue.ns += toNs(t.waitMs * t.requests);
@@ -157,6 +160,7 @@ export class ModelStats implements SchedulerObserver {
   metrics() {
     return {
       failures: new Map(this.#failures),
+      dispatches: new Map(this.#dispatches),
       rateLimited: this.#rateLimited,
       requestHistogram: { ...this.#requestHistogram, buckets: [...this.#requestHistogram.buckets] },
       queueHistogram: { ...this.#queueHistogram, buckets: [...this.#queueHistogram.buckets] },

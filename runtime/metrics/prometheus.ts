@@ -72,6 +72,9 @@ export function createPrometheus(source: MetricsSource, options: { histogramLate
   );
   family("nv_inference_count", "counter", "Number of inferences performed (a batch of n counts n)", per((e) => stat(e).inference_count));
   family("nv_inference_exec_count", "counter", "Number of model executions performed (a batch counts 1)", per((e) => stat(e).execution_count));
+  family("tensorfn_batch_dispatches_total", "counter", "Executions by why the dynamic batcher sent the batch when it did (full, preferred, blocked, at_once, delay, law, not_paying, no_arrivals, retry)", (entries) =>
+    entries.flatMap((e) => [...e.stats.metrics().dispatches].map(([reason, value]) => ({ labels: { model: e.name, version: e.version, reason }, value }))),
+  );
   family("nv_inference_pending_request_count", "gauge", "Instantaneous number of requests queued, not yet executing", per((e) => e.pending));
   family("nv_inference_request_duration_us", "counter", "Cumulative inference request duration in microseconds", per((e) => us(stat(e).inference_stats.success.ns)));
   family("nv_inference_queue_duration_us", "counter", "Cumulative inference queuing duration in microseconds", per((e) => us(stat(e).inference_stats.queue.ns)));

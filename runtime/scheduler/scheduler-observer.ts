@@ -1,5 +1,18 @@
+/**
+ * Why a dynamic batcher sent a batch when it did: `full` (max_batch_size reached), `preferred`
+ * (the largest preferred size formed), `blocked` (the next queued request cannot join: another
+ * shape, or too many rows), `at_once` (no delay configured), `delay` (the queue delay ran out),
+ * `law` (the adaptive law: waiting no longer pays, or the target's budget is spent), `not_paying`
+ * (recent waits gained no request: the arrival outlook), `no_arrivals` (no request can arrive:
+ * every inference connection carries one), `retry` (re-run alone after a shared batch failed).
+ */
+export const DISPATCH_REASONS = ["full", "preferred", "blocked", "at_once", "delay", "law", "not_paying", "no_arrivals", "retry"] as const;
+export type DispatchReason = (typeof DISPATCH_REASONS)[number];
+
 /** Phase durations of one execution, in milliseconds. */
 export interface ExecutionTiming {
+  /** Why the batch left when it did (dynamic batcher only). */
+  reason?: DispatchReason;
   /** Rows in the batch (sum of the requests' own batch sizes). */
   rows: number;
   requests: number;

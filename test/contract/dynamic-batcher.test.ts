@@ -135,6 +135,60 @@ describe("DynamicBatcher: whether to wait at all", () => {
   });
 });
 
+describe("DynamicBatcher: why each batch left (`ExecutionTiming.reason`)", () => {
+  const reasonsOf = (timings: ExecutionTiming[]) => timings.map((t) => t.reason);
+
+  it("reports full, preferred, blocked, at_once and retry where those decide", async () => {
+    const timings: ExecutionTiming[] = [];
+    const observer = { dequeued: () => {}, executed: (t: ExecutionTiming) => void timings.push(t) };
+    const clock = new FakeClock();
+    const held = new FakeInstance({ manual: true });
+    const batcher = new DynamicBatcher({ instances: [held], maxBatchSize: 4, preferredBatchSizes: [2], maxQueueDelayMs: 5, clock, observer });
+    // While a full batch runs, the rest queue: a request whose neighbour has another shape, that one, then a preferred pair.
+    const full = batcher.enqueue(fakeRequest(1, { rows: 4 }));
+    const queued = [batcher.enqueue(fakeRequest(2)), batcher.enqueue(fakeRequest(4, { shapeKey: "x:2" })), batcher.enqueue(fakeRequest(3)), batcher.enqueue(fakeRequest(5))];
+    for (let i = 0; i < 4; i++) {
+      await settle();
+      held.finish();
+    }
+    await Promise.all([full, ...queued]);
+    expect(reasonsOf(timings)).toEqual(["full", "blocked", "blocked", "preferred"]);
+
+    timings.length = 0;
+    // No delay: a batch leaves at once; one that fails because of one request is re-run request by request.
+    const failing = new FakeInstance({ manual: true, failOn: 6 });
+    const batcher2 = new DynamicBatcher({ instances: [failing], maxBatchSize: 4, clock, observer });
+    const first = batcher2.enqueue(fakeRequest(5));
+    const both = [batcher2.enqueue(fakeRequest(6)), batcher2.enqueue(fakeRequest(7))];
+    for (let i = 0; i < 3; i++) {
+      await settle();
+      failing.finish(true);
+    }
+    await first;
+    await Promise.allSettled(both);
+    expect(failing.executions).toEqual([[5], [6, 7], [6], [7]]);
+    expect(reasonsOf(timings)).toEqual(["at_once", "retry"]); // failed executions ([6, 7], then [6]) report no timing
+  });
+
+  it("reports delay, no_arrivals and not_paying where the wait decides", async () => {
+    const timings: ExecutionTiming[] = [];
+    const clock = new FakeClock();
+    let open = true;
+    const batcher = new DynamicBatcher({ instances: [new FakeInstance()], maxBatchSize: 8, maxQueueDelayMs: 0.5, clock, mayArrive: () => open, observer: { dequeued: () => {}, executed: (t) => void timings.push(t) } });
+    for (let i = 0; i < 8; i++) {
+      const done = batcher.enqueue(fakeRequest(i));
+      await settle();
+      clock.advance(0.5);
+      await done;
+    }
+    open = false;
+    await batcher.enqueue(fakeRequest(9));
+    expect(reasonsOf(timings).slice(0, 3)).toEqual(["delay", "delay", "delay"]);
+    expect(reasonsOf(timings)).toContain("not_paying"); // lone requests whose waits stopped paying
+    expect(reasonsOf(timings).at(-1)).toBe("no_arrivals");
+  });
+});
+
 describe("DynamicBatcher: what it reports of an execution", () => {
   /** Waits `turnMs` for its turn of the loop, then computes for `computeMs`, and says so through `computed`. */
   class EventLoopInstance extends FakeInstance {

@@ -60,6 +60,10 @@ describe.skipIf(TARGET_RUNTIME !== "node")("closed loop: the batcher does not wa
       expect(after.inferences - before.inferences).toBe(2 * rounds);
       // …without waiting out the delay: 20 requests that each waited it would have queued 20 × 200 ms.
       expect(after.queueMs - before.queueMs).toBeLessThan((2 * rounds * DELAY_MS) / 4);
+      // …and the metrics say why each of those batches left.
+      const metrics = await (await probe.request({ method: "GET", path: "/metrics" })).body.text();
+      const noArrivals = /^tensorfn_batch_dispatches_total\{model="simple",version="1",reason="no_arrivals"\} (\d+)$/m.exec(metrics);
+      expect(Number(noArrivals?.[1])).toBeGreaterThanOrEqual(rounds);
     } finally {
       await Promise.all([a.close(), b.close(), probe.close()]);
     }

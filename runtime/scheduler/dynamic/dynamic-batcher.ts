@@ -3,7 +3,7 @@ import type { Clock } from "../../core/mod.ts";
 import { batchOf, splitBatch } from "../../tensor/mod.ts";
 import { PriorityQueue } from "../queue/priority-queue.ts";
 import type { LevelPolicy, QueueEntry } from "../queue/priority-queue.ts";
-import type { SchedulerObserver } from "../scheduler-observer.ts";
+import type { DispatchReason, SchedulerObserver } from "../scheduler-observer.ts";
 import type { InstanceScheduler, ModelInstance, ScheduledRequest, ScheduledResult } from "../scheduler.ts";
 import { missesDeadline, planBatch } from "./adaptive-law.ts";
 import { ArrivalOutlook } from "./arrival-outlook.ts";
@@ -60,6 +60,8 @@ interface Pending {
 }
 
 type Entry = QueueEntry<Pending>;
+/** A batch that leaves now, and why. */
+type Leaving = { entries: Entry[]; reason: DispatchReason };
 type Outcome = { ok: true; value: ScheduledResult } | { ok: false; error: RuntimeError };
 
 const UNLIMITED: LevelPolicy = { timeoutAction: "REJECT", defaultTimeoutMs: 0, allowTimeoutOverride: false, maxQueueSize: 0 };
@@ -271,12 +273,13 @@ export class DynamicBatcher implements InstanceScheduler {
   #pump(): void {
     this.#timer.clear();
     while (this.#free.length > 0 && this.#queue.size > 0) {
-      const batch = this.#nextBatch();
-      if (!batch) return this.#timer.set(this.#waitUntil, () => this.#pump());
+      const leaving = this.#nextBatch();
+      if (!leaving) return this.#timer.set(this.#waitUntil, () => this.#pump());
+      const batch = leaving.entries;
       if (this.#waitRows !== undefined) this.#outlook.waited(rowsOf(batch) > this.#waitRows);
       this.#waitRows = undefined;
       const kept = this.#shed(batch);
-      if (kept.length > 0) this.#dispatch(kept);
+      if (kept.length > 0) this.#dispatch(kept, leaving.reason);
     }
     if (this.#queue.size === 0) this.#waitRows = undefined;
   }
@@ -309,35 +312,38 @@ export class DynamicBatcher implements InstanceScheduler {
     return kept;
   }
 
-  /** The entries to dispatch now, or undefined to keep waiting for a fuller batch. */
-  #nextBatch(): Entry[] | undefined {
+  /** The entries to dispatch now and why, or undefined to keep waiting for a fuller batch. */
+  #nextBatch(): Leaving | undefined {
     const { maxBatchSize, preferredBatchSizes = [], clock } = this.#options;
     const formed = this.#formable();
     const sums: number[] = [];
     for (const e of formed) sums.push((sums.at(-1) ?? 0) + e.item.request.batchSize);
     const rows = sums.at(-1)!;
-    if (rows >= maxBatchSize) return formed;
+    if (rows >= maxBatchSize) return { entries: formed, reason: "full" };
     const preferred = preferredBatchSizes.filter((p) => sums.includes(p));
     const best = preferred.length > 0 ? Math.max(...preferred) : undefined;
-    const take = (size: number | undefined) => (size === undefined ? formed : formed.slice(0, sums.indexOf(size) + 1));
-    if (best !== undefined && best === Math.max(...preferredBatchSizes)) return take(best);
+    const take = (reason: DispatchReason): Leaving => ({ entries: best === undefined ? formed : formed.slice(0, sums.indexOf(best) + 1), reason });
+    if (best !== undefined && best === Math.max(...preferredBatchSizes)) return take("preferred");
     const now = clock.now();
     const blocked = formed.length < this.#queue.size; // the next request cannot join: waiting gains nothing
-    if (blocked) return take(best);
+    if (blocked) return take("blocked");
     const oldestAt = formed[0]!.enqueuedAt;
     let until: number;
     if (this.#cost) {
       const delayMs = this.queueDelayMs;
       const targetMs = this.#options.targetLatencyMs!;
       const decision = planBatch({ now, rows, oldestAt, newestAt: formed.at(-1)!.enqueuedAt, targetMs, capMs: delayMs > 0 ? delayMs : undefined, cost: this.#cost.fit(), turnMs: this.#turnMs, gapMs: this.#outlook.gapMs });
-      if (decision.dispatch || this.#options.mayArrive?.() === false) return take(best);
+      if (decision.dispatch) return take("law");
+      if (this.#options.mayArrive?.() === false) return take("no_arrivals");
       until = decision.untilMs;
     } else {
       until = oldestAt + this.queueDelayMs;
-      if (this.queueDelayMs <= 0 || now >= until || this.#options.mayArrive?.() === false) return take(best);
+      if (this.queueDelayMs <= 0) return take("at_once");
+      if (now >= until) return take("delay");
+      if (this.#options.mayArrive?.() === false) return take("no_arrivals");
     }
     if (this.#waitRows === undefined) {
-      if (!this.#outlook.worthWaiting()) return take(best);
+      if (!this.#outlook.worthWaiting()) return take("not_paying");
       this.#waitRows = rows;
     }
     this.#waitUntil = until;
@@ -357,7 +363,7 @@ export class DynamicBatcher implements InstanceScheduler {
     return formed;
   }
 
-  #dispatch(batch: Entry[]): void {
+  #dispatch(batch: Entry[], reason: DispatchReason): void {
     const { preserveOrdering } = this.#options;
     for (const entry of batch) {
       this.#queue.remove(entry);
@@ -368,10 +374,10 @@ export class DynamicBatcher implements InstanceScheduler {
     let delivered: () => void = () => {};
     const previous = preserveOrdering ? this.#lastDelivery : undefined;
     if (preserveOrdering) this.#lastDelivery = new Promise((resolve) => (delivered = resolve));
-    void this.#execute(instance, batch, previous).finally(delivered);
+    void this.#execute(instance, batch, reason, previous).finally(delivered);
   }
 
-  async #execute(instance: ModelInstance, batch: Entry[], previous?: Promise<void>): Promise<void> {
+  async #execute(instance: ModelInstance, batch: Entry[], reason: DispatchReason, previous?: Promise<void>): Promise<void> {
     const { clock, observer, acquire } = this.#options;
     let outcomes: Outcome[];
     let letNextGo = () => {};
@@ -383,7 +389,7 @@ export class DynamicBatcher implements InstanceScheduler {
       // Queue time ends when the batch may execute: a rate-limiter hold counts as queueing.
       const now = clock.now();
       for (const entry of batch) observer?.dequeued(now - entry.enqueuedAt, now);
-      outcomes = await this.#run(instance, batch.map((e) => e.item));
+      outcomes = await this.#run(instance, batch.map((e) => e.item), reason);
     } finally {
       letNextGo();
       this.#release(instance);
@@ -403,23 +409,23 @@ export class DynamicBatcher implements InstanceScheduler {
    * Runs the requests as one execution. If it fails and held several requests, each is re-run
    * alone, so only a request whose content broke the batch fails.
    */
-  async #run(instance: ModelInstance, items: Pending[]): Promise<Outcome[]> {
+  async #run(instance: ModelInstance, items: Pending[], reason: DispatchReason): Promise<Outcome[]> {
     const requests = items.map((i) => i.request);
     try {
       const signals = this.#options.requestSignals ? items.map((i) => i.source?.signal) : undefined;
-      return (await this.#runOnce(instance, requests, signals)).map((value) => ({ ok: true, value }));
+      return (await this.#runOnce(instance, requests, reason, signals)).map((value) => ({ ok: true, value }));
     } catch (error) {
       const failed = asRuntimeError(error);
       // A call cut off by its deadline says nothing about one request's content: re-running each
       // alone would only wait the deadline out again, once per request.
       if (requests.length === 1 || failed.code === "DEADLINE_EXCEEDED") return requests.map(() => ({ ok: false, error: failed }));
       const outcomes: Outcome[] = [];
-      for (const item of items) outcomes.push(...(await this.#run(instance, [item])));
+      for (const item of items) outcomes.push(...(await this.#run(instance, [item], "retry")));
       return outcomes;
     }
   }
 
-  async #runOnce(instance: ModelInstance, requests: ScheduledRequest[], signals?: (AbortSignal | undefined)[]): Promise<ScheduledResult[]> {
+  async #runOnce(instance: ModelInstance, requests: ScheduledRequest[], reason: DispatchReason, signals?: (AbortSignal | undefined)[]): Promise<ScheduledResult[]> {
     const { clock, observer } = this.#options;
     const t0 = clock.now();
     const feeds: ScheduledRequest["feeds"] = {};
@@ -444,7 +450,7 @@ export class DynamicBatcher implements InstanceScheduler {
       this.#cost.observe(rows, t3 - t0 - waitMs);
       if (ownMs !== undefined) this.#turnMs = this.#turnMs === undefined ? waitMs : this.#turnMs + (waitMs - this.#turnMs) / 8;
     }
-    observer?.executed({ rows, requests: requests.length, inputMs: t1 - t0, inferMs: t2 - t1 - waitMs, waitMs, outputMs: t3 - t2, startMs: t0, instance: this.#instanceId(instance) });
+    observer?.executed({ reason, rows, requests: requests.length, inputMs: t1 - t0, inferMs: t2 - t1 - waitMs, waitMs, outputMs: t3 - t2, startMs: t0, instance: this.#instanceId(instance) });
     return results;
   }
 
