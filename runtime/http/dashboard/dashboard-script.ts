@@ -66,7 +66,9 @@ function render(snapshot) {
     cell(tr, fmt(f.failPerS), "failed").title = "of which refused by rate_limit: " + fmt(f.rateLimitedPerS) + "/s";
     cell(tr, fmt(f.p50Ms, 2));
     cell(tr, fmt(f.p99Ms, 2));
-    cell(tr, fmt(f.avgBatch));
+    // Why batches left (the batcher's reasons since the last snapshot), largest share first.
+    const why = Object.entries(f.dispatchShares || {}).sort((a, b) => b[1] - a[1]);
+    cell(tr, fmt(f.avgBatch)).title = why.length ? "batches left: " + why.map(([reason, share]) => Math.round(100 * share) + "% " + reason).join(", ") : "";
     const total = (f.queueMsPerRequest || 0) + (f.computeMsPerRequest || 0);
     const queueShare = total > 0 ? Math.round((100 * f.queueMsPerRequest) / total) : 0;
     const split = cell(tr, "");

@@ -16,6 +16,8 @@ export interface FunctionRow {
   p50Ms?: number;
   p99Ms?: number;
   avgBatch?: number;
+  /** Why the batches since the last snapshot left when they did: share of executions by reason (tensorfn_batch_dispatches_total). */
+  dispatchShares?: Record<string, number>;
   /** Average time a request waited in the queue vs the model's compute per request. */
   queueMsPerRequest?: number;
   computeMsPerRequest?: number;
@@ -36,7 +38,7 @@ export interface Snapshot {
   timelineSeconds: number;
 }
 
-type Sample = { at: number; success: number; fail: number; rateLimited: number; inference: number; execution: number; queueNs: number; inferNs: number; histogram: Histogram };
+type Sample = { at: number; success: number; fail: number; rateLimited: number; inference: number; execution: number; queueNs: number; inferNs: number; histogram: Histogram; dispatches: Map<string, number> };
 
 /**
  * Turns cumulative statistics into what a person watches: throughput, p50/p99 (from the request
@@ -72,6 +74,7 @@ export class SnapshotBuilder {
       queueNs: s.inference_stats.queue.ns,
       inferNs: s.inference_stats.compute_infer.ns,
       histogram: e.stats.metrics().requestHistogram,
+      dispatches: e.stats.metrics().dispatches,
     };
     const key = `${e.name}/${e.version}`;
     const before = this.#previous.get(key);
@@ -85,7 +88,16 @@ export class SnapshotBuilder {
     row.reqPerS = requests / seconds;
     row.failPerS = (sample.fail - before.fail) / seconds;
     row.rateLimitedPerS = (sample.rateLimited - before.rateLimited) / seconds;
-    if (executions > 0) row.avgBatch = (sample.inference - before.inference) / executions;
+    if (executions > 0) {
+      row.avgBatch = (sample.inference - before.inference) / executions;
+      const shares: Record<string, number> = {};
+      let counted = 0;
+      for (const [reason, n] of sample.dispatches) counted += shares[reason] = n - (before.dispatches.get(reason) ?? 0);
+      if (counted > 0) {
+        for (const reason of Object.keys(shares)) shares[reason] = shares[reason]! / counted;
+        row.dispatchShares = Object.fromEntries(Object.entries(shares).filter(([, share]) => share > 0));
+      }
+    }
     if (requests > 0) {
       const buckets = sample.histogram.buckets.map((n, i) => n - before.histogram.buckets[i]!);
       row.p50Ms = quantile(0.5, buckets) * 1000;

@@ -14,4 +14,16 @@ describe("dashboard snapshots", () => {
     stats.failed(1, "OTHER");
     expect(builder.next(2000).functions[0]).toMatchObject({ reqPerS: 3, failPerS: 2, rateLimitedPerS: 1.5 });
   });
+
+  it("say why the batches since the last snapshot left: the share of executions by the batcher's reason", () => {
+    const stats = new ModelStats();
+    const entry: MetricsEntry = { name: "mlp", version: "1", state: "READY", instances: 1, targetInstances: 1, pending: 0, stats, memory: { host: 0, device: 0 } };
+    const builder = new SnapshotBuilder(() => [entry], () => ({ traceEvents: [] }));
+    const execution = (reason: "delay" | "no_arrivals", rows: number) => stats.executed({ reason, rows, requests: rows, inputMs: 0, inferMs: 1, waitMs: 0, outputMs: 0, startMs: 0, instance: 1 });
+    execution("delay", 2);
+    builder.next(0);
+    for (let i = 0; i < 3; i++) execution("no_arrivals", 4);
+    execution("delay", 2);
+    expect(builder.next(1000).functions[0]).toMatchObject({ avgBatch: 3.5, dispatchShares: { no_arrivals: 0.75, delay: 0.25 } });
+  });
 });
