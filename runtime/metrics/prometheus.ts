@@ -1,4 +1,5 @@
 import { Registry } from "prom-client";
+import { DISPATCH_REASONS } from "../scheduler/mod.ts";
 import type { ModelStats } from "./model-stats.ts";
 import { COLD_START_BUCKETS, LATENCY_BUCKETS } from "./model-stats.ts";
 import type { Histogram } from "./model-stats.ts";
@@ -72,7 +73,7 @@ export function createPrometheus(source: MetricsSource, options: { histogramLate
   );
   family("nv_inference_count", "counter", "Number of inferences performed (a batch of n counts n)", per((e) => stat(e).inference_count));
   family("nv_inference_exec_count", "counter", "Number of model executions performed (a batch counts 1)", per((e) => stat(e).execution_count));
-  family("tensorfn_batch_dispatches_total", "counter", "Executions by why the dynamic batcher sent the batch when it did (full, preferred, blocked, at_once, delay, law, not_paying, no_arrivals, retry)", (entries) =>
+  family("tensorfn_batch_dispatches_total", "counter", `Executions by why the dynamic batcher sent the batch when it did (${DISPATCH_REASONS.join(", ")})`, (entries) =>
     entries.flatMap((e) => [...e.stats.metrics().dispatches].map(([reason, value]) => ({ labels: { model: e.name, version: e.version, reason }, value }))),
   );
   family("nv_inference_pending_request_count", "gauge", "Instantaneous number of requests queued, not yet executing", per((e) => e.pending));
