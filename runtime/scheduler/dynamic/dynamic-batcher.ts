@@ -76,7 +76,8 @@ const UNLIMITED: LevelPolicy = { timeoutAction: "REJECT", defaultTimeoutMs: 0, a
  * the oldest request has waited the queue delay (at once when it is 0), taking the largest
  * preferred size formed if any, else everything formed. A wait starts only while waits have been
  * paying (ArrivalOutlook: in a closed loop at concurrency 1 nothing can join, so a lone request
- * leaves at once). With a latency target the wait follows the adaptive law instead of the fixed
+ * leaves at once) and while another request can still arrive (`mayArrive`). Each execution reports
+ * why its batch left (`ExecutionTiming.reason`). With a latency target the wait follows the adaptive law instead of the fixed
  * delay, and a request that can no longer meet its deadline is shed with UNAVAILABLE.
  */
 export class DynamicBatcher implements InstanceScheduler {
