@@ -4,7 +4,8 @@
 // the bench repository. Reports req/s, p50 and, from the server's statistics, the average batch and
 // the queue time per request: what a batcher that waits for requests that cannot arrive adds; and,
 // where the checkout counts it, the share of batches that left because no request could arrive.
-// Each checkout needs its node_modules and the functions' model files (`npm ci` builds them).
+// Each checkout needs its node_modules (a link to this one's will do); the functions and their model
+// files come from this checkout's functions/ (`npm ci` builds them).
 // Usage: tsx bench/studies/closed-loop-ab.ts <checkout>,<checkout> [rounds=3] [points=mlp:1:json,...]
 import { resolve } from "node:path";
 import { writeBenchRepository } from "../scenarios/bench-repository.ts";
