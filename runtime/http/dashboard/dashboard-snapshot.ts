@@ -64,17 +64,18 @@ export class SnapshotBuilder {
 
   #row(e: MetricsEntry, now: number): FunctionRow {
     const s = e.stats.toJSON(e.name, e.version);
+    const metrics = e.stats.metrics(); // copies its maps and histograms: once per row
     const sample: Sample = {
       at: now,
       success: s.inference_stats.success.count,
       fail: s.inference_stats.fail.count,
-      rateLimited: e.stats.metrics().rateLimited,
+      rateLimited: metrics.rateLimited,
       inference: s.inference_count,
       execution: s.execution_count,
       queueNs: s.inference_stats.queue.ns,
       inferNs: s.inference_stats.compute_infer.ns,
-      histogram: e.stats.metrics().requestHistogram,
-      dispatches: e.stats.metrics().dispatches,
+      histogram: metrics.requestHistogram,
+      dispatches: metrics.dispatches,
     };
     const key = `${e.name}/${e.version}`;
     const before = this.#previous.get(key);
