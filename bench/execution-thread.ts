@@ -3,7 +3,8 @@
 // alternately (several rounds, median and spread), so both see the same machine; server CPU per
 // request from /proc/<pid>/stat (all its threads). JSON tensors.
 // Usage: npx tsx bench/execution-thread.ts [rounds=5] [seconds=2] [model=simple] [concurrency=1]
-import { appendFileSync, readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { parseDocument } from "yaml";
 import { join } from "node:path";
 import { Pool } from "undici";
 import { spawnServer, tempRepository } from "../test/support/spawn-server.ts";
@@ -21,7 +22,11 @@ function cpuSeconds(pid: number): number {
 
 async function start(thread: "main" | "worker") {
   const repo = tempRepository(model);
-  appendFileSync(join(repo, model, "function.yaml"), `\nparameters:\n  execution_thread: ${thread}\n`);
+  // Merged into the file's own parameters (the bundled mlp has some).
+  const file = join(repo, model, "function.yaml");
+  const doc = parseDocument(readFileSync(file, "utf8"));
+  doc.setIn(["parameters", "execution_thread"], thread);
+  writeFileSync(file, doc.toString());
   return await spawnServer("node", ["adapters/node/bin.mjs", "serve", "--repo", repo, "--port", "0", "--model-control-mode", "none"]);
 }
 

@@ -16,6 +16,8 @@ export interface ColdStart {
   /** Served: the first response after `POST …/park` with `park: host` (median, client side). */
   fromParkedMs: number;
   reps: number;
+  /** Whether the wakes used the weights in place (the function's `parameters.weights_in_place`). */
+  weightsInPlace?: boolean;
 }
 
 /** The models target 6 names. */
@@ -45,8 +47,11 @@ export async function measureColdStarts(functionsDir: string, options: { serverR
   try {
     for (const model of COLD_START_MODELS) {
       const fromParkedMs = await firstResponseAfterPark(server.url, model, options.reps);
-      results.push({ model, rawMs: raw.get(model)!, rawFreshMs: fresh.get(model), fromParkedMs, reps: options.reps });
-      options.log(`cold start ${model}: raw create + first run ${raw.get(model)!.toFixed(1)} ms (in a fresh process ${fresh.get(model)!.toFixed(1)} ms), first response from PARKED ${fromParkedMs.toFixed(1)} ms`);
+      const config = (await (await fetch(`${server.url}/v2/models/${model}/config`)).json()) as { parameters?: Record<string, { string_value?: string }> };
+      const weightsInPlace = config.parameters?.weights_in_place?.string_value === "true";
+      results.push({ model, rawMs: raw.get(model)!, rawFreshMs: fresh.get(model), fromParkedMs, reps: options.reps, weightsInPlace });
+      const weights = weightsInPlace ? ", its weights in place" : ", its weights copied";
+      options.log(`cold start ${model}: raw create + first run ${raw.get(model)!.toFixed(1)} ms (in a fresh process ${fresh.get(model)!.toFixed(1)} ms), first response from PARKED ${fromParkedMs.toFixed(1)} ms${weights}`);
     }
   } finally {
     await server.stop();

@@ -12,7 +12,7 @@ const functions = resolve("functions");
 for (let round = 0; round < rounds; round++) {
   for (const root of roots) {
     const colds = await measureColdStarts(functions, { serverRoot: root, reps: 5, log: () => {} });
-    const line = colds.map((c) => `${c.model} from PARKED ${c.fromParkedMs.toFixed(1)} ms (raw ${c.rawMs.toFixed(1)} ms)`).join("; ");
+    const line = colds.map((c) => `${c.model} from PARKED ${c.fromParkedMs.toFixed(1)} ms${c.weightsInPlace ? " (weights in place)" : ""} (raw ${c.rawMs.toFixed(1)} ms)`).join("; ");
     console.log(`round ${round + 1} ${root}: ${line}`);
   }
 }

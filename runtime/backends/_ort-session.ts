@@ -24,6 +24,8 @@ export interface OrtSessionSettings {
   allowSpinning?: boolean;
   /** See `LoadOptions.saveOptimizedTo`: a path where ORT writes the ORT-format form of an ONNX model. */
   saveOptimizedTo?: string;
+  /** See `LoadOptions.weightsInPlace`: an ORT-format model's weights used where they lie in its bytes. */
+  weightsInPlace?: boolean;
 }
 
 const ORT_FORMAT_MARK = [0x4f, 0x52, 0x54, 0x4d]; // "ORTM", the flatbuffer file identifier at offset 4
@@ -91,9 +93,11 @@ export class OrtSession {
     const own = model.buffer instanceof SharedArrayBuffer ? plainBytes(model, plainView) : model;
     if (isOrtFormat(own)) {
       // ORT would copy these bytes first; read in place, they must outlive the session (kept below).
-      // Initializers are still copied: read in place too, they skip prepacking and a conv model ran
-      // 15-29 % slower (bench/studies/ort-format-wake.ts).
+      // Its weights are copied out of them unless the function asks for them in place
+      // (`parameters.weights_in_place`): mlp ran alike, resnet's convolutions 6 % slower at batch 1
+      // (bench/studies/weights-in-place-runs.ts).
       session.use_ort_model_bytes_directly = "1";
+      if (settings.weightsInPlace) session.use_ort_model_bytes_for_initializers = "1";
       return new OrtSession(await module.InferenceSession.create(own, options), module, own);
     }
     if (settings.saveOptimizedTo !== undefined) {

@@ -30,6 +30,12 @@ export interface LoadOptions {
    * written. The caller reads the file back if it exists. Backends without such a form ignore it.
    */
   saveOptimizedTo?: string;
+  /**
+   * For a model in that form: use its weights where they lie in `model` instead of copying them
+   * out (no copy, no page faults for one at a wake); `model` must then stay unchanged while the
+   * session lives. Loads of other forms, and backends without one, ignore it.
+   */
+  weightsInPlace?: boolean;
   log?: { info(message: string): void; warn(message: string): void };
 }
 

@@ -69,11 +69,11 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
           reasons.push(known);
           continue;
         }
-        const { deviceId, intraOpThreads, interOpThreads, graphLevel, allowSpinning } = options;
+        const { deviceId, intraOpThreads, interOpThreads, graphLevel, allowSpinning, weightsInPlace } = options;
         // Only a CPU session writes its optimised form: that form is made for the CPU provider, and a
         // provider that failed once is skipped for the process's life, so loads from it land on the CPU too.
         const saveOptimizedTo = provider === "cpu" ? options.saveOptimizedTo : undefined;
-        const attempt = open({ provider, deviceId, intraOpThreads, interOpThreads, graphLevel, allowSpinning, saveOptimizedTo });
+        const attempt = open({ provider, deviceId, intraOpThreads, interOpThreads, graphLevel, allowSpinning, saveOptimizedTo, weightsInPlace });
         if (!probe && provider !== "cpu") probes.set(provider, attempt.catch(() => undefined));
         try {
           const engine = await attempt;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appendFileSync, cpSync, mkdtempSync, readdirSync } from "node:fs";
+import { cpSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { parseDocument } from "yaml";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FUNCTIONS, startServer } from "../support/start-server.ts";
@@ -15,7 +16,11 @@ function repositoryWith(thread: "main" | "worker", only?: string[]): string {
   cpSync(FUNCTIONS, dir, { recursive: true });
   for (const name of readdirSync(dir)) {
     if (name === "simple_identity" || (only && !only.includes(name))) continue;
-    appendFileSync(join(dir, name, "function.yaml"), `\nparameters:\n  execution_thread: ${thread}\n`);
+    // Merged into the file's own parameters (mlp has some).
+    const file = join(dir, name, "function.yaml");
+    const doc = parseDocument(readFileSync(file, "utf8"));
+    doc.setIn(["parameters", "execution_thread"], thread);
+    writeFileSync(file, doc.toString());
   }
   return dir;
 }

@@ -140,6 +140,9 @@ describe("lifecycle through the real server", () => {
       expect.stringMatching(/READY on cpu in \d+ ms \(from PARKED, its optimised model\)$/),
       expect.stringMatching(/READY on cpu in \d+ ms \(from PARKED, its optimised model\)$/),
     ]);
+    // The bundled mlp wakes with its weights where they lie in the kept form (the answers above are the same).
+    const config = await (await fetch(`${server.url}/v2/models/mlp/config`)).json();
+    expect(config.parameters.weights_in_place).toEqual({ string_value: "true" });
   });
 
   it.runIf(inProcess)("makes no optimised form under a host memory budget, nor where sessions could not read it in place, and parks fine when it cannot write one", async () => {

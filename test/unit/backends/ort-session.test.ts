@@ -6,6 +6,7 @@ import { isOrtFormat, OrtSession } from "../../../runtime/backends/_ort-session.
 import { ortNode } from "../../../runtime/backends/_ort-node.ts";
 import { FUNCTIONS } from "../../support/start-server.ts";
 import { loadNative } from "../../../native/index.ts";
+import { mlpWeights } from "../../../models/mlp.ts";
 
 const simple = new Uint8Array(readFileSync(`${FUNCTIONS}/simple/1/model.onnx`));
 
@@ -83,6 +84,40 @@ describe("OrtSession", () => {
       const output = original.signature.outputs[0]!.name;
       expect(b[output]!.data).toEqual(a[output]!.data);
       await Promise.all([original.release(), woken.release()]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("`weightsInPlace` makes a session of the ORT form use the weights where they lie in the kept bytes; without it they are copied", async () => {
+    const native = loadNative();
+    expect(native, "native/build/Release/tensorfn_native.node is missing: `npm ci` builds it").toBeDefined();
+    const dir = mkdtempSync(join(tmpdir(), "ort-form-"));
+    try {
+      const path = join(dir, "model.ort");
+      const mlp = new Uint8Array(readFileSync(`${FUNCTIONS}/mlp/1/model.onnx`));
+      await (await OrtSession.create(ortNode, mlp, { provider: "cpu", intraOpThreads: 1, saveOptimizedTo: path })).release();
+      const form = new Uint8Array(readFileSync(path));
+      const kept = new Uint8Array(new SharedArrayBuffer(form.byteLength));
+      kept.set(form);
+      const settings = { provider: "cpu", intraOpThreads: 1 };
+      const plainView = (bytes: Uint8Array) => native!.plainView(bytes);
+      const copied = await OrtSession.create(ortNode, kept, settings, plainView);
+      const inPlace = await OrtSession.create(ortNode, kept, { ...settings, weightsInPlace: true }, plainView);
+      const feeds = () => ({ input: { datatype: "FP32" as const, shape: [1, 512], data: Float32Array.from({ length: 512 }, (_, i) => Math.sin(i)) } });
+      const probabilities = async (session: OrtSession) => [...((await session.run(feeds())).probabilities!.data as Float32Array)];
+      const before = await probabilities(copied);
+      expect(await probabilities(inPlace)).toEqual(before);
+      // The first layer's bias (not prepacked, unlike the matrices; ORT copies tiny tensors such as
+      // the last layer's 40 bytes anyway) lies in the kept bytes: zeroed there, the session that reads
+      // it in place answers differently, the one that copied it does not.
+      const bias = mlpWeights()[0]!.bias;
+      const at = Buffer.from(kept.buffer).indexOf(Buffer.from(bias.buffer, bias.byteOffset, bias.byteLength));
+      expect(at).toBeGreaterThan(0);
+      kept.fill(0, at, at + bias.byteLength);
+      expect(await probabilities(copied)).toEqual(before);
+      expect(await probabilities(inPlace)).not.toEqual(before);
+      await Promise.all([copied.release(), inPlace.release()]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -100,3 +100,16 @@ describe("loadDeployment() with execution_thread auto", () => {
     expect(changed.config.parameters.execution_thread_measured_max_batch_us).toEqual({ string_value: "300.0" });
   });
 });
+
+describe("loadDeployment() with parameters.weights_in_place", () => {
+  it("asks every instance's load to use the weights in place when on, and never otherwise", async () => {
+    const asked: (boolean | undefined)[] = [];
+    const { backend: timed } = timedBackend({ batch1Us: 2000 });
+    const backend: Backend = { ...timed, load: (model, options) => (asked.push(options.weightsInPlace), timed.load(model, options)) };
+    for (const yaml of ['parameters: { weights_in_place: true }\ninstance_group: [{ count: 2 }]\n', 'parameters: { weights_in_place: "false" }\n', ""]) {
+      const deployment = await loadDeployment({ declared: declared(`max_batch_size: 8\n${yaml}`), version: 1, bytes: new Uint8Array(16), backend, clock: new FakeClock(), cpuCount: 2, log: quiet, stats: new ModelStats() });
+      await deployment.close();
+    }
+    expect(asked).toEqual([true, true, false, false]);
+  });
+});
