@@ -20,7 +20,10 @@ export interface OrtSessionSettings {
   interOpThreads?: number;
   /** Triton's ORT graph level: 0 = all, -1 = basic, 1 = extended, 2 = none. */
   graphLevel?: number;
-  /** ORT's `session.intra_op.allow_spinning`; off unless a function's parameters turn it on. */
+  /**
+   * ORT's `session.intra_op.allow_spinning`: true lets idle intra-op threads spin as onnxruntime
+   * does by default, false never; unset, on the CPU they spin for SPIN_DURATION_US and then sleep.
+   */
   allowSpinning?: boolean;
   /** See `LoadOptions.saveOptimizedTo`: a path where ORT writes the ORT-format form of an ONNX model. */
   saveOptimizedTo?: string;
@@ -47,6 +50,26 @@ function plainBytes(bytes: Uint8Array, plainView: PlainView | undefined): Uint8A
     view = undefined;
   }
   return view && view.byteLength === bytes.byteLength ? new Uint8Array(view) : bytes.slice();
+}
+
+/**
+ * How long (µs) an idle intra-op thread of a CPU session spins for more work before it sleeps,
+ * unless the function's `allow_spinning` says otherwise. Never spinning made every parallel section
+ * of a run wait for a sleeping thread to wake (slow on this VM in its slow spells); spinning without
+ * bound burnt the cores that batching and HTTP needed. `mlp` (interleaved, served, req/s, a slow
+ * spell): c=1 1212-1482 never, 1618-2190 at 100 µs; c=32 5494-5606 never, 6773-7326 at 100 µs,
+ * 5332-6645 unbounded (bench/RESULTS.md, "Intra-op threads that spin a little").
+ */
+export const SPIN_DURATION_US = 100;
+
+/**
+ * ORT's intra-op spinning entries for these settings. Spinning without bound burns the cores that
+ * other instances and the event loop need; never spinning makes every parallel section wait for a
+ * thread to wake: on the CPU, unless the function says, a short spin.
+ */
+export function intraOpSpinning(settings: Pick<OrtSessionSettings, "provider" | "allowSpinning">): Record<string, string> {
+  if (settings.allowSpinning === undefined && settings.provider === "cpu") return { allow_spinning: "1", spin_duration_us: String(SPIN_DURATION_US) };
+  return { allow_spinning: settings.allowSpinning ? "1" : "0" };
 }
 
 const graphLevels: Record<number, "all" | "basic" | "extended" | "disabled"> = { 0: "all", [-1]: "basic", 1: "extended", 2: "disabled" };
@@ -76,9 +99,7 @@ export class OrtSession {
    */
   static async create(module: OrtModule, model: Uint8Array, settings: OrtSessionSettings, plainView?: PlainView): Promise<OrtSession> {
     const device = settings.provider !== "cpu" && settings.deviceId !== undefined ? { deviceId: settings.deviceId } : {};
-    // Spinning intra-op threads burn the cores that other instances and the event loop need;
-    // on small machines serving several instances, blocking waits win (measured in bench/).
-    const session: Record<string, unknown> = { intra_op: { allow_spinning: settings.allowSpinning ? "1" : "0" } };
+    const session: Record<string, unknown> = { intra_op: intraOpSpinning(settings) };
     const options: ort.InferenceSession.SessionOptions = {
       executionProviders: [{ name: settings.provider, ...device } as ort.InferenceSession.ExecutionProviderConfig],
       graphOptimizationLevel: graphLevels[settings.graphLevel ?? 0] ?? "all",

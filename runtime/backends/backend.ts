@@ -14,7 +14,7 @@ export interface LoadOptions {
   interOpThreads?: number;
   /** Triton's ORT graph level: 0 = all, -1 = basic, 1 = extended, 2 = none. */
   graphLevel?: number;
-  /** Let idle intra-op threads spin (lower latency on an otherwise idle machine, wasted cores otherwise). */
+  /** Let idle intra-op threads spin (true), never (false); unset: the backend's default (onnxruntime on the CPU: a short spin). */
   allowSpinning?: boolean;
   /** Backends without a model file (identity) take their signature from the config. */
   signature?: ModelSignature;

@@ -88,7 +88,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     intraOpThreads: threads("intra_op_thread_count") ?? Math.max(1, Math.floor(options.cpuCount / initial)),
     interOpThreads: threads("inter_op_thread_count"),
     graphLevel: declared.optimization.graph.level,
-    allowSpinning: ["1", "true"].includes(declared.parameters.allow_spinning?.string_value ?? ""),
+    allowSpinning: onOff(declared.parameters.allow_spinning?.string_value),
     // Applies where the bytes are the backend's optimised form (a wake from PARKED): see README, parameters.weights_in_place.
     weightsInPlace: ["1", "true"].includes(declared.parameters.weights_in_place?.string_value ?? ""),
     signature: declared.backend === "identity" ? identitySignature(declared) : declared.backend === "handler" ? handlerSignature(declared) : undefined,
@@ -198,6 +198,11 @@ async function makeForm(files: NonNullable<LoadDeploymentOptions["optimizedForm"
   } finally {
     await scratch.remove().catch(() => undefined);
   }
+}
+
+/** An on/off parameter (validated by the config schema): undefined when not given. */
+function onOff(value: string | undefined): boolean | undefined {
+  return value === undefined ? undefined : ["1", "true"].includes(value);
 }
 
 /** What a model's execution cost depends on, beside its bytes: not its name, batching or scale. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isOrtFormat, OrtSession } from "../../../runtime/backends/_ort-session.ts";
+import { intraOpSpinning, isOrtFormat, OrtSession, SPIN_DURATION_US } from "../../../runtime/backends/_ort-session.ts";
 import { ortNode } from "../../../runtime/backends/_ort-node.ts";
 import { FUNCTIONS } from "../../support/start-server.ts";
 import { loadNative } from "../../../native/index.ts";
@@ -122,6 +122,15 @@ describe("OrtSession", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("intra-op threads on the CPU spin a little unless the function says never or without bound; elsewhere they spin only when told", () => {
+    expect(SPIN_DURATION_US).toBe(100);
+    expect(intraOpSpinning({ provider: "cpu" })).toEqual({ allow_spinning: "1", spin_duration_us: "100" });
+    expect(intraOpSpinning({ provider: "cpu", allowSpinning: false })).toEqual({ allow_spinning: "0" });
+    expect(intraOpSpinning({ provider: "cpu", allowSpinning: true })).toEqual({ allow_spinning: "1" });
+    expect(intraOpSpinning({ provider: "cuda" })).toEqual({ allow_spinning: "0" });
+    expect(intraOpSpinning({ provider: "cuda", allowSpinning: true })).toEqual({ allow_spinning: "1" });
   });
 
   it("`create()` fails when the ORT form cannot be written, and writes nothing", async () => {

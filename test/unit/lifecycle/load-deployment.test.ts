@@ -113,3 +113,16 @@ describe("loadDeployment() with parameters.weights_in_place", () => {
     expect(asked).toEqual([true, true, false, false]);
   });
 });
+
+describe("loadDeployment() with parameters.allow_spinning", () => {
+  it("passes it on when given, and leaves it unset (the backend's default) when not", async () => {
+    const asked: (boolean | undefined)[] = [];
+    const { backend: timed } = timedBackend({ batch1Us: 2000 });
+    const backend: Backend = { ...timed, load: (model, options) => (asked.push(options.allowSpinning), timed.load(model, options)) };
+    for (const yaml of ['parameters: { allow_spinning: "true" }\n', "parameters: { allow_spinning: false }\n", ""]) {
+      const deployment = await loadDeployment({ declared: declared(`max_batch_size: 8\n${yaml}`), version: 1, bytes: new Uint8Array(16), backend, clock: new FakeClock(), cpuCount: 2, log: quiet, stats: new ModelStats() });
+      await deployment.close();
+    }
+    expect(asked).toEqual([true, false, undefined]);
+  });
+});
