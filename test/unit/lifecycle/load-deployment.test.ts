@@ -101,28 +101,17 @@ describe("loadDeployment() with execution_thread auto", () => {
   });
 });
 
-describe("loadDeployment() with parameters.weights_in_place", () => {
-  it("asks every instance's load to use the weights in place when on, and never otherwise", async () => {
-    const asked: (boolean | undefined)[] = [];
+describe("loadDeployment() with onnxruntime's on/off parameters", () => {
+  it("asks every instance's load for weights_in_place and allow_spinning as given; unset when not given", async () => {
+    const asked: [boolean | undefined, boolean | undefined][] = [];
     const { backend: timed } = timedBackend({ batch1Us: 2000 });
-    const backend: Backend = { ...timed, load: (model, options) => (asked.push(options.weightsInPlace), timed.load(model, options)) };
-    for (const yaml of ['parameters: { weights_in_place: true }\ninstance_group: [{ count: 2 }]\n', 'parameters: { weights_in_place: "false" }\n', ""]) {
+    const backend: Backend = { ...timed, load: (model, options) => (asked.push([options.weightsInPlace, options.allowSpinning]), timed.load(model, options)) };
+    const yamls = ['parameters: { weights_in_place: true, allow_spinning: "true" }\ninstance_group: [{ count: 2 }]\n', 'parameters: { weights_in_place: "false", allow_spinning: false }\n', ""];
+    for (const yaml of yamls) {
       const deployment = await loadDeployment({ declared: declared(`max_batch_size: 8\n${yaml}`), version: 1, bytes: new Uint8Array(16), backend, clock: new FakeClock(), cpuCount: 2, log: quiet, stats: new ModelStats() });
       await deployment.close();
     }
-    expect(asked).toEqual([true, true, false, false]);
-  });
-});
-
-describe("loadDeployment() with parameters.allow_spinning", () => {
-  it("passes it on when given, and leaves it unset (the backend's default) when not", async () => {
-    const asked: (boolean | undefined)[] = [];
-    const { backend: timed } = timedBackend({ batch1Us: 2000 });
-    const backend: Backend = { ...timed, load: (model, options) => (asked.push(options.allowSpinning), timed.load(model, options)) };
-    for (const yaml of ['parameters: { allow_spinning: "true" }\n', "parameters: { allow_spinning: false }\n", ""]) {
-      const deployment = await loadDeployment({ declared: declared(`max_batch_size: 8\n${yaml}`), version: 1, bytes: new Uint8Array(16), backend, clock: new FakeClock(), cpuCount: 2, log: quiet, stats: new ModelStats() });
-      await deployment.close();
-    }
-    expect(asked).toEqual([true, false, undefined]);
+    // weights_in_place is off unless on (it only applies to a kept optimised form); allow_spinning unset leaves the backend's default.
+    expect(asked).toEqual([[true, true], [true, true], [false, false], [false, undefined]]);
   });
 });
