@@ -53,7 +53,6 @@ const packages: Record<string, string[]> = {
   "onnxruntime-node": ["backends"],
   "onnxruntime-web": ["backends"],
   "onnxruntime-common": ["backends"],
-  "prom-client": ["metrics"],
   "lru-cache": ["cache"],
   zod: ["config"],
   yaml: ["config"],

@@ -28,7 +28,7 @@ const ENTRIES = {
  * rest stay imports: onnxruntime's packages load native code or WebAssembly beside their own
  * files, and esbuild and tsx are only needed to compile.
  */
-const COMPILED_IN = new Set(["hono", "@hono/node-server", "zod", "yaml", "prom-client", "lru-cache"]);
+const COMPILED_IN = new Set(["hono", "@hono/node-server", "zod", "yaml", "lru-cache"]);
 
 /** Build directories no start has used for this long are removed (a start uses its own at once). */
 const STALE_MS = 24 * 60 * 60 * 1000;
@@ -90,7 +90,7 @@ async function build(cacheDir, key) {
     format: "esm",
     platform: "node",
     target: `node${process.versions.node}`,
-    // CommonJS compiled in (prom-client) calls require: give the modules one.
+    // CommonJS compiled in (yaml) calls require: give the modules one.
     banner: { js: 'import { createRequire as __tensorfnRequire } from "node:module"; const require = __tensorfnRequire(import.meta.url);' },
     sourcemap: "linked",
     tsconfigRaw: { compilerOptions: COMPILER_OPTIONS },

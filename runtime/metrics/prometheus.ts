@@ -1,4 +1,3 @@
-import { Registry } from "prom-client";
 import { DISPATCH_REASONS } from "../scheduler/mod.ts";
 import type { ModelStats } from "./model-stats.ts";
 import { COLD_START_BUCKETS, LATENCY_BUCKETS } from "./model-stats.ts";
@@ -31,74 +30,84 @@ export interface MetricsSource {
 
 export interface Prometheus {
   readonly contentType: string;
-  render(): Promise<string>;
+  /** The whole exposition, written at once from one snapshot of the statistics. */
+  render(): string;
 }
-
-type Labels = Record<string, string | number>;
-type Value = { labels: Labels; value: number; metricName?: string };
 
 const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
 const STATES = ["UNAVAILABLE", "LOADING", "READY", "PARKED", "UNLOADING", "FAILED"];
+
+/** Prometheus's text exposition format, version 0.0.4 (what Triton serves on /metrics). */
+export const EXPOSITION_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+/** One version as a scrape sees it: its statistics read once, its own labels formatted once. */
+interface Row {
+  e: MetricsEntry;
+  /** `model="…",version="…"`. */
+  labels: string;
+  stat: ReturnType<ModelStats["toJSON"]>;
+  metrics: ReturnType<ModelStats["metrics"]>;
+}
+/** A sample's labels beyond the version's own, and a name suffix (`_bucket`, `_sum`, `_count`). */
+type Sample = { labels?: Labels; value: number; suffix?: string; row?: Row };
+type Labels = Record<string, string | number>;
+interface Family {
+  name: string;
+  type: "counter" | "gauge" | "histogram";
+  help: string;
+  samples: (rows: Row[]) => Sample[];
+}
 
 /**
  * Prometheus exposition with Triton's family names, types and labels, plus our `tensorfn_*`
  * families. Every value is read at scrape time from the same per-version statistics that
  * `/v2/models/stats` serves, so the two never disagree. Latency histograms are off unless
  * `histogramLatencies` (Triton's `--metrics-config histogram_latencies=true`).
+ *
+ * Written here rather than through prom-client's Registry: a scrape runs on the event loop
+ * between requests, and the registry's formatting (labels merged and escaped per line) plus
+ * reading every version's statistics once per family made a scrape of 16 functions block the loop
+ * for ~3 ms (~17 ms for 64), which is what a readiness probe under load waited out at its p99
+ * (bench/RESULTS.md, "A scrape's cost on the event loop").
  */
 export function createPrometheus(source: MetricsSource, options: { histogramLatencies?: boolean } = {}): Prometheus {
-  const registry = new Registry();
-  const family = (name: string, type: "counter" | "gauge" | "histogram", help: string, values: (e: MetricsEntry[]) => Value[]) => {
-    registry.registerMetric({
-      name,
-      help,
-      type,
-      get: () => ({ name, help, type, values: values(source.entries()), aggregator: "sum" }),
-      reset: () => {},
-    } as never);
-  };
-  const per = (pick: (e: MetricsEntry) => number) => (entries: MetricsEntry[]) =>
-    entries.map((e) => ({ labels: { model: e.name, version: e.version }, value: pick(e) }));
-  const stat = (e: MetricsEntry) => e.stats.toJSON(e.name, e.version);
+  const families: Family[] = [];
+  const family = (name: string, type: Family["type"], help: string, samples: Family["samples"]) => families.push({ name, type, help, samples });
+  const per = (pick: (r: Row) => number) => (rows: Row[]) => rows.map((row) => ({ row, value: pick(row) }));
   const us = (ns: number) => Math.round(ns / 1000);
 
-  family("nv_inference_request_success", "counter", "Number of successful inference requests, all batch sizes", per((e) => stat(e).inference_stats.success.count));
-  family("nv_inference_request_failure", "counter", "Number of failed inference requests, all batch sizes", (entries) =>
-    entries.flatMap((e) =>
-      ["REJECTED", "CANCELED", "BACKEND", "OTHER"].map((reason) => ({
-        labels: { model: e.name, version: e.version, reason },
-        value: e.stats.metrics().failures.get(reason as never) ?? 0,
-      })),
-    ),
+  family("nv_inference_request_success", "counter", "Number of successful inference requests, all batch sizes", per((r) => r.stat.inference_stats.success.count));
+  family("nv_inference_request_failure", "counter", "Number of failed inference requests, all batch sizes", (rows) =>
+    rows.flatMap((row) => ["REJECTED", "CANCELED", "BACKEND", "OTHER"].map((reason) => ({ row, labels: { reason }, value: row.metrics.failures.get(reason as never) ?? 0 }))),
   );
-  family("nv_inference_count", "counter", "Number of inferences performed (a batch of n counts n)", per((e) => stat(e).inference_count));
-  family("nv_inference_exec_count", "counter", "Number of model executions performed (a batch counts 1)", per((e) => stat(e).execution_count));
-  family("tensorfn_batch_dispatches_total", "counter", `Executions by why the dynamic batcher sent the batch when it did (${DISPATCH_REASONS.join(", ")})`, (entries) =>
-    entries.flatMap((e) => [...e.stats.metrics().dispatches].map(([reason, value]) => ({ labels: { model: e.name, version: e.version, reason }, value }))),
+  family("nv_inference_count", "counter", "Number of inferences performed (a batch of n counts n)", per((r) => r.stat.inference_count));
+  family("nv_inference_exec_count", "counter", "Number of model executions performed (a batch counts 1)", per((r) => r.stat.execution_count));
+  family("tensorfn_batch_dispatches_total", "counter", `Executions by why the dynamic batcher sent the batch when it did (${DISPATCH_REASONS.join(", ")})`, (rows) =>
+    rows.flatMap((row) => [...row.metrics.dispatches].map(([reason, value]) => ({ row, labels: { reason }, value }))),
   );
-  family("nv_inference_pending_request_count", "gauge", "Instantaneous number of requests queued, not yet executing", per((e) => e.pending));
-  family("nv_inference_request_duration_us", "counter", "Cumulative inference request duration in microseconds", per((e) => us(stat(e).inference_stats.success.ns)));
-  family("nv_inference_queue_duration_us", "counter", "Cumulative inference queuing duration in microseconds", per((e) => us(stat(e).inference_stats.queue.ns)));
-  family("nv_inference_compute_input_duration_us", "counter", "Cumulative compute input duration in microseconds", per((e) => us(stat(e).inference_stats.compute_input.ns)));
-  family("nv_inference_compute_infer_duration_us", "counter", "Cumulative compute inference duration in microseconds", per((e) => us(stat(e).inference_stats.compute_infer.ns)));
-  family("nv_inference_compute_output_duration_us", "counter", "Cumulative inference compute output duration in microseconds", per((e) => us(stat(e).inference_stats.compute_output.ns)));
-  family("nv_model_load_duration_secs", "gauge", "Model load time in seconds", per((e) => e.stats.metrics().loadSeconds));
+  family("nv_inference_pending_request_count", "gauge", "Instantaneous number of requests queued, not yet executing", per((r) => r.e.pending));
+  family("nv_inference_request_duration_us", "counter", "Cumulative inference request duration in microseconds", per((r) => us(r.stat.inference_stats.success.ns)));
+  family("nv_inference_queue_duration_us", "counter", "Cumulative inference queuing duration in microseconds", per((r) => us(r.stat.inference_stats.queue.ns)));
+  family("nv_inference_compute_input_duration_us", "counter", "Cumulative compute input duration in microseconds", per((r) => us(r.stat.inference_stats.compute_input.ns)));
+  family("nv_inference_compute_infer_duration_us", "counter", "Cumulative compute inference duration in microseconds", per((r) => us(r.stat.inference_stats.compute_infer.ns)));
+  family("nv_inference_compute_output_duration_us", "counter", "Cumulative inference compute output duration in microseconds", per((r) => us(r.stat.inference_stats.compute_output.ns)));
+  family("nv_model_load_duration_secs", "gauge", "Model load time in seconds", per((r) => r.metrics.loadSeconds));
   // Triton's response-cache families, for the versions that use the cache.
-  const cached = (pick: (e: MetricsEntry) => number) => (entries: MetricsEntry[]) => per(pick)(entries.filter((e) => e.cacheEnabled));
-  family("nv_cache_num_hits_per_model", "counter", "Number of response cache hits per model", cached((e) => stat(e).inference_stats.cache_hit.count));
-  family("nv_cache_num_misses_per_model", "counter", "Number of response cache misses per model", cached((e) => stat(e).inference_stats.cache_miss.count));
-  family("nv_cache_hit_duration_per_model", "counter", "Total response cache hit duration per model, in microseconds", cached((e) => us(stat(e).inference_stats.cache_hit.ns)));
-  family("nv_cache_miss_duration_per_model", "counter", "Total response cache miss (lookup and insert) duration per model, in microseconds", cached((e) => us(stat(e).inference_stats.cache_miss.ns)));
-  family("tensorfn_handler_calls_total", "counter", "Handler calls by step (import, initialize, execute, finalize) and outcome (ok, error, timeout)", (entries) =>
-    entries.flatMap((e) => e.stats.metrics().handler.map((h) => ({ labels: { model: e.name, version: e.version, step: h.step, outcome: h.outcome }, value: h.count }))),
+  const cached = (pick: (r: Row) => number) => (rows: Row[]) => per(pick)(rows.filter((r) => r.e.cacheEnabled));
+  family("nv_cache_num_hits_per_model", "counter", "Number of response cache hits per model", cached((r) => r.stat.inference_stats.cache_hit.count));
+  family("nv_cache_num_misses_per_model", "counter", "Number of response cache misses per model", cached((r) => r.stat.inference_stats.cache_miss.count));
+  family("nv_cache_hit_duration_per_model", "counter", "Total response cache hit duration per model, in microseconds", cached((r) => us(r.stat.inference_stats.cache_hit.ns)));
+  family("nv_cache_miss_duration_per_model", "counter", "Total response cache miss (lookup and insert) duration per model, in microseconds", cached((r) => us(r.stat.inference_stats.cache_miss.ns)));
+  family("tensorfn_handler_calls_total", "counter", "Handler calls by step (import, initialize, execute, finalize) and outcome (ok, error, timeout)", (rows) =>
+    rows.flatMap((row) => row.metrics.handler.map((h) => ({ row, labels: { step: h.step, outcome: h.outcome }, value: h.count }))),
   );
-  family("tensorfn_handler_duration_us", "counter", "Cumulative handler call duration in microseconds, by step and outcome", (entries) =>
-    entries.flatMap((e) => e.stats.metrics().handler.map((h) => ({ labels: { model: e.name, version: e.version, step: h.step, outcome: h.outcome }, value: us(h.ns) }))),
+  family("tensorfn_handler_duration_us", "counter", "Cumulative handler call duration in microseconds, by step and outcome", (rows) =>
+    rows.flatMap((row) => row.metrics.handler.map((h) => ({ row, labels: { step: h.step, outcome: h.outcome }, value: us(h.ns) }))),
   );
   const cache = source.cache;
   if (cache) {
     type Figures = ReturnType<NonNullable<MetricsSource["cache"]>>;
-    const server = (pick: (f: Figures) => number) => () => [{ labels: {}, value: pick(cache()) }];
+    const server = (pick: (f: Figures) => number) => () => [{ value: pick(cache()) }];
     family("tensorfn_cache_entries", "gauge", "Answers held by the response cache", server((f) => f.entries));
     family("tensorfn_cache_bytes", "gauge", "Bytes held by the response cache (outputs and keys)", server((f) => f.bytes));
     family("tensorfn_cache_capacity_bytes", "gauge", "The response cache's size (--cache-size)", server((f) => f.capacity));
@@ -106,70 +115,90 @@ export function createPrometheus(source: MetricsSource, options: { histogramLate
   }
 
   if (options.histogramLatencies) {
-    family("tensorfn_request_duration_seconds", "histogram", "Successful request duration inside the server", (entries) =>
-      entries.flatMap((e) => histogram("tensorfn_request_duration_seconds", e, e.stats.metrics().requestHistogram)),
+    family("tensorfn_request_duration_seconds", "histogram", "Successful request duration inside the server", (rows) =>
+      rows.flatMap((row) => histogram(row, row.metrics.requestHistogram)),
     );
-    family("tensorfn_queue_duration_seconds", "histogram", "Time requests waited in the scheduler queue", (entries) =>
-      entries.flatMap((e) => histogram("tensorfn_queue_duration_seconds", e, e.stats.metrics().queueHistogram)),
-    );
+    family("tensorfn_queue_duration_seconds", "histogram", "Time requests waited in the scheduler queue", (rows) => rows.flatMap((row) => histogram(row, row.metrics.queueHistogram)));
   }
 
-  family("tensorfn_deployment_state", "gauge", "1 for the state each function version is in", (entries) =>
-    entries.flatMap((e) => STATES.map((state) => ({ labels: { model: e.name, version: e.version, state }, value: e.state === state ? 1 : 0 }))),
+  family("tensorfn_deployment_state", "gauge", "1 for the state each function version is in", (rows) =>
+    rows.flatMap((row) => STATES.map((state) => ({ row, labels: { state }, value: row.e.state === state ? 1 : 0 }))),
   );
-  family("tensorfn_instances", "gauge", "Model instances (sessions) serving each version now", per((e) => e.instances));
-  family("tensorfn_instances_target", "gauge", "Instances the autoscaler wants for each version", per((e) => e.targetInstances));
-  family("tensorfn_parked_bytes", "gauge", "Model bytes kept in host memory for parked versions", per((e) => (e.state === "PARKED" ? e.memory.host : 0)));
-  family("tensorfn_memory_bytes", "gauge", "Bytes accounted to each version against the memory budgets", (entries) =>
-    entries.flatMap((e) => [
-      { labels: { model: e.name, version: e.version, memory: "host" }, value: e.memory.host },
-      { labels: { model: e.name, version: e.version, memory: "device" }, value: e.memory.device },
+  family("tensorfn_instances", "gauge", "Model instances (sessions) serving each version now", per((r) => r.e.instances));
+  family("tensorfn_instances_target", "gauge", "Instances the autoscaler wants for each version", per((r) => r.e.targetInstances));
+  family("tensorfn_parked_bytes", "gauge", "Model bytes kept in host memory for parked versions", per((r) => (r.e.state === "PARKED" ? r.e.memory.host : 0)));
+  family("tensorfn_memory_bytes", "gauge", "Bytes accounted to each version against the memory budgets", (rows) =>
+    rows.flatMap((row) => [
+      { row, labels: { memory: "host" }, value: row.e.memory.host },
+      { row, labels: { memory: "device" }, value: row.e.memory.device },
     ]),
   );
   family("tensorfn_memory_budget_bytes", "gauge", "Memory budgets (absent when unlimited)", () =>
     (["host", "device"] as const).filter((m) => source.budgets[m] !== undefined).map((m) => ({ labels: { memory: m }, value: source.budgets[m]! })),
   );
-  family("tensorfn_lifecycle_events_total", "counter", "Loads (from disk or parked), parks and unloads, with why", (entries) =>
-    entries.flatMap((e) =>
-      e.stats.metrics().events.map((x) => ({ labels: { model: e.name, version: e.version, event: x.event, reason: x.reason }, value: x.count })),
-    ),
+  family("tensorfn_lifecycle_events_total", "counter", "Loads (from disk or parked), parks and unloads, with why", (rows) =>
+    rows.flatMap((row) => row.metrics.events.map((x) => ({ row, labels: { event: x.event, reason: x.reason }, value: x.count }))),
   );
-  family("tensorfn_cold_start_seconds", "histogram", "Time from the start of a load to READY (from disk or parked)", (entries) =>
-    entries.flatMap((e) => histogram("tensorfn_cold_start_seconds", e, e.stats.metrics().coldStarts, COLD_START_BUCKETS)),
+  family("tensorfn_cold_start_seconds", "histogram", "Time from the start of a load to READY (from disk or parked)", (rows) =>
+    rows.flatMap((row) => histogram(row, row.metrics.coldStarts, COLD_START_BUCKETS)),
   );
-  family("tensorfn_rate_limit_rejections_total", "counter", "Requests refused with 429 by the function's rate_limit (also counted as REJECTED failures)", per((e) => e.stats.metrics().rateLimited));
-  family("tensorfn_batch_size", "histogram", "Rows per model execution", (entries) =>
-    entries.flatMap((e) => {
-      const counts = new Map(stat(e).batch_stats.map((b) => [b.batch_size, b.compute_infer.count]));
+  family("tensorfn_rate_limit_rejections_total", "counter", "Requests refused with 429 by the function's rate_limit (also counted as REJECTED failures)", per((r) => r.metrics.rateLimited));
+  family("tensorfn_batch_size", "histogram", "Rows per model execution", (rows) =>
+    rows.flatMap((row) => {
       const h: Histogram = { buckets: BATCH_BUCKETS.map(() => 0), sum: 0, count: 0 };
-      for (const [size, n] of counts) {
-        const i = BATCH_BUCKETS.findIndex((le) => size <= le);
+      for (const b of row.stat.batch_stats) {
+        const n = b.compute_infer.count;
+        const i = BATCH_BUCKETS.findIndex((le) => b.batch_size <= le);
         if (i >= 0) h.buckets[i]! += n;
-        h.sum += size * n;
+        h.sum += b.batch_size * n;
         h.count += n;
       }
-      return histogram("tensorfn_batch_size", e, h, BATCH_BUCKETS);
+      return histogram(row, h, BATCH_BUCKETS);
     }),
   );
-  family("tensorfn_batch_executions_total", "counter", "Model executions by batch size", (entries) =>
-    entries.flatMap((e) =>
-      stat(e).batch_stats.map((b) => ({ labels: { model: e.name, version: e.version, batch_size: b.batch_size }, value: b.compute_infer.count })),
-    ),
+  family("tensorfn_batch_executions_total", "counter", "Model executions by batch size", (rows) =>
+    rows.flatMap((row) => row.stat.batch_stats.map((b) => ({ row, labels: { batch_size: b.batch_size }, value: b.compute_infer.count }))),
   );
 
-  return { contentType: registry.contentType, render: () => registry.metrics() };
+  return {
+    contentType: EXPOSITION_CONTENT_TYPE,
+    render: () => {
+      const rows = source.entries().map((e) => ({
+        e,
+        labels: `model="${labelValue(e.name)}",version="${labelValue(e.version)}"`,
+        stat: e.stats.toJSON(e.name, e.version),
+        metrics: e.stats.metrics(),
+      }));
+      return families.map((f) => exposition(f, f.samples(rows))).join("\n\n") + "\n";
+    },
+  };
 }
 
-/** The exposition of one pre-aggregated histogram: cumulative buckets, +Inf, sum, count. */
-function histogram(name: string, e: MetricsEntry, h: Histogram, bounds: readonly number[] = LATENCY_BUCKETS): Value[] {
-  const labels = { model: e.name, version: e.version };
+/** One family in the text format: HELP, TYPE, then a line per sample (a family without samples keeps its two comments). */
+function exposition(f: Family, samples: Sample[]): string {
+  let text = `# HELP ${f.name} ${escape(f.help)}\n# TYPE ${f.name} ${f.type}`;
+  for (const s of samples) {
+    let labels = s.row?.labels ?? "";
+    for (const name in s.labels) labels += `${labels ? "," : ""}${name}="${labelValue(s.labels[name]!)}"`;
+    text += `\n${f.name}${s.suffix ?? ""}${labels ? `{${labels}}` : ""} ${sampleValue(s.value)}`;
+  }
+  return text;
+}
+
+// The format's escapes: a backslash and a newline in HELP text; those and a double quote in a label value.
+const escape = (text: string) => (/[\\\n]/.test(text) ? text.replace(/\\/g, "\\\\").replace(/\n/g, "\\n") : text);
+const labelValue = (value: string | number) => (typeof value === "number" ? String(value) : /[\\\n"]/.test(value) ? escape(value).replace(/"/g, '\\"') : value);
+const sampleValue = (value: number) => (Number.isFinite(value) ? String(value) : Number.isNaN(value) ? "NaN" : value > 0 ? "+Inf" : "-Inf");
+
+/** The samples of one pre-aggregated histogram: cumulative buckets, +Inf, sum, count. */
+function histogram(row: Row, h: Histogram, bounds: readonly number[] = LATENCY_BUCKETS): Sample[] {
   let cumulative = 0;
-  const values: Value[] = bounds.map((le, i) => {
+  const samples: Sample[] = bounds.map((le, i) => {
     cumulative += h.buckets[i]!;
-    return { labels: { ...labels, le }, value: cumulative, metricName: `${name}_bucket` };
+    return { row, labels: { le }, value: cumulative, suffix: "_bucket" };
   });
-  values.push({ labels: { ...labels, le: "+Inf" }, value: h.count, metricName: `${name}_bucket` });
-  values.push({ labels, value: h.sum, metricName: `${name}_sum` });
-  values.push({ labels, value: h.count, metricName: `${name}_count` });
-  return values;
+  samples.push({ row, labels: { le: "+Inf" }, value: h.count, suffix: "_bucket" });
+  samples.push({ row, value: h.sum, suffix: "_sum" });
+  samples.push({ row, value: h.count, suffix: "_count" });
+  return samples;
 }
