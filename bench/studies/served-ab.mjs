@@ -4,7 +4,7 @@
 // servers first, e.g. two tensorfn checkouts and the hand-written baseline on a copy of functions/mlp:
 //   node <checkout>/adapters/node/bin.mjs serve --repo <repo> --port 8201 --model-control-mode none
 //   node --import tsx bench/handwritten-server.ts --repo <repo> --models mlp --port 8203
-// Usage: node bench/studies/served-ab.mjs <port>[,<port>…] [c=1] [secs=3] [rounds=3]
+// Usage: [MODEL=mlp] node bench/studies/served-ab.mjs <port>[,<port>…] [c=1] [secs=3] [rounds=3]
 import { Pool } from "undici";
 const [ports, c = "1", secs = "3", rounds = "3"] = process.argv.slice(2);
 const data = new Float32Array(512).map((_, i) => (i % 7) / 7);
@@ -17,7 +17,7 @@ async function run(port) {
   const warm = performance.now() + 500;
   await Promise.all(Array.from({ length: Number(c) }, async () => {
     while (performance.now() < end) {
-      const res = await pool.request({ path: "/v2/models/mlp/infer", method: "POST", body, headers });
+      const res = await pool.request({ path: `/v2/models/${process.env.MODEL ?? "mlp"}/infer`, method: "POST", body, headers });
       await res.body.arrayBuffer(); if (res.statusCode !== 200) throw new Error(String(res.statusCode));
       if (performance.now() > warm) n++;
     }
