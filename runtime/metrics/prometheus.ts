@@ -38,7 +38,7 @@ const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
 const STATES = ["UNAVAILABLE", "LOADING", "READY", "PARKED", "UNLOADING", "FAILED"];
 
 /** Prometheus's text exposition format, version 0.0.4 (what Triton serves on /metrics). */
-export const EXPOSITION_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+const EXPOSITION_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
 /** One version as a scrape sees it: its statistics read once, its own labels formatted once. */
 interface Row {
