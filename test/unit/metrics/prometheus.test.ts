@@ -19,7 +19,7 @@ const family = (text: string, name: string) => text.split("\n").filter((line) =>
 describe("createPrometheus", () => {
   it("writes the text format: HELP and TYPE per family, a blank line between families, cumulative histogram buckets", () => {
     const stats = new ModelStats();
-    for (const rows of [1, 1, 3]) stats.executed({ rows, requests: rows, inputMs: 0, inferMs: 1, waitMs: 0, outputMs: 0 });
+    for (const rows of [1, 1, 3]) stats.executed({ rows, requests: rows, inputMs: 0, inferMs: 1, waitMs: 0, outputMs: 0, startMs: 0, instance: 1 });
     const text = createPrometheus({ entries: () => [entry("mlp", stats)], budgets: {} }).render();
     expect(text.startsWith("# HELP nv_inference_request_success Number of successful inference requests, all batch sizes\n# TYPE nv_inference_request_success counter\n")).toBe(true);
     expect(text.endsWith("\n") && !text.endsWith("\n\n")).toBe(true);
