@@ -36,6 +36,13 @@ export interface LoadOptions {
    * session lives. Loads of other forms, and backends without one, ignore it.
    */
   weightsInPlace?: boolean;
+  /**
+   * With `weightsInPlace`, for a session on the event loop: a wake answers first from a session made
+   * without prepacking (at once, without new memory) and builds the prepacked one behind it, which
+   * takes over after the first run. The first answers may differ from later ones in the last bits of
+   * their floats (other kernels). Other loads ignore it.
+   */
+  wakeUnpacked?: boolean;
   log?: { info(message: string): void; warn(message: string): void };
 }
 

@@ -1,7 +1,7 @@
 import { RuntimeError, systemClock } from "../core/mod.ts";
 import type { Clock, ModelSignature, Tensor, WorkerHandle } from "../core/mod.ts";
 import type { Backend, LoadOptions, Session, SessionRunOptions } from "./backend.ts";
-import { checkOrtInput, errorMessage, OrtSession } from "./_ort-session.ts";
+import { checkOrtInput, errorMessage, isOrtFormat, OrtSession } from "./_ort-session.ts";
 import { ortNode } from "./_ort-node.ts";
 import type { OrtSessionSettings, PlainView } from "./_ort-session.ts";
 import { WorkerPool } from "./_worker-pool.ts";
@@ -55,7 +55,13 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
   async function load(model: Uint8Array, options: LoadOptions): Promise<Session> {
     const connection = options.executionThread === "main" ? undefined : pool?.take();
     const open = async (settings: OrtSessionSettings): Promise<Engine> => {
-      if (!connection) return inlineEngine(await OrtSession.create(ortNode, model, settings, backendOptions.plainView), gate, backendOptions.clock ?? systemClock);
+      if (!connection) {
+        const create = (s: OrtSessionSettings) => OrtSession.create(ortNode, model, s, backendOptions.plainView);
+        const clock = backendOptions.clock ?? systemClock;
+        if (!options.wakeUnpacked || !answersUnpackedFirst(model, settings)) return inlineEngine(await create(settings), gate, clock);
+        const build = () => create(settings);
+        return inlineEngine(await create({ ...settings, prepack: false }), gate, clock, { build, log: options.log });
+      }
       const signature = await connection.load(model, settings);
       return { signature, run: (feeds, outputs) => connection.run(feeds, outputs), time: async (feeds, runs) => (await pool!.settled(), connection.time(feeds, runs)), release: () => pool!.give(connection) };
     };
@@ -114,24 +120,74 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
 }
 
 /**
+ * Whether a load asked for it (`LoadOptions.wakeUnpacked`) can answer first from a session without
+ * prepacking: a wake (kept ORT-format bytes) of a CPU session on the event loop whose weights stay in
+ * place. Such a session is made in 1–2 ms without new memory where the prepacked one takes 13–16 ms of
+ * faulting copies (mlp; bench/RESULTS.md, "A wake without prepacking"), so the first answer after a
+ * wake comes that much sooner. Not by default: its kernels round differently in the last bits, where
+ * tensorfn's answers are otherwise the same bits whatever the batch.
+ */
+function answersUnpackedFirst(model: Uint8Array, settings: OrtSessionSettings): boolean {
+  return settings.provider === "cpu" && settings.weightsInPlace === true && settings.prepack !== false && isOrtFormat(model);
+}
+
+/** The prepacked session an unpacked first session hands over to (see answersUnpackedFirst). */
+interface Successor {
+  build(): Promise<OrtSession>;
+  log?: { warn(message: string): void };
+}
+
+/**
  * A session on the event loop. Its runs pass the gate (the starvation bound); a release waits for
  * the run in flight: onnxruntime-node starts the computation on a later turn (setImmediate), and
  * a session released in between aborts the process or leaves the run unsettled. That, not mixing
  * inline and worker sessions, is what "hung once" (reproduced with a release racing runs; mixed
  * placements under load are tested in test/e2e/execution-thread.test.ts).
+ *
+ * With a `successor`, `session` only answers until it is built: on the macrotask after the first
+ * run (its answer is on its way by then), the prepacked session is built — on this thread, as
+ * onnxruntime-node builds every session, so the loop waits for it as it waited for the wake's
+ * single build, after the first answer instead of before it — and takes the next runs; `session` is
+ * released once the runs it took are done. A failed build leaves `session` answering, slower on batches.
  */
-function inlineEngine(session: OrtSession, gate: InlineGate, clock: Pick<Clock, "now">): Engine {
+function inlineEngine(session: OrtSession, gate: InlineGate, clock: Pick<Clock, "now" | "setTimeout" | "soon">, successor?: Successor): Engine {
+  let current = session;
   let running: Promise<unknown> = Promise.resolve();
+  let released = false;
+  let handover: Promise<void> | undefined;
+  const handOver = async () => {
+    await new Promise<void>((resolve) => (clock.soon ? clock.soon(resolve) : clock.setTimeout(resolve, 0)));
+    if (released) return;
+    let next: OrtSession;
+    try {
+      next = await successor!.build();
+    } catch (error) {
+      successor!.log?.warn(`the prepacked session could not be built (${errorMessage(error)}); the unpacked one keeps answering`);
+      return;
+    }
+    if (released) return void (await next.release());
+    const [previous, itsRuns] = [current, running];
+    [current, running] = [next, Promise.resolve()];
+    // Runs on one thread finish in the order they started: the last one started on `previous` ends last.
+    await itsRuns;
+    await previous.release();
+  };
   return {
     signature: session.signature,
     run: (feeds, outputs, computed) => {
-      const result = gate.run(() => (computed && immediate ? timedRun(session, feeds, outputs, computed, clock) : session.run(feeds, outputs)));
+      const on = current;
+      const result = gate.run(() => (computed && immediate ? timedRun(on, feeds, outputs, computed, clock) : on.run(feeds, outputs)));
       running = result.catch(() => undefined);
+      if (successor && !handover) {
+        handover = running.then(handOver).catch((error: unknown) => successor.log?.warn(`handing over to the prepacked session failed: ${errorMessage(error)}`));
+      }
       return result;
     },
     release: async () => {
+      released = true;
+      await handover;
       await running;
-      await session.release();
+      await current.release();
     },
   };
 }

@@ -400,7 +400,7 @@ function semanticProblems(config: RawConfig): { path: PropertyKey[]; problem: st
   if (thread !== undefined && !["auto", "main", "worker"].includes(thread)) {
     problems.push({ path: ["parameters", "execution_thread"], problem: `${JSON.stringify(thread.slice(0, 32))} is not one of auto, main, worker` });
   }
-  for (const flag of ["allow_spinning", "weights_in_place"]) {
+  for (const flag of ["allow_spinning", "weights_in_place", "wake_unpacked"]) {
     const value = config.parameters[flag]?.string_value;
     if (value !== undefined && !["true", "false", "1", "0"].includes(value)) {
       problems.push({ path: ["parameters", flag], problem: `${JSON.stringify(value.slice(0, 32))} is not one of true, false` });

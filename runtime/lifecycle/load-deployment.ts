@@ -91,6 +91,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     allowSpinning: onOff(declared.parameters.allow_spinning?.string_value),
     // Applies where the bytes are the backend's optimised form (a wake from PARKED): see README, parameters.weights_in_place.
     weightsInPlace: ["1", "true"].includes(declared.parameters.weights_in_place?.string_value ?? ""),
+    wakeUnpacked: ["1", "true"].includes(declared.parameters.wake_unpacked?.string_value ?? ""),
     signature: declared.backend === "identity" ? identitySignature(declared) : declared.backend === "handler" ? handlerSignature(declared) : undefined,
     log: { info: (m) => log.info(`${prefix}: ${m}`), warn: (m) => log.warn(`${prefix}: ${m}`) },
   };

@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { parseDocument } from "yaml";
 import { Pool } from "undici";
 import { appendFileSync, cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -143,6 +144,26 @@ describe("lifecycle through the real server", () => {
     // The bundled mlp wakes with its weights where they lie in the kept form (the answers above are the same).
     const config = await (await fetch(`${server.url}/v2/models/mlp/config`)).json();
     expect(config.parameters.weights_in_place).toEqual({ string_value: "true" });
+  });
+
+  it.runIf(inProcess)("with wake_unpacked, a wake answers at once from an unpacked session (the same up to rounding), then the same bits as before", async () => {
+    const repository = tempRepository("mlp");
+    const file = join(repository, "mlp", "function.yaml");
+    const config = parseDocument(readFileSync(file, "utf8"));
+    config.setIn(["parameters", "wake_unpacked"], true);
+    config.setIn(["parameters", "execution_thread"], "main");
+    writeFileSync(file, String(config));
+    server = await startServer({ repository });
+    const body = JSON.stringify({ inputs: [{ name: "input", datatype: "FP32", shape: [2, 512], data: Array.from({ length: 1024 }, (_, i) => Math.cos(i)) }] });
+    const answer = async (): Promise<number[]> => (await (await fetch(`${server!.url}/v2/models/mlp/infer`, { method: "POST", body })).json()).outputs[0].data;
+    const before = await answer();
+    expect((await fetch(`${server.url}/v2/repository/models/mlp/park`, { method: "POST" })).status).toBe(200);
+    const first = await answer();
+    first.forEach((value, i) => expect(value).toBeCloseTo(before[i]!, 6));
+    // Once the prepacked session has taken over, the answer is the same as before the park, bit for bit.
+    await vi.waitFor(async () => expect(await answer()).toEqual(before));
+    const effective = await (await fetch(`${server.url}/v2/models/mlp/config`)).json();
+    expect(effective.parameters.wake_unpacked).toEqual({ string_value: "true" });
   });
 
   it.runIf(inProcess)("makes no optimised form under a host memory budget, nor where sessions could not read it in place, and parks fine when it cannot write one", async () => {

@@ -388,9 +388,10 @@ describe("parseFunctionConfig() reports", () => {
   });
 
   it("on/off parameters that are neither on nor off", () => {
-    expect(issuesOf("parameters:\n  weights_in_place: yes please\n  allow_spinning: 2\n")).toEqual([
+    expect(issuesOf("parameters:\n  weights_in_place: yes please\n  allow_spinning: 2\n  wake_unpacked: later\n")).toEqual([
       `${FILE}:2: parameters.weights_in_place: "yes please" is not one of true, false`,
       `${FILE}:3: parameters.allow_spinning: "2" is not one of true, false`,
+      `${FILE}:4: parameters.wake_unpacked: "later" is not one of true, false`,
     ]);
     expect(declared("parameters:\n  weights_in_place: true\n  allow_spinning: \"0\"\n").parameters).toEqual({
       weights_in_place: { string_value: "true" },

@@ -102,16 +102,16 @@ describe("loadDeployment() with execution_thread auto", () => {
 });
 
 describe("loadDeployment() with onnxruntime's on/off parameters", () => {
-  it("asks every instance's load for weights_in_place and allow_spinning as given; unset when not given", async () => {
-    const asked: [boolean | undefined, boolean | undefined][] = [];
+  it("asks every instance's load for weights_in_place, wake_unpacked and allow_spinning as given; unset when not given", async () => {
+    const asked: [boolean | undefined, boolean | undefined, boolean | undefined][] = [];
     const { backend: timed } = timedBackend({ batch1Us: 2000 });
-    const backend: Backend = { ...timed, load: (model, options) => (asked.push([options.weightsInPlace, options.allowSpinning]), timed.load(model, options)) };
-    const yamls = ['parameters: { weights_in_place: true, allow_spinning: "true" }\ninstance_group: [{ count: 2 }]\n', 'parameters: { weights_in_place: "false", allow_spinning: false }\n', ""];
+    const backend: Backend = { ...timed, load: (model, options) => (asked.push([options.weightsInPlace, options.wakeUnpacked, options.allowSpinning]), timed.load(model, options)) };
+    const yamls = ['parameters: { weights_in_place: true, wake_unpacked: "1", allow_spinning: "true" }\ninstance_group: [{ count: 2 }]\n', 'parameters: { weights_in_place: "false", wake_unpacked: false, allow_spinning: false }\n', ""];
     for (const yaml of yamls) {
       const deployment = await loadDeployment({ declared: declared(`max_batch_size: 8\n${yaml}`), version: 1, bytes: new Uint8Array(16), backend, clock: new FakeClock(), cpuCount: 2, log: quiet, stats: new ModelStats() });
       await deployment.close();
     }
-    // weights_in_place is off unless on (it only applies to a kept optimised form); allow_spinning unset leaves the backend's default.
-    expect(asked).toEqual([[true, true], [true, true], [false, false], [false, undefined]]);
+    // weights_in_place and wake_unpacked are off unless on (they only apply to a kept optimised form); allow_spinning unset leaves the backend's default.
+    expect(asked).toEqual([[true, true, true], [true, true, true], [false, false, false], [false, false, undefined]]);
   });
 });
