@@ -3,8 +3,10 @@
 // plain view), each after a malloc_trim as a park leaves the process: weights copied out (the
 // default), in place (`parameters.weights_in_place`), and in place with `session.disable_prepacking`.
 // Prints create time, create + first run and page faults (median of 5, the variants taking turns), then
-// each session's runs at a few batch sizes (median). tensorfn does not use the third variant; this
-// measures whether a wake could (bench/RESULTS.md, "A wake without prepacking").
+// each session's runs at a few batch sizes (median), then whether one row's answer has the same bits in
+// every session and at every batch size as the copied session's at batch 1 (else the largest relative
+// difference). The third variant is what `parameters.wake_unpacked` answers a wake from first
+// (bench/RESULTS.md, "A wake without prepacking").
 // Usage: tsx bench/studies/wake-prepack.ts [mlp|resnet]
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -83,4 +85,23 @@ for (const batch of model === "mlp" ? [1, 8, 64] : [1, 8]) {
     }
   }
   console.log(`batch ${batch}: ${[...times].map(([name, t]) => `${name} ${median(t).toFixed(3)} ms`).join(", ")}`);
+}
+
+// One row (a cosine) repeated `batch` times: its answer, row 0.
+const row = Float32Array.from({ length: dims.reduce((x, y) => x * y) }, (_, i) => Math.cos(i));
+async function answer(s: ort.InferenceSession, batch: number): Promise<Float32Array> {
+  const data = new Float32Array(batch * row.length);
+  for (let k = 0; k < batch; k++) data.set(row, k * row.length);
+  const out = Object.values(await s.run({ [s.inputNames[0]!]: new ort.Tensor("float32", data, [batch, ...dims]) }))[0]!;
+  return (out.data as Float32Array).slice(0, (out.data as Float32Array).length / batch);
+}
+const reference = await answer(sessions.get("copied")!, 1);
+for (const [name, s] of sessions) {
+  const verdicts: string[] = [];
+  for (const batch of model === "mlp" ? [1, 2, 3, 8, 32] : [1, 2]) {
+    const got = await answer(s, batch);
+    const worst = Math.max(...Array.from(got, (v, i) => Math.abs(v - reference[i]!) / Math.max(Math.abs(reference[i]!), 1e-30)));
+    verdicts.push(`batch ${batch} ${worst === 0 ? "same bits" : `differs by up to ${worst.toExponential(1)}`}`);
+  }
+  console.log(`${name} against copied at batch 1: ${verdicts.join(", ")}`);
 }

@@ -1,3 +1,4 @@
+import { nextTurn } from "../core/mod.ts";
 import type { Clock } from "../core/mod.ts";
 
 /** Inline compute allowed between two event-loop yields (ms), unless a backend says otherwise. */
@@ -62,8 +63,7 @@ export class InlineGate {
         this.#turn = undefined;
         resolve();
       };
-      if (this.#clock.soon) this.#clock.soon(resume);
-      else this.#clock.setTimeout(resume, 0);
+      nextTurn(this.#clock, resume);
     });
     return this.#turn;
   }

@@ -1,4 +1,4 @@
-import { RuntimeError, systemClock } from "../core/mod.ts";
+import { nextTurn, RuntimeError, systemClock } from "../core/mod.ts";
 import type { Clock, ModelSignature, Tensor, WorkerHandle } from "../core/mod.ts";
 import type { Backend, LoadOptions, Session, SessionRunOptions } from "./backend.ts";
 import { checkOrtInput, errorMessage, isOrtFormat, OrtSession } from "./_ort-session.ts";
@@ -58,7 +58,7 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
       if (!connection) {
         const create = (s: OrtSessionSettings) => OrtSession.create(ortNode, model, s, backendOptions.plainView);
         const clock = backendOptions.clock ?? systemClock;
-        if (!options.wakeUnpacked || !answersUnpackedFirst(model, settings)) return inlineEngine(await create(settings), gate, clock);
+        if (!answersUnpackedFirst(model, settings, options)) return inlineEngine(await create(settings), gate, clock);
         const build = () => create(settings);
         return inlineEngine(await create({ ...settings, prepack: false }), gate, clock, { build, log: options.log });
       }
@@ -120,15 +120,15 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
 }
 
 /**
- * Whether a load asked for it (`LoadOptions.wakeUnpacked`) can answer first from a session without
+ * Whether a load that asks for it (`LoadOptions.wakeUnpacked`) answers first from a session without
  * prepacking: a wake (kept ORT-format bytes) of a CPU session on the event loop whose weights stay in
  * place. Such a session is made in 1–2 ms without new memory where the prepacked one takes 13–16 ms of
  * faulting copies (mlp; bench/RESULTS.md, "A wake without prepacking"), so the first answer after a
  * wake comes that much sooner. Not by default: its kernels round differently in the last bits, where
  * tensorfn's answers are otherwise the same bits whatever the batch.
  */
-function answersUnpackedFirst(model: Uint8Array, settings: OrtSessionSettings): boolean {
-  return settings.provider === "cpu" && settings.weightsInPlace === true && settings.prepack !== false && isOrtFormat(model);
+function answersUnpackedFirst(model: Uint8Array, settings: OrtSessionSettings, options: LoadOptions): boolean {
+  return options.wakeUnpacked === true && settings.provider === "cpu" && settings.weightsInPlace === true && isOrtFormat(model);
 }
 
 /** The prepacked session an unpacked first session hands over to (see answersUnpackedFirst). */
@@ -156,7 +156,7 @@ function inlineEngine(session: OrtSession, gate: InlineGate, clock: Pick<Clock, 
   let released = false;
   let handover: Promise<void> | undefined;
   const handOver = async () => {
-    await new Promise<void>((resolve) => (clock.soon ? clock.soon(resolve) : clock.setTimeout(resolve, 0)));
+    await new Promise<void>((resolve) => nextTurn(clock, resolve));
     if (released) return;
     let next: OrtSession;
     try {

@@ -42,6 +42,12 @@ function messageChannelSoon(): (fn: () => void) => void {
   };
 }
 
+/** Runs `fn` on a later turn of the event loop, after pending I/O: `clock.soon`, else a zero timer. */
+export function nextTurn(clock: Pick<Clock, "setTimeout" | "soon">, fn: () => void): void {
+  if (clock.soon) clock.soon(fn);
+  else clock.setTimeout(fn, 0);
+}
+
 /** The real clock, from web-standard globals. */
 export const systemClock: Clock = {
   now: () => performance.now(),

@@ -90,8 +90,8 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     graphLevel: declared.optimization.graph.level,
     allowSpinning: onOff(declared.parameters.allow_spinning?.string_value),
     // Applies where the bytes are the backend's optimised form (a wake from PARKED): see README, parameters.weights_in_place.
-    weightsInPlace: ["1", "true"].includes(declared.parameters.weights_in_place?.string_value ?? ""),
-    wakeUnpacked: ["1", "true"].includes(declared.parameters.wake_unpacked?.string_value ?? ""),
+    weightsInPlace: onOff(declared.parameters.weights_in_place?.string_value) ?? false,
+    wakeUnpacked: onOff(declared.parameters.wake_unpacked?.string_value) ?? false,
     signature: declared.backend === "identity" ? identitySignature(declared) : declared.backend === "handler" ? handlerSignature(declared) : undefined,
     log: { info: (m) => log.info(`${prefix}: ${m}`), warn: (m) => log.warn(`${prefix}: ${m}`) },
   };
