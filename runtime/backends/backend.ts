@@ -92,6 +92,8 @@ export interface Session {
    * backend that cannot choose returns all of them.
    */
   run(feeds: Record<string, Tensor>, options?: SessionRunOptions): Promise<Record<string, Tensor>>;
+  /** See `ModelInstance.computeTurn` (scheduler): where it computes on a later turn of the event loop. */
+  computeTurn?(fn: () => void): void;
   /**
    * The fastest of `runs` executions of `feeds`, in µs, timed on the thread that computes (after one
    * untimed run). Present where that thread is not the event loop (a worker), so the time is the
@@ -112,6 +114,7 @@ export function describedSession(session: Omit<Session, "provider" | "fallbackRe
       return session.alive;
     },
     run: (feeds, options) => session.run(feeds, options),
+    ...(session.computeTurn && { computeTurn: session.computeTurn.bind(session) }),
     ...(session.time && { time: session.time.bind(session) }),
     release: () => session.release(),
   };

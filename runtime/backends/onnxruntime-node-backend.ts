@@ -98,6 +98,8 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
               return connection?.alive;
             },
             run: (feeds: Record<string, Tensor>, runOptions?: SessionRunOptions) => engine.run(feeds, runOptions?.outputs, runOptions?.computed),
+            // Its runs compute on onnxruntime-node's setImmediate: a batch formed on that hop takes this turn's arrivals.
+            ...(!connection && immediate && { computeTurn: (fn: () => void) => void immediate(fn) }),
             ...(engine.time && { time: (feeds: Record<string, Tensor>, { runs }: { runs: number }) => engine.time!(feeds, runs) }),
             release: () => engine.release(),
           };

@@ -22,6 +22,8 @@ export class SelfHealingSession implements Session {
   readonly signature: Session["signature"];
   readonly provider: string;
   readonly fallbackReason?: string;
+  /** The lost session's: a replacement is placed alike (the same load options). */
+  readonly computeTurn?: (fn: () => void) => void;
   readonly #options: SelfHealingOptions;
   #current: Promise<Session>;
   /** The session `#current` resolved to, while no replacement is pending (saves an await per run). */
@@ -33,6 +35,7 @@ export class SelfHealingSession implements Session {
     this.signature = session.signature;
     this.provider = session.provider;
     this.fallbackReason = session.fallbackReason;
+    if (session.computeTurn) this.computeTurn = session.computeTurn.bind(session);
     this.#options = options;
     this.#current = Promise.resolve(session);
     this.#ready = session;

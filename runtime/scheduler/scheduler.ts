@@ -71,6 +71,13 @@ export interface ModelInstance {
    * over (handlers); `outputs`: the ones the batch needs, where fewer than all.
    */
   run(feeds: Record<string, Tensor>, options?: RunOptions): Promise<Record<string, Tensor>>;
+  /**
+   * Present where the instance computes on the event loop, on a later turn than the one that asks
+   * it to run (onnxruntime-node starts a run on `setImmediate`): calls `fn` on such a turn. A
+   * batcher forms a batch for it there rather than when it decides to dispatch, so the requests
+   * the rest of this turn's I/O brings join the batch instead of waiting for the next one.
+   */
+  computeTurn?(fn: () => void): void;
 }
 
 export interface RunOptions {

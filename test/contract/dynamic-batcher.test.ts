@@ -135,6 +135,66 @@ describe("DynamicBatcher: whether to wait at all", () => {
   });
 });
 
+describe("DynamicBatcher: a batch for an instance that computes on a later turn (`computeTurn`)", () => {
+  /** An instance whose runs start on a turn the test opens (`openTurn()`), as onnxruntime-node's inline runs start on setImmediate. */
+  class TurnInstance extends FakeInstance {
+    readonly turns: (() => void)[] = [];
+    computeTurn(fn: () => void): void {
+      this.turns.push(fn);
+    }
+    openTurn(): void {
+      for (const fn of this.turns.splice(0)) fn();
+    }
+  }
+
+  it("`enqueue()` forms the batch on the instance's turn, so requests that arrive before it join", async () => {
+    const instance = new TurnInstance();
+    const batcher = new DynamicBatcher({ instances: [instance], maxBatchSize: 8, clock: new FakeClock(), mayArrive: () => true });
+    const first = batcher.enqueue(fakeRequest(1));
+    const second = batcher.enqueue(fakeRequest(2));
+    await settle();
+    expect(instance.executions).toEqual([]); // no delay, yet nothing runs before the turn
+    expect(instance.turns.length).toBe(1); // one turn asked for, not one per arrival
+    const third = batcher.enqueue(fakeRequest(3));
+    instance.openTurn();
+    await Promise.all([first, second, third]);
+    expect(instance.executions).toEqual([[1, 2, 3]]);
+  });
+
+  it("`enqueue()` sends at once, without the turn, a batch that is full or that no request can still reach", async () => {
+    const instance = new TurnInstance();
+    let open = true;
+    const batcher = new DynamicBatcher({ instances: [instance], maxBatchSize: 2, clock: new FakeClock(), mayArrive: () => open });
+    await batcher.enqueue(fakeRequest(1, { rows: 2 })); // full
+    open = false;
+    await batcher.enqueue(fakeRequest(3)); // a lone client: nothing else can come
+    expect(instance.executions).toEqual([[1, 1], [3]]);
+    expect(instance.turns).toEqual([]);
+  });
+
+  it("`enqueue()` without `computeTurn` sends at once, as before", async () => {
+    const instance = new FakeInstance();
+    const batcher = new DynamicBatcher({ instances: [instance], maxBatchSize: 8, clock: new FakeClock(), mayArrive: () => true });
+    await batcher.enqueue(fakeRequest(1));
+    expect(instance.executions).toEqual([[1]]);
+  });
+
+  it("`stop()` waits for a batch still to be formed on its turn, which then runs", async () => {
+    const instance = new TurnInstance();
+    const batcher = new DynamicBatcher({ instances: [instance], maxBatchSize: 8, clock: new FakeClock() });
+    const pending = batcher.enqueue(fakeRequest(1));
+    let stopped = false;
+    void batcher.stop().then(() => (stopped = true));
+    await settle();
+    expect(stopped).toBe(false);
+    instance.openTurn();
+    await pending;
+    await settle();
+    expect(stopped).toBe(true);
+    expect(instance.executions).toEqual([[1]]);
+  });
+});
+
 describe("DynamicBatcher: why each batch left (`ExecutionTiming.reason`)", () => {
   const reasonsOf = (timings: ExecutionTiming[]) => timings.map((t) => t.reason);
 

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { createOnnxRuntimeNodeBackend } from "../../runtime/backends/onnxruntime-node-backend.ts";
 import { createOnnxRuntimeWebBackend } from "../../runtime/backends/onnxruntime-web-backend.ts";
 import type { Backend } from "../../runtime/backends/mod.ts";
+import type { Tensor } from "../../runtime/mod.ts";
 import { mlpReference } from "../../models/mlp.ts";
 import { mulberry32 } from "../../models/prng.ts";
 import { createNodePlatform } from "../../adapters/node/platform.ts";
@@ -101,10 +102,28 @@ describe("onnxruntime-node placement (execution_thread)", () => {
     const worker = await backend.load(simple, { accelerator: "cpu", executionThread: "worker" });
     expect(inline.executionThread).toBe("main");
     expect(worker.executionThread).toBe("worker");
+    // Only the inline one computes on a later turn of this loop, where a batcher may form its batch.
+    expect(typeof inline.computeTurn).toBe("function");
+    expect(worker.computeTurn).toBeUndefined();
     const [a, b] = await Promise.all([inline, worker].map((s) => s.run({ INPUT0: int32(range), INPUT1: int32(range) })));
     expect([...(a!.OUTPUT0!.data as Int32Array)]).toEqual(range.map((i) => 2 * i));
     expect([...(b!.OUTPUT0!.data as Int32Array)]).toEqual(range.map((i) => 2 * i));
     await Promise.all([inline.release(), worker.release()]);
+  });
+
+  it("`computeTurn()` of an inline session calls back on a later macrotask, and a run issued there computes", async () => {
+    const session = await backend.load(simple, { accelerator: "cpu", executionThread: "main" });
+    const order: string[] = [];
+    const out = await new Promise<Record<string, Tensor>>((resolve, reject) => {
+      session.computeTurn!(() => {
+        order.push("turn");
+        session.run({ INPUT0: int32(range), INPUT1: int32(range) }).then(resolve, reject);
+      });
+      order.push("asked");
+    });
+    expect(order).toEqual(["asked", "turn"]);
+    expect([...(out.OUTPUT0!.data as Int32Array)]).toEqual(range.map((i) => 2 * i));
+    await session.release();
   });
 
   it("an inline run tells `computed` its own time, without the wait for its turn of the event loop", async () => {

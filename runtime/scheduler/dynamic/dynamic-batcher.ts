@@ -76,7 +76,8 @@ const UNLIMITED: LevelPolicy = { timeoutAction: "REJECT", defaultTimeoutMs: 0, a
  * the oldest request has waited the queue delay (at once when it is 0), taking the largest
  * preferred size formed if any, else everything formed. A wait starts only while waits have been
  * paying (ArrivalOutlook: in a closed loop at concurrency 1 nothing can join, so a lone request
- * leaves at once) and while another request can still arrive (`mayArrive`). Each execution reports
+ * leaves at once) and while another request can still arrive (`mayArrive`). A batch for an instance
+ * that computes on a later turn of the event loop is formed on that turn (`#formsOnTurn`). Each execution reports
  * why its batch left (`ExecutionTiming.reason`). With a latency target the wait follows the adaptive law instead of the fixed
  * delay, and a request that can no longer meet its deadline is shed with UNAVAILABLE.
  */
@@ -273,9 +274,11 @@ export class DynamicBatcher implements InstanceScheduler {
 
   #pump(): void {
     this.#timer.clear();
+    if (this.#formingOnTurn) return; // that turn's pump forms the batch
     while (this.#free.length > 0 && this.#queue.size > 0) {
       const leaving = this.#nextBatch();
       if (!leaving) return this.#timer.set(this.#waitUntil, () => this.#pump());
+      if (this.#formsOnTurn(leaving)) return;
       const batch = leaving.entries;
       if (this.#waitRows !== undefined) this.#outlook.waited(rowsOf(batch) > this.#waitRows);
       this.#waitRows = undefined;
@@ -283,6 +286,37 @@ export class DynamicBatcher implements InstanceScheduler {
       if (kept.length > 0) this.#dispatch(kept, leaving.reason);
     }
     if (this.#queue.size === 0) this.#waitRows = undefined;
+  }
+
+  /** Set while a batch waits to be formed on its instance's compute turn (`#formsOnTurn`). */
+  #formingOnTurn = false;
+  /** Set during the pump on that turn: what leaves, leaves. */
+  #onTurn = false;
+
+  /**
+   * Whether the batch that would leave now is formed instead on the compute turn of the instance
+   * it would take (`ModelInstance.computeTurn`: an event-loop instance whose runs start on a later
+   * macrotask). The execution could not start before that turn anyway, so forming it there costs
+   * its requests no wait and lets the requests read meanwhile join: 8 closed-loop clients of mlp
+   * with a zero delay formed batches of 4.1 instead of 2.6 (issue 11's note, stop 30). A batch
+   * that is full, has its largest preferred size, is blocked by a request that cannot join it, or
+   * that nothing more can reach (`mayArrive`) leaves at once, as before.
+   */
+  #formsOnTurn(leaving: Leaving): boolean {
+    if (this.#onTurn || leaving.reason === "full" || leaving.reason === "preferred" || leaving.reason === "blocked" || leaving.reason === "no_arrivals") return false;
+    const turn = this.#free.at(-1)!.computeTurn; // the instance #dispatch takes
+    if (!turn || this.#options.mayArrive?.() === false) return false;
+    this.#formingOnTurn = true;
+    turn.call(this.#free.at(-1), () => {
+      this.#formingOnTurn = false;
+      this.#onTurn = true;
+      try {
+        this.#pump();
+      } finally {
+        this.#onTurn = false;
+      }
+    });
+    return true;
   }
 
   /**
