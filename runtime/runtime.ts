@@ -85,8 +85,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const clock = options.clock ?? systemClock;
   const trace = new TraceRecorder({ rate: traceRate ?? 0 });
   const responseCache = cacheSize ? new ResponseCache(cacheSize, { sha256Hex: platform.sha256Hex }) : undefined;
-  const clients = new ClientConnections();
-  const models = new ModelManager({ ...managerOptions, backends, clock, trace, resourceLimiter, responseCache, mayArrive: () => clients.mayArrive() });
+  const clients = new ClientConnections({ clock });
+  const models = new ModelManager({ ...managerOptions, backends, clock, trace, resourceLimiter, responseCache, arrivals: clients });
   await models.start();
   const prometheus = createPrometheus(
     { entries: () => models.metricsEntries(), budgets: models.budgets, cache: responseCache && (() => responseCache.figures) },

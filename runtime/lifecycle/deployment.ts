@@ -2,7 +2,7 @@ import type { Clock, InferRequest, InferResponse } from "../core/mod.ts";
 import { RuntimeError } from "../core/mod.ts";
 import type { Backend, Session } from "../backends/backend.ts";
 import { createScheduler, hasInstances } from "../scheduler/mod.ts";
-import type { InstanceScheduler, ModelInstance, ResourceClaim, ResourceLimiter, ResourceNeeds, ScheduledRequest, ScheduledResult, Scheduler, SchedulerObserver, StepDispatch } from "../scheduler/mod.ts";
+import type { Arrivals, InstanceScheduler, ModelInstance, ResourceClaim, ResourceLimiter, ResourceNeeds, ScheduledRequest, ScheduledResult, Scheduler, SchedulerObserver, StepDispatch } from "../scheduler/mod.ts";
 import type { FunctionConfig } from "../config/mod.ts";
 import type { CachedReply, ResponseCache } from "../cache/mod.ts";
 import type { HandlerHost } from "../pipeline/mod.ts";
@@ -32,8 +32,8 @@ export interface DeploymentOptions {
   stats: ModelStats;
   /** Creates one more instance like the first (autoscaling up, and replacing an instance whose thread died). */
   createInstance?: () => Promise<Session>;
-  /** Whether another request can still arrive before one is answered (the batcher's; see SchedulerSetup). */
-  mayArrive?: () => boolean;
+  /** What is known of requests still to come (the batcher's; see SchedulerSetup). */
+  arrivals?: Arrivals;
   /** Triton's rate limiter and what each session needs from it (undefined: nothing, it runs freely). */
   resources?: { limiter: ResourceLimiter; needsOf: (session: Session) => ResourceNeeds | undefined };
   /** Where a lost instance is reported. */
@@ -93,7 +93,7 @@ export class Deployment {
       clock: options.clock,
       acquire: options.resources ? (instance) => this.#claims.get(instance)?.acquire() ?? Promise.resolve(() => {}) : undefined,
       dispatch: options.dispatch,
-      mayArrive: options.mayArrive,
+      arrivals: options.arrivals,
     });
     if (hasInstances(this.#scheduler)) this.#instances = this.#scheduler;
   }

@@ -8,7 +8,7 @@ import { fingerprint, readModelFile, scanRepository, selectVersions } from "../r
 import { createHandlerBackend, HandlerHost } from "../pipeline/mod.ts";
 import type { FunctionEntry } from "../repository/mod.ts";
 import type { TraceRecorder } from "../metrics/mod.ts";
-import type { ResourceLimiter, StepDispatch } from "../scheduler/mod.ts";
+import type { Arrivals, ResourceLimiter, StepDispatch } from "../scheduler/mod.ts";
 import type { ResponseCache } from "../cache/mod.ts";
 import { loadDeployment } from "./load-deployment.ts";
 import { loadEnsembleDeployment } from "./load-ensemble.ts";
@@ -48,10 +48,10 @@ export interface FunctionRegistryOptions {
   /** Triton's rate limiter, shared by every function (`--rate-limit execution_count`). */
   resourceLimiter?: ResourceLimiter;
   /**
-   * Whether another request can still arrive before one is answered (the HTTP server's client
-   * connections): batchers do not wait for requests that cannot come. Absent: always.
+   * What is known of requests still to come (the HTTP server's client connections): batchers do not
+   * wait for requests that cannot come, nor long for clients not expected soon. Absent: anything may arrive.
    */
-  mayArrive?: () => boolean;
+  arrivals?: Arrivals;
   /** Server-wide ceilings on configs and uploads (`--max-instances`…); unset ones take `defaultLoadLimits()`. */
   limits?: Partial<LoadLimits>;
   /** The server's response cache (`--cache-size`), for functions with `response_cache: { enable: true }`. */
@@ -437,7 +437,7 @@ export class FunctionRegistry {
             stats: managed.stats,
             trace: this.#options.trace,
             resourceLimiter: this.#options.resourceLimiter,
-            mayArrive: this.#options.mayArrive,
+            arrivals: this.#options.arrivals,
             onActivity: (busy) => managed.activity(busy),
             signal,
             exclusive: this.#loadWork,

@@ -5,7 +5,7 @@ import type { DeclaredConfig, FunctionConfig, WarmupSample } from "../config/mod
 import type { Backend, LoadOptions, Session } from "../backends/backend.ts";
 import { allocate, fromConfigType } from "../tensor/mod.ts";
 import type { ModelStats, TraceRecorder } from "../metrics/mod.ts";
-import type { ResourceLimiter, ResourceNeeds } from "../scheduler/mod.ts";
+import type { Arrivals, ResourceLimiter, ResourceNeeds } from "../scheduler/mod.ts";
 import { Deployment } from "./deployment.ts";
 import type { DeploymentOptions } from "./deployment.ts";
 import type { PlacementMemory, Timer } from "./execution-thread.ts";
@@ -36,8 +36,8 @@ export interface LoadDeploymentOptions {
   onActivity?: (busy: boolean) => void;
   /** Triton's rate limiter (`--rate-limit execution_count`); instance groups' rate_limiter is ignored without it. */
   resourceLimiter?: ResourceLimiter;
-  /** Whether another request can still arrive before one is answered (the batcher's; see SchedulerSetup). */
-  mayArrive?: () => boolean;
+  /** What is known of requests still to come (the batcher's; see SchedulerSetup). */
+  arrivals?: Arrivals;
   /** Aborted by an unload: no more instances are created, those made so far are released. */
   signal?: AbortSignal;
   /**
@@ -157,7 +157,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
       clock: options.clock,
       stats: options.stats,
       createInstance,
-      mayArrive: options.mayArrive,
+      arrivals: options.arrivals,
       resources: options.resourceLimiter && { limiter: options.resourceLimiter, needsOf: (session) => needs.get(session) },
       log: { warn: (m) => log.warn(`${prefix}: ${m}`), error: (m) => log.error(`${prefix}: ${m}`) },
       observer: options.trace?.observer(`${declared.name} v${version}`),

@@ -3,7 +3,7 @@ import type { DynamicBatching, FunctionConfig, QueuePolicy } from "../config/mod
 import { DynamicBatcher } from "./dynamic/dynamic-batcher.ts";
 import type { LevelPolicy } from "./queue/priority-queue.ts";
 import type { SchedulerObserver } from "./scheduler-observer.ts";
-import type { InstanceScheduler, ModelInstance, Scheduler } from "./scheduler.ts";
+import type { Arrivals, InstanceScheduler, ModelInstance, Scheduler } from "./scheduler.ts";
 import { EnsembleScheduler } from "./ensemble/ensemble-scheduler.ts";
 import type { StepDispatch } from "./ensemble/ensemble-scheduler.ts";
 
@@ -16,8 +16,8 @@ export interface SchedulerSetup {
   acquire?: (instance: ModelInstance) => Promise<() => void>;
   /** Runs another function by tensors: an ensemble's steps (required for `platform: ensemble`). */
   dispatch?: StepDispatch;
-  /** Whether another request can still arrive before one is answered; see DynamicBatcherOptions.mayArrive. */
-  mayArrive?: () => boolean;
+  /** What is known of requests still to come; see DynamicBatcherOptions.arrivals. */
+  arrivals?: Arrivals;
 }
 
 /** Whether a scheduler executes on instances of its own (the deployment then scales them). */
@@ -50,7 +50,7 @@ export function createScheduler(config: FunctionConfig, setup: SchedulerSetup): 
     acquire: setup.acquire,
     // A handler is code that can stop early: it learns which of its requests' clients went away.
     requestSignals: config.backend === "handler",
-    mayArrive: setup.mayArrive,
+    arrivals: setup.arrivals,
   });
 }
 

@@ -1,4 +1,4 @@
-export type { InstanceScheduler, ModelInstance, RunOptions, ScheduledRequest, ScheduledResult, Scheduler } from "./scheduler.ts";
+export type { Arrivals, InstanceScheduler, ModelInstance, RunOptions, ScheduledRequest, ScheduledResult, Scheduler } from "./scheduler.ts";
 export { createScheduler, hasInstances } from "./create-scheduler.ts";
 export { EnsembleScheduler } from "./ensemble/ensemble-scheduler.ts";
 export type { EnsembleSchedulerOptions, StepDispatch } from "./ensemble/ensemble-scheduler.ts";

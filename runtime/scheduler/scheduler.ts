@@ -64,6 +64,21 @@ export interface InstanceScheduler extends Scheduler {
   removeInstance(): Promise<ModelInstance>;
 }
 
+/**
+ * What the server knows of the requests still to come, for a batcher deciding whether to wait
+ * (the HTTP server's client connections implement it: http/client-connections.ts).
+ */
+export interface Arrivals {
+  /** Whether another request can still arrive before one is answered. */
+  mayArrive(): boolean;
+  /**
+   * Clock time (ms) the next request is expected, where clients are known to send again once
+   * answered (a closed loop of keep-alive connections); Infinity when none is expected soon;
+   * undefined where nothing predicts it (the batcher then goes by the mean gap between arrivals).
+   */
+  expectedAt?(): number | undefined;
+}
+
 /** What a scheduler runs batches on: one session, one batch at a time. */
 export interface ModelInstance {
   /**

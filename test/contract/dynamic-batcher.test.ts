@@ -70,7 +70,7 @@ describe("DynamicBatcher: whether to wait at all", () => {
     const clock = new FakeClock();
     const instance = new FakeInstance();
     let open = true;
-    const batcher = new DynamicBatcher({ instances: [instance], maxBatchSize: 8, maxQueueDelayMs: 0.5, clock, mayArrive: () => open });
+    const batcher = new DynamicBatcher({ instances: [instance], maxBatchSize: 8, maxQueueDelayMs: 0.5, clock, arrivals: { mayArrive: () => open } });
     const waited = batcher.enqueue(fakeRequest(1));
     await settle();
     expect(instance.executions).toEqual([]);
@@ -85,7 +85,7 @@ describe("DynamicBatcher: whether to wait at all", () => {
     const clock = new FakeClock();
     const instance = new FakeInstance();
     let open = true;
-    const batcher = new DynamicBatcher({ instances: [instance], maxBatchSize: 8, maxQueueDelayMs: 0.5, clock, mayArrive: () => open });
+    const batcher = new DynamicBatcher({ instances: [instance], maxBatchSize: 8, maxQueueDelayMs: 0.5, clock, arrivals: { mayArrive: () => open } });
     const first = batcher.enqueue(fakeRequest(1));
     await settle();
     clock.advance(0.2);
@@ -108,7 +108,7 @@ describe("DynamicBatcher: whether to wait at all", () => {
       }
       const instance = new TimedInstance();
       let open = true;
-      const batcher = new DynamicBatcher({ instances: [instance], maxBatchSize: 8, targetLatencyMs: 50, clock, mayArrive: () => open });
+      const batcher = new DynamicBatcher({ instances: [instance], maxBatchSize: 8, targetLatencyMs: 50, clock, arrivals: { mayArrive: () => open } });
       const drive = async (pending: Promise<unknown>[]) => {
         let done = false;
         void Promise.all(pending).then(() => (done = true));
@@ -149,7 +149,7 @@ describe("DynamicBatcher: a batch for an instance that computes on a later turn 
 
   it("`enqueue()` forms the batch on the instance's turn, so requests that arrive before it join", async () => {
     const instance = new TurnInstance();
-    const batcher = new DynamicBatcher({ instances: [instance], maxBatchSize: 8, clock: new FakeClock(), mayArrive: () => true });
+    const batcher = new DynamicBatcher({ instances: [instance], maxBatchSize: 8, clock: new FakeClock(), arrivals: { mayArrive: () => true } });
     const first = batcher.enqueue(fakeRequest(1));
     const second = batcher.enqueue(fakeRequest(2));
     await settle();
@@ -164,7 +164,7 @@ describe("DynamicBatcher: a batch for an instance that computes on a later turn 
   it("`enqueue()` sends at once, without the turn, a batch that is full or that no request can still reach", async () => {
     const instance = new TurnInstance();
     let open = true;
-    const batcher = new DynamicBatcher({ instances: [instance], maxBatchSize: 2, clock: new FakeClock(), mayArrive: () => open });
+    const batcher = new DynamicBatcher({ instances: [instance], maxBatchSize: 2, clock: new FakeClock(), arrivals: { mayArrive: () => open } });
     await batcher.enqueue(fakeRequest(1, { rows: 2 })); // full
     open = false;
     await batcher.enqueue(fakeRequest(3)); // a lone client: nothing else can come
@@ -174,7 +174,7 @@ describe("DynamicBatcher: a batch for an instance that computes on a later turn 
 
   it("`enqueue()` without `computeTurn` sends at once, as before", async () => {
     const instance = new FakeInstance();
-    const batcher = new DynamicBatcher({ instances: [instance], maxBatchSize: 8, clock: new FakeClock(), mayArrive: () => true });
+    const batcher = new DynamicBatcher({ instances: [instance], maxBatchSize: 8, clock: new FakeClock(), arrivals: { mayArrive: () => true } });
     await batcher.enqueue(fakeRequest(1));
     expect(instance.executions).toEqual([[1]]);
   });
@@ -192,6 +192,71 @@ describe("DynamicBatcher: a batch for an instance that computes on a later turn 
     await settle();
     expect(stopped).toBe(true);
     expect(instance.executions).toEqual([[1]]);
+  });
+});
+
+describe("DynamicBatcher: after an execution, with its answers still on their way", () => {
+  it("an instance that computes on a later turn decides on that turn, once the answers are out, rather than on `no_arrivals` now", async () => {
+    class TurnInstance extends FakeInstance {
+      readonly turns: (() => void)[] = [];
+      computeTurn(fn: () => void): void {
+        this.turns.push(fn);
+      }
+    }
+    const instance = new TurnInstance({ manual: true });
+    const clock = new FakeClock();
+    // Two clients: one request running, the other's queued. Until the first is answered nothing can arrive.
+    let answered = false;
+    const batcher = new DynamicBatcher({ instances: [instance], maxBatchSize: 8, maxQueueDelayMs: 0.5, clock, arrivals: { mayArrive: () => answered } });
+    const first = batcher.enqueue(fakeRequest(1));
+    await settle();
+    expect(instance.executions).toEqual([[1]]); // no_arrivals: it left at once
+    const second = batcher.enqueue(fakeRequest(2));
+    instance.finish();
+    await first;
+    answered = true; // the first client has its answer and may send again
+    expect(instance.turns.length).toBe(1); // the queued request waits for the turn, not sent on a stale no_arrivals
+    instance.turns.shift()!();
+    expect(instance.executions).toEqual([[1]]); // on the turn, the first client may come back: it waits out the delay
+    const third = batcher.enqueue(fakeRequest(3));
+    clock.advance(0.5);
+    instance.turns.shift()?.();
+    await settle();
+    instance.finish(true);
+    await Promise.all([second, third]);
+    expect(instance.executions).toEqual([[1], [2, 3]]);
+  });
+});
+
+describe("DynamicBatcher with a latency target: what it sheds", () => {
+  it("runs a request its own wait made late (its timer fired behind a busy loop) instead of shedding it", async () => {
+    const fake = new FakeClock();
+    let busyLoopMs = 0; // how late the next timers fire
+    const clock = { now: () => fake.now(), setTimeout: (fn: () => void, ms: number) => fake.setTimeout(fn, ms + busyLoopMs), clearTimeout: (h: unknown) => fake.clearTimeout(h) };
+    // Each execution takes 1 ms + 0.1 ms per row on the fake clock.
+    class TimedInstance extends FakeInstance {
+      override run(feeds: Record<string, Tensor>, options?: RunOptions): Promise<Record<string, Tensor>> {
+        const result = super.run(feeds, options);
+        const rows = Object.values(feeds)[0]!.shape[0]!;
+        return new Promise((resolve) => fake.setTimeout(() => resolve(result), 1 + 0.1 * rows));
+      }
+    }
+    const batcher = new DynamicBatcher({ instances: [new TimedInstance()], maxBatchSize: 8, targetLatencyMs: 10, clock, arrivals: { mayArrive: () => true, expectedAt: () => fake.now() + 0.5 } });
+    const drive = async (pending: Promise<unknown>) => {
+      let done = false;
+      void pending.then(() => (done = true), () => (done = true));
+      while (!done) {
+        await settle();
+        fake.advance(0.05);
+      }
+      return pending;
+    };
+    // The cost, learned from batches of different sizes; each waits ~1.5 ms for a client that is expected but never comes.
+    for (const rows of [1, 3, 2]) await drive(batcher.enqueue(fakeRequest(rows, { rows })));
+    busyLoopMs = 15;
+    const start = fake.now();
+    await expect(drive(batcher.enqueue(fakeRequest(7)))).resolves.toEqual({ y: expect.anything() });
+    expect(fake.now() - start).toBeGreaterThan(10); // answered late, not shed
   });
 });
 
@@ -234,7 +299,7 @@ describe("DynamicBatcher: why each batch left (`ExecutionTiming.reason`)", () =>
     const timings: ExecutionTiming[] = [];
     const clock = new FakeClock();
     let open = true;
-    const batcher = new DynamicBatcher({ instances: [new FakeInstance()], maxBatchSize: 8, maxQueueDelayMs: 0.5, clock, mayArrive: () => open, observer: { dequeued: () => {}, executed: (t) => void timings.push(t) } });
+    const batcher = new DynamicBatcher({ instances: [new FakeInstance()], maxBatchSize: 8, maxQueueDelayMs: 0.5, clock, arrivals: { mayArrive: () => open }, observer: { dequeued: () => {}, executed: (t) => void timings.push(t) } });
     for (let i = 0; i < 8; i++) {
       const done = batcher.enqueue(fakeRequest(i));
       await settle();

@@ -42,11 +42,26 @@ export class PreciseTimer {
     return this.#latenessMs;
   }
 
-  /** Calls `fn` once at clock time `atMs` (replacing any pending call). */
-  set(atMs: number, fn: () => void): void {
+  /**
+   * Calls `fn` once at clock time `atMs` (replacing any pending call). `coarse`: on the clock's
+   * timer alone, at `atMs` or up to `latenessMs` after it, never polling: for waits whose end is an
+   * estimate that an arrival usually ends first (the adaptive law's), where polling would spend
+   * the event loop that reads those arrivals.
+   */
+  set(atMs: number, fn: () => void, options: { coarse?: boolean } = {}): void {
     this.clear();
     const generation = this.#generation;
     const clock = this.#clock;
+    if (options.coarse) {
+      const expected = Math.max(atMs, clock.now());
+      this.#handle = clock.setTimeout(() => {
+        this.#handle = undefined;
+        if (generation !== this.#generation) return;
+        this.#learn(clock.now() - expected);
+        fn();
+      }, expected - clock.now());
+      return;
+    }
     if (!clock.soon) {
       this.#handle = clock.setTimeout(fn, Math.max(0, atMs - clock.now()));
       return;

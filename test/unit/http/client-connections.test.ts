@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ClientConnections } from "../../../runtime/http/client-connections.ts";
 import type { ClientConnection } from "../../../runtime/http/client-connections.ts";
+import { FakeClock } from "../../support/fake-clock.ts";
 
 /** `requests` requests on `connection`, each settled and answered before the next. */
 function reuse(clients: ClientConnections, connection: ClientConnection, requests: number) {
@@ -83,5 +84,57 @@ describe("ClientConnections", () => {
     expect(clients.mayArrive()).toBe(false);
     clients.opened(); // a client opens a connection: more may come
     expect(clients.mayArrive()).toBe(true);
+  });
+
+  it("`expectedAt()` is undefined until the count is trusted and a turnaround was seen (Bun, Deno, new clients)", () => {
+    const clock = new FakeClock();
+    expect(new ClientConnections({ clock }).expectedAt()).toBeUndefined();
+    const clients = new ClientConnections({ clock });
+    const a = clients.opened();
+    clients.settled(a); // a first request: no answer before it, no turnaround
+    expect(clients.expectedAt()).toBeUndefined();
+  });
+
+  it("`expectedAt()` expects each connection back one smoothed turnaround after its answer, the earliest first; Infinity once all are in", () => {
+    const clock = new FakeClock();
+    const clients = new ClientConnections({ clock });
+    const [a, b] = [clients.opened(), clients.opened()];
+    for (let i = 0; i < 8; i++) {
+      for (const c of [a, b]) clients.settled(c);
+      clock.advance(1);
+      for (const c of [a, b]) clients.answered(c);
+      clock.advance(0.5); // each client comes back 0.5 ms after its answer
+    }
+    clients.settled(a);
+    clients.settled(b);
+    clock.advance(1);
+    clients.answered(a);
+    clock.advance(0.2);
+    clients.answered(b);
+    expect(clients.expectedAt()).toBeCloseTo(clock.now() - 0.2 + 0.5, 6); // a's answer + 0.5
+    clock.advance(0.3);
+    clients.settled(a);
+    expect(clients.expectedAt()).toBeCloseTo(clock.now() - 0.3 + 0.5, 6); // now b's
+    clients.settled(b);
+    expect(clients.expectedAt()).toBe(Infinity);
+  });
+
+  it("`expectedAt()` stops expecting a connection silent for four turnarounds, and counts it again once it sends", () => {
+    const clock = new FakeClock();
+    const clients = new ClientConnections({ clock });
+    const [a, b] = [clients.opened(), clients.opened()];
+    for (let i = 0; i < 8; i++) {
+      for (const c of [a, b]) clients.settled(c);
+      clock.advance(1);
+      for (const c of [a, b]) clients.answered(c);
+      clock.advance(0.5);
+    }
+    clients.settled(a);
+    expect(clients.expectedAt()).toBeCloseTo(clock.now()); // b, due now
+    clock.advance(2.1); // b paused: more than 4 × 0.5 ms since its answer
+    expect(clients.expectedAt()).toBe(Infinity);
+    clients.settled(b); // back after a pause: no turnaround sample from it
+    clients.answered(b);
+    expect(clients.expectedAt()).toBeCloseTo(clock.now() + 0.5, 6);
   });
 });

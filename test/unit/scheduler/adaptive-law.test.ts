@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DynamicBatcher, missesDeadline, planBatch } from "../../../runtime/scheduler/mod.ts";
 import type { ModelInstance, RunOptions } from "../../../runtime/scheduler/mod.ts";
 import type { Tensor } from "../../../runtime/mod.ts";
+import { ClientConnections } from "../../../runtime/http/client-connections.ts";
 import { FakeClock } from "../../support/fake-clock.ts";
 import { fakeRequest, settle } from "../../support/fake-instance.ts";
 
@@ -46,6 +47,26 @@ describe("planBatch (the adaptive law)", () => {
   });
 });
 
+describe("planBatch in a closed loop (the next arrival predicted: `expectedAt`)", () => {
+  it("waits for a client due within the target however long the mean gap, until b past its due time", () => {
+    // The mean gap (3 ms) says dispatch; the client due at 10.6 says wait.
+    expect(planBatch({ ...base, gapMs: 3, expectedAt: 10.6 })).toEqual({ dispatch: false, untilMs: 10.6 + 1 });
+  });
+
+  it("dispatches when none is expected, when the next is due too late for the target, or overdue by more than b", () => {
+    expect(planBatch({ ...base, gapMs: 0.01, expectedAt: Infinity })).toEqual({ dispatch: true });
+    // 9 + 0.9 × 20 − cost(5) = 25.75: a client due then cannot join in time.
+    expect(planBatch({ ...base, expectedAt: 25.8 })).toEqual({ dispatch: true });
+    expect(planBatch({ ...base, expectedAt: 8.9 })).toEqual({ dispatch: true }); // due 1.1 ms ago, b = 1
+    expect(planBatch({ ...base, expectedAt: 9.5 })).toEqual({ dispatch: false, untilMs: 10.5 });
+  });
+
+  it("keeps the timer's lateness out of the target's budget", () => {
+    expect(planBatch({ ...base, now: 23, oldestAt: 9, newestAt: 22.9, expectedAt: 23.5 })).toEqual({ dispatch: false, untilMs: 24.5 });
+    expect(planBatch({ ...base, now: 23, oldestAt: 9, newestAt: 22.9, expectedAt: 23.5, latenessMs: 2 })).toEqual({ dispatch: false, untilMs: 23.75 });
+  });
+});
+
 /** An instance whose execution takes `a·rows + b` ms of fake-clock time. */
 class TimedInstance implements ModelInstance {
   readonly batches: number[] = [];
@@ -54,7 +75,10 @@ class TimedInstance implements ModelInstance {
   readonly b: number;
   /** Ms each execution first waits for its turn (an event-loop session's wait), told apart through `computed`. */
   readonly turnMs: number;
-  constructor(clock: FakeClock, a: number, b: number, turnMs = 0) {
+  /** Present when the instance computes on a later turn (as inline onnxruntime-node sessions do): a zero timer. */
+  computeTurn?: (fn: () => void) => void;
+  constructor(clock: FakeClock, a: number, b: number, turnMs = 0, laterTurn = false) {
+    if (laterTurn) this.computeTurn = (fn) => void clock.setTimeout(fn, 0);
     this.clock = clock;
     this.a = a;
     this.b = b;
@@ -90,6 +114,62 @@ async function simulate(options: { a: number; b: number; gapMs: number; duration
   }
   return { results: await Promise.all(outcomes), batches: instance.batches, fit: batcher.cost! };
 }
+
+/**
+ * A closed loop: `thinkMs[i]` is how long client i takes from its answer to its next request
+ * (`paused` clients send once, then stop), each on a keep-alive connection the batcher learns of
+ * through the HTTP layer's ClientConnections, as served. Returns each request's latency or "shed".
+ */
+async function closedLoop(options: { a: number; b: number; thinkMs: number[]; durationMs: number; targetMs: number; predicted: boolean; paused?: number }) {
+  const clock = new FakeClock();
+  const instance = new TimedInstance(clock, options.a, options.b, 0, true);
+  const clients = new ClientConnections({ clock });
+  const arrivals = options.predicted ? clients : { mayArrive: () => clients.mayArrive() };
+  const batcher = new DynamicBatcher({ instances: [instance], maxBatchSize: 64, targetLatencyMs: options.targetMs, clock, arrivals });
+  const outcomes: (number | string)[] = [];
+  const connections = options.thinkMs.map(() => clients.opened());
+  const send = (i: number) => {
+    if (clock.now() >= options.durationMs) return;
+    const start = clock.now();
+    clients.settled(connections[i]!);
+    batcher.enqueue(fakeRequest(i)).then(
+      () => outcomes.push(clock.now() - start),
+      (e: { code: string }) => outcomes.push(e.code),
+    ).finally(() => {
+      clients.answered(connections[i]!);
+      if (i >= options.thinkMs.length - (options.paused ?? 0) && clock.now() > 0) return;
+      clock.setTimeout(() => send(i), options.thinkMs[i]!);
+    });
+  };
+  options.thinkMs.forEach((_, i) => send(i));
+  for (let t = 0; t < options.durationMs + 100; t += 0.05) {
+    await settle();
+    clock.advance(0.05);
+  }
+  return { outcomes, batches: instance.batches };
+}
+
+describe("DynamicBatcher with a latency target in a closed loop (8 clients, cost 0.05·n + 1 ms)", () => {
+  // The clients come back 0.1–0.8 ms after their answers: slower than b / n for most n.
+  const thinkMs = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8];
+
+  it("with the arrivals predicted, waits for every client and serves more than by the mean gap, under the target", async () => {
+    const predicted = await closedLoop({ a: 0.05, b: 1, thinkMs, durationMs: 300, targetMs: 20, predicted: true });
+    const gap = await closedLoop({ a: 0.05, b: 1, thinkMs, durationMs: 300, targetMs: 20, predicted: false });
+    for (const run of [predicted, gap]) expect(run.outcomes.every((o) => typeof o === "number" && o <= 20)).toBe(true);
+    const steady = predicted.batches.slice(10);
+    expect(steady.reduce((n, b) => n + b, 0) / steady.length).toBeGreaterThan(7.5);
+    expect(gap.batches.slice(10).reduce((n, b) => n + b, 0) / gap.batches.slice(10).length).toBeLessThan(6);
+    expect(predicted.outcomes.length).toBeGreaterThan(gap.outcomes.length);
+  });
+
+  it("does not keep waiting for a client that stopped sending: the rest batch together, well under the target", async () => {
+    const { outcomes, batches } = await closedLoop({ a: 0.05, b: 1, thinkMs, durationMs: 300, targetMs: 20, predicted: true, paused: 1 });
+    const late = outcomes.slice(100);
+    expect(late.every((o) => typeof o === "number" && o < 5)).toBe(true);
+    expect(batches.slice(-10).every((n) => n === 7)).toBe(true);
+  });
+});
 
 describe("DynamicBatcher with a latency target (simulated cost 0.02·n + 1 ms)", () => {
   it("fits the cost it sees, batches, and keeps every request under the target", async () => {

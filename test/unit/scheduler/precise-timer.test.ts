@@ -77,4 +77,16 @@ describe("PreciseTimer", () => {
     expect(firedAt).toBe(0.5);
     expect(clock.timersSet).toBe(1);
   });
+
+  it("`set()` with `coarse` sleeps on one timer and never polls, firing at the deadline or after it, and learns how late", () => {
+    const clock = new FakeClock({ timerLatenessMs: 1, pollStepMs: 0.01 });
+    const timer = new PreciseTimer(clock);
+    let firedAt: number | undefined;
+    timer.set(0.5, () => (firedAt = clock.now()), { coarse: true });
+    clock.advance(3);
+    expect(firedAt).toBe(1.5);
+    expect(clock.pollSteps).toBe(0);
+    expect(clock.timersSet).toBe(1);
+    expect(timer.latenessMs).toBeGreaterThanOrEqual(1);
+  });
 });
