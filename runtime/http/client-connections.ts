@@ -33,11 +33,12 @@ export interface ClientConnection {
  * (HTTP/1.1 pipelining, an idle connection's first inference request) a batch leaves without a
  * request it could have waited for: that costs batching, never an answer.
  *
- * It is the batchers' `Arrivals` (scheduler.ts; runtime.ts hands it to them). `expectedAt()` predicts the next arrival where the count is trusted: each inference connection
- * between an answer and its next request is expected back one turnaround after its answer (the
- * smoothed time from an answer to that connection's next settled request: encoding, the network,
- * the client, reading and decoding). Connections silent for `DORMANT` turnarounds are not expected
- * (a pool's spare connections, a client that paused) until they send again.
+ * It is the batchers' `Arrivals` (scheduler.ts; runtime.ts hands it to them). `expectedAt()`
+ * predicts the next arrival where the count is trusted: each inference connection between an
+ * answer and its next request is expected back one turnaround after its answer (the smoothed time
+ * from an answer to that connection's next settled request: encoding, the network, the client,
+ * reading and decoding). Connections silent for `DORMANT` turnarounds are not expected (a pool's
+ * spare connections, a client that paused) until they send again.
  */
 export class ClientConnections {
   readonly #clock: Pick<Clock, "now">;

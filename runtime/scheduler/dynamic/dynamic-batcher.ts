@@ -39,9 +39,10 @@ export interface DynamicBatcherOptions {
   requestSignals?: boolean;
   /**
    * What the server knows of requests still to come (the HTTP server's connections,
-   * http/client-connections.ts). When none can arrive (`arrivals`), waiting for a fuller batch gains
-   * nothing: the batch leaves as a delay's end would send it. Where the next one is expected
-   * (`expectedAt`), the adaptive law weighs that instead of the mean gap. Absent: anything may arrive, unpredicted.
+   * http/client-connections.ts). When none can arrive (`mayArrive`), waiting for a fuller batch
+   * gains nothing: the batch leaves as a delay's end would send it. Where the next one is expected
+   * (`expectedAt`), the adaptive law weighs that instead of the mean gap. Absent: anything may
+   * arrive, unpredicted.
    */
   arrivals?: Arrivals;
 }
@@ -77,10 +78,11 @@ const UNLIMITED: LevelPolicy = { timeoutAction: "REJECT", defaultTimeoutMs: 0, a
  * the oldest request has waited the queue delay (at once when it is 0), taking the largest
  * preferred size formed if any, else everything formed. A wait starts only while waits have been
  * paying (ArrivalOutlook: in a closed loop at concurrency 1 nothing can join, so a lone request
- * leaves at once) and while another request can still arrive (`arrivals`). A batch for an instance
- * that computes on a later turn of the event loop is formed on that turn (`#formsOnTurn`). Each execution reports
- * why its batch left (`ExecutionTiming.reason`). With a latency target the wait follows the adaptive law instead of the fixed
- * delay, and a request that can no longer meet its deadline is shed with UNAVAILABLE.
+ * leaves at once) and while another request can still arrive (`arrivals`). A batch for an
+ * instance that computes on a later turn of the event loop is formed on that turn
+ * (`#formsOnTurn`). Each execution reports why its batch left (`ExecutionTiming.reason`). With a
+ * latency target the wait follows the adaptive law instead of the fixed delay, and a request that
+ * can no longer meet its deadline is shed with UNAVAILABLE.
  */
 export class DynamicBatcher implements InstanceScheduler {
   readonly #options: DynamicBatcherOptions;
