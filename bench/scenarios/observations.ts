@@ -1,8 +1,8 @@
 import { DISTURBED_CORES } from "./cpu-meter.ts";
 import type { Measured } from "./measure-step.ts";
 import type { RawPoint } from "./raw.ts";
-import { ADAPTIVE_LEVELS, ADAPTIVE_LOOSE_TARGET_MS, ADAPTIVE_TARGET_MS } from "./served.ts";
-import { adaptiveComparison, bestResnetBatched, bestStaticMlp, cpuPerRequest, delayOf, fixed, overheadUs, probeStep, step } from "./scenario-results.ts";
+import { ADAPTIVE_LEVELS, ADAPTIVE_LOOSE_TARGET_MS, ADAPTIVE_TARGET_MS, MLP_DELAYS_US, mlpBatched } from "./served.ts";
+import { adaptiveComparison, bestResnetBatched, bestStaticMlp, cpuPerRequest, delayOf, fixed, overheadUs, probeStep, step, sweepRounds, sweepStep } from "./scenario-results.ts";
 import { comparePoints, GOALS } from "./targets.ts";
 import type { ScenarioResults } from "./scenario-results.ts";
 
@@ -174,13 +174,29 @@ function adaptive(results: ScenarioResults): string[] {
     if (!underTarget && !lawSaid && (lawSaid = true)) parts.push(`The law (runtime/scheduler/dynamic/adaptive-law.ts) holds a request in the queue at most 0.9 × target minus its batch's predicted execution, and sheds one that waiting made late; time outside the queue (reading, decoding, answering, a CPU shared with the client) is not in its hands, and it is what a p99 over the target spent beyond the queue (queueing, the waits for the event loop's turn included, averaged ${fixed(a.server?.queueUsPerRequest, 0)} µs per request here).`);
     const queued = a.server?.queueUsPerRequest ?? 0;
     const bestQueued = bestUnder?.server?.queueUsPerRequest ?? Infinity;
-    if (bestUnder && a.inferPerS < 0.9 * bestUnder.inferPerS && queued > bestQueued) {
-      parts.push(`Adaptive spent more of the budget waiting (${fixed(queued, 0)} vs ${fixed(bestQueued, 0)} µs per request) without gaining throughput: its law waits while requests arrive faster than the fitted fixed cost of an execution divided by the rows formed, which a closed loop of ${c} clients, whose next requests come only as answers leave, can mislead.`);
+    const rows = a.server?.avgBatchSize ?? 0;
+    if (bestUnder && a.inferPerS < 0.9 * bestUnder.inferPerS && rows >= 0.95 * (bestUnder.server?.avgBatchSize ?? Infinity)) {
+      // It batches as the winner does: the gap is elsewhere, most often in the rounds' spread.
+      const alike = sameBatches(results, c, rows);
+      const spread = sweepRounds(results, bestUnder.model, c).map((r) => r.inferPerS);
+      parts.push(
+        `Adaptive formed batches at least as large as the best static delay's (${fixed(rows, 1)} vs ${fixed(bestUnder.server?.avgBatchSize, 1)} rows): it did not lose by batching less` +
+          (alike ? `; the static delay that formed batches closest to its own, ${delayOf(alike.model)} µs (${fixed(alike.server?.avgBatchSize, 1)} rows), answered ${fixed(alike.inferPerS, 0)} infer/s (adaptive ÷ it: ${fixed(a.inferPerS / alike.inferPerS, 2)})` : "") +
+          (spread.length > 1 ? `; the best delay's own rounds spanned ${fixed(Math.min(...spread), 0)}–${fixed(Math.max(...spread), 0)} infer/s, and the best of six medians leans high when rounds spread that much.` : "."),
+      );
+    } else if (bestUnder && a.inferPerS < 0.9 * bestUnder.inferPerS && queued > bestQueued) {
+      parts.push(`Adaptive spent more of the budget waiting (${fixed(queued, 0)} vs ${fixed(bestQueued, 0)} µs per request) without gaining throughput: its law waits for clients it expects back where the server predicts arrivals (a closed loop on Node), else while requests arrive faster than the fitted fixed cost of an execution divided by the rows formed.`);
     }
     const loose = step(results, "tensorfn", "mlp_adaptive_loose", c);
     if (loose) parts.push(`With a looser target of ${ADAPTIVE_LOOSE_TARGET_MS} ms the same controller answered ${fixed(loose.inferPerS, 0)} infer/s (p99 ${fixed(loose.latencyMs?.p99, 2)} ms, batches of ${fixed(loose.server?.avgBatchSize, 1)}, ${fixed(loose.server?.queueUsPerRequest, 0)} µs queueing): ${loose.inferPerS < a.inferPerS ? "more budget bought longer waits, not throughput" : "more budget did not cost throughput here"}.`);
     return [parts.join(" ")];
   });
+}
+
+/** The static-delay mlp function whose batches at `concurrency` came closest to `rows`. */
+function sameBatches(results: ScenarioResults, concurrency: number, rows: number): Measured | undefined {
+  const steps = MLP_DELAYS_US.map((d) => sweepStep(results, mlpBatched(d), concurrency)).filter((s): s is Measured => s?.server?.avgBatchSize !== undefined);
+  return steps.reduce<Measured | undefined>((a, b) => (a === undefined || Math.abs(b.server!.avgBatchSize! - rows) < Math.abs(a.server!.avgBatchSize! - rows) ? b : a), undefined);
 }
 
 function nearestBatch(points: readonly RawPoint[], batch: number): RawPoint {
