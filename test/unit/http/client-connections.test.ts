@@ -11,6 +11,18 @@ function reuse(clients: ClientConnections, connection: ClientConnection, request
   }
 }
 
+/** Two keep-alive clients, 8 rounds: both answered 1 ms after they send, each back `turnaroundMs` after its answer. */
+function closedLoop(clock: FakeClock, clients: ClientConnections, turnaroundMs: number): [ClientConnection, ClientConnection] {
+  const [a, b] = [clients.opened(), clients.opened()];
+  for (let i = 0; i < 8; i++) {
+    for (const c of [a, b]) clients.settled(c);
+    clock.advance(1);
+    for (const c of [a, b]) clients.answered(c);
+    clock.advance(turnaroundMs);
+  }
+  return [a, b];
+}
+
 describe("ClientConnections", () => {
   it("`mayArrive()` is true while no connection was ever reported (Bun, Deno, app.fetch)", () => {
     expect(new ClientConnections().mayArrive()).toBe(true);
@@ -98,13 +110,7 @@ describe("ClientConnections", () => {
   it("`expectedAt()` expects each connection back one smoothed turnaround after its answer, the earliest first; Infinity once all are in", () => {
     const clock = new FakeClock();
     const clients = new ClientConnections({ clock });
-    const [a, b] = [clients.opened(), clients.opened()];
-    for (let i = 0; i < 8; i++) {
-      for (const c of [a, b]) clients.settled(c);
-      clock.advance(1);
-      for (const c of [a, b]) clients.answered(c);
-      clock.advance(0.5); // each client comes back 0.5 ms after its answer
-    }
+    const [a, b] = closedLoop(clock, clients, 0.5);
     clients.settled(a);
     clients.settled(b);
     clock.advance(1);
@@ -122,13 +128,7 @@ describe("ClientConnections", () => {
   it("`expectedAt()` stops expecting a connection silent for four turnarounds, and counts it again once it sends", () => {
     const clock = new FakeClock();
     const clients = new ClientConnections({ clock });
-    const [a, b] = [clients.opened(), clients.opened()];
-    for (let i = 0; i < 8; i++) {
-      for (const c of [a, b]) clients.settled(c);
-      clock.advance(1);
-      for (const c of [a, b]) clients.answered(c);
-      clock.advance(0.5);
-    }
+    const [a, b] = closedLoop(clock, clients, 0.5);
     clients.settled(a);
     expect(clients.expectedAt()).toBeCloseTo(clock.now()); // b, due now
     clock.advance(2.1); // b paused: more than 4 × 0.5 ms since its answer
