@@ -54,9 +54,9 @@ export const TARGET_MARGIN = 0.1;
  * batch is full; it leaves at once when the next is due too late (or none is expected: Infinity),
  * and when the one due is overdue by more than `b` (a client that paused; the server stops
  * expecting it altogether after a while). Either way, never past the point where the oldest
- * request would miss the target (`oldest + target·(1 − margin) − cost(n+1) − turn`, `turn` being
- * what an execution waits before it computes, less `lateness`, how late the timer that ends the
- * wait may fire), and never past max_queue_delay when set.
+ * request would miss the target (`oldest + target·(1 − margin) − cost(n+1) − turn − lateness`,
+ * `turn` being what an execution waits before it computes and `lateness` how late the timer that
+ * ends the wait may fire), and never past max_queue_delay when set.
  * Each arrival re-plans. Before the first execution there is no cost to weigh: dispatch.
  */
 export function planBatch(o: BatchOutlook): BatchDecision {
