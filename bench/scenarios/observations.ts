@@ -1,8 +1,8 @@
 import { DISTURBED_CORES } from "./cpu-meter.ts";
 import type { Measured } from "./measure-step.ts";
 import type { RawPoint } from "./raw.ts";
-import { ADAPTIVE_LEVELS, ADAPTIVE_LOOSE_TARGET_MS, ADAPTIVE_TARGET_MS, MLP_DELAYS_US, mlpBatched } from "./served.ts";
-import { adaptiveComparison, bestResnetBatched, bestStaticMlp, cpuPerRequest, delayOf, fixed, overheadUs, probeStep, step, sweepRounds, sweepStep } from "./scenario-results.ts";
+import { ADAPTIVE_LEVELS, ADAPTIVE_LOOSE_TARGET_MS, ADAPTIVE_TARGET_MS } from "./served.ts";
+import { adaptiveComparison, bestResnetBatched, bestStaticMlp, cpuPerRequest, delayOf, fixed, overheadUs, probeStep, staticMlpSteps, step, sweepRounds } from "./scenario-results.ts";
 import { comparePoints, GOALS } from "./targets.ts";
 import type { ScenarioResults } from "./scenario-results.ts";
 
@@ -195,7 +195,7 @@ function adaptive(results: ScenarioResults): string[] {
 
 /** The static-delay mlp function whose batches at `concurrency` came closest to `rows`. */
 function sameBatches(results: ScenarioResults, concurrency: number, rows: number): Measured | undefined {
-  const steps = MLP_DELAYS_US.map((d) => sweepStep(results, mlpBatched(d), concurrency)).filter((s): s is Measured => s?.server?.avgBatchSize !== undefined);
+  const steps = staticMlpSteps(results, concurrency).filter((s) => s.server?.avgBatchSize !== undefined);
   return steps.reduce<Measured | undefined>((a, b) => (a === undefined || Math.abs(b.server!.avgBatchSize! - rows) < Math.abs(a.server!.avgBatchSize! - rows) ? b : a), undefined);
 }
 

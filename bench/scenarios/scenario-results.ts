@@ -72,7 +72,12 @@ export function bestResnetBatched(results: ScenarioResults, concurrency: number)
 
 /** The static-delay mlp function whose median round has the most infer/s at `concurrency`, among those `accept` lets through. */
 export function bestStaticMlp(results: ScenarioResults, concurrency: number, accept: (s: Measured) => boolean = () => true): Measured | undefined {
-  return best(MLP_DELAYS_US.map((d) => sweepStep(results, mlpBatched(d), concurrency)).filter((s) => s === undefined || accept(s)));
+  return best(staticMlpSteps(results, concurrency).filter(accept));
+}
+
+/** The static-delay mlp functions' steps (median rounds) at `concurrency` that ran. */
+export function staticMlpSteps(results: ScenarioResults, concurrency: number): Measured[] {
+  return MLP_DELAYS_US.map((d) => sweepStep(results, mlpBatched(d), concurrency)).filter((s): s is Measured => s !== undefined);
 }
 
 /** The delay (µs) of a static mlp function name. */

@@ -1,3 +1,4 @@
+import { systemClock } from "../core/mod.ts";
 import type { Clock } from "../core/mod.ts";
 
 /** One client connection, as the adapter reported it (`ClientConnections.opened`). */
@@ -54,7 +55,7 @@ export class ClientConnections {
   readonly #between = new Set<ClientConnection>();
 
   constructor(options: { clock?: Pick<Clock, "now"> } = {}) {
-    this.#clock = options.clock ?? { now: () => performance.now() };
+    this.#clock = options.clock ?? systemClock;
   }
 
   /** A client connection opened (the adapter); give it to `closed()` and to requests it carries. */

@@ -101,8 +101,8 @@ export class DynamicBatcher implements InstanceScheduler {
   /**
    * Whether it ends on the clock's timer alone, without polling: a closed loop's wait under the
    * adaptive law, which an arrival or `no_arrivals` ends long before the timer as a rule; polling
-   * its tail spent the event loop that reads those arrivals (mlp at 32 clients: 4844 req/s polled,
-   * 5670 not; issue 11's note, stop 30).
+   * its tail spent the event loop that reads those arrivals (mlp_adaptive at 32 clients: 4844 req/s
+   * polled, 5670 not; bench/RESULTS.md, "Batches formed on the compute turn").
    */
   #waitCoarse = false;
   /** When the batch being formed could first have left (an instance free, a request queued); undefined between batches. */
@@ -311,8 +311,9 @@ export class DynamicBatcher implements InstanceScheduler {
    * Whether the batch that would leave now is formed instead on the compute turn of the instance
    * it would take (`ModelInstance.computeTurn`: an event-loop instance whose runs start on a later
    * macrotask). The execution could not start before that turn anyway, so forming it there costs
-   * its requests no wait and lets the requests read meanwhile join: 8 closed-loop clients of mlp
-   * with a zero delay formed batches of 4.1 instead of 2.6 (issue 11's note, stop 30). A batch
+   * its requests no wait and lets the requests read meanwhile join: 8 closed-loop clients of the
+   * bundled mlp formed batches of 6.9 instead of 4.3 (bench/RESULTS.md, "Batches formed on the
+   * compute turn"). A batch
    * that is full, has its largest preferred size, or is blocked by a request that cannot join it
    * leaves at once, as before; so does one that nothing more can reach (`arrivals`), unless the
    * instance just came back (`afterRun`): its batch's clients are answered only after this, so
@@ -353,7 +354,7 @@ export class DynamicBatcher implements InstanceScheduler {
     for (const entry of batch) {
       const timeoutMs = effectiveTimeout(this.#queue.policy(entry.level), entry.item.request.timeoutMs);
       const deadlineMs = timeoutMs > 0 ? Math.min(timeoutMs, targetMs) : targetMs;
-      if (!missesDeadline(now, entry.enqueuedAt, deadlineMs, costMs) || (readyAt !== undefined && !missesDeadline(readyAt, entry.enqueuedAt, deadlineMs, costMs))) {
+      if (!missesDeadline(readyAt ?? now, entry.enqueuedAt, deadlineMs, costMs)) {
         kept.push(entry);
         continue;
       }

@@ -43,8 +43,8 @@ export class PreciseTimer {
   }
 
   /**
-   * Calls `fn` once at clock time `atMs` (replacing any pending call). `coarse`: on the clock's
-   * timer alone, at `atMs` or up to `latenessMs` after it, never polling: for waits whose end is an
+   * Calls `fn` once at clock time `atMs` (replacing any pending call). `coarse` (and any clock
+   * without `soon`): on the clock's timer alone, at `atMs` or up to `latenessMs` after it, never polling: for waits whose end is an
    * estimate that an arrival usually ends first (the adaptive law's), where polling would spend
    * the event loop that reads those arrivals.
    */
@@ -52,7 +52,7 @@ export class PreciseTimer {
     this.clear();
     const generation = this.#generation;
     const clock = this.#clock;
-    if (options.coarse) {
+    if (options.coarse || !clock.soon) {
       const expected = Math.max(atMs, clock.now());
       this.#handle = clock.setTimeout(() => {
         this.#handle = undefined;
@@ -60,10 +60,6 @@ export class PreciseTimer {
         this.#learn(clock.now() - expected);
         fn();
       }, expected - clock.now());
-      return;
-    }
-    if (!clock.soon) {
-      this.#handle = clock.setTimeout(fn, Math.max(0, atMs - clock.now()));
       return;
     }
     const soon = clock.soon.bind(clock);
