@@ -1,6 +1,6 @@
 import type { Measured } from "./measure-step.ts";
 import type { RawPoint } from "./raw.ts";
-import { ADAPTIVE_LEVELS, ADAPTIVE_LOOSE_TARGET_MS, ADAPTIVE_TARGET_MS, LEVELS, MLP_DELAYS_US, mlpBatched, RESNET_DELAY_US, SWEEP_ROUNDS } from "./served.ts";
+import { ADAPTIVE_LEVELS, ADAPTIVE_LOOSE_TARGET_MS, ADAPTIVE_TARGET_MS, LEVELS, MLP_DELAYS_US, mlpBatched, RESNET_DELAY_US, SWEEP_ROUNDS, SWEEP_WINDOW } from "./served.ts";
 import { adaptiveComparison, cpuPerRequest, fixed, step, sweepRounds, sweepStep } from "./scenario-results.ts";
 import type { ScenarioResults } from "./scenario-results.ts";
 import { targetsSection } from "./targets-md.ts";
@@ -185,8 +185,8 @@ function adaptiveSection(results: ScenarioResults): string[] {
     "(2× the unbatched p99 would have been the other candidate; it cannot be derived from this run's numbers",
     "because the repository is written before the server starts, and the loose target below shows what a",
     "target that generous does.)",
-    `At each of c = ${ADAPTIVE_LEVELS.join(", ")} the static delays and the adaptive function run in turn, ${SWEEP_ROUNDS} rounds of 0.5 s warm-up and`,
-    "a 2 s window (the adaptive function's first round warms up 3 s, to let its cost model settle); each row is the round",
+    `At each of c = ${ADAPTIVE_LEVELS.join(", ")} the static delays and the adaptive function run in turn, ${SWEEP_ROUNDS} rounds of ${SWEEP_WINDOW.warmupMs / 1000} s warm-up and`,
+    `a ${SWEEP_WINDOW.durationMs / 1000} s window, each round starting one function further along (the adaptive function's first round warms up 3 s, to let its cost model settle); each row is the round`,
     "with the median throughput, the rounds column all of them in order. One window moves ±15 % between back-to-back",
     "windows of the same function here, so single windows would make \"the best of six static delays\" the luckiest of six;",
     "the median shrinks that, but the best of six medians still leans high. At c=1 the adaptive step runs once, right after",

@@ -78,9 +78,14 @@ export const ADAPTIVE_LEVELS = [8, 32, 64];
  * Rounds of the adaptive sweep at each level of ADAPTIVE_LEVELS: every static delay and the adaptive
  * function in turn, then again, each compared by its median round. One 2–3 s window of mlp at
  * c ≥ 8 moves ±15 % between back-to-back windows of one function on this machine, and "the best of
- * six static delays" taken from single windows is the luckiest window of six.
+ * six static delays" taken from single windows is the luckiest window of six. Three rounds were
+ * not enough either: in stop 30's run one delay's rounds spanned 2250–4394 infer/s, and the best of
+ * six medians of three leans high (bench/RESULTS.md, T5's observations). Five rounds of SWEEP_WINDOW
+ * cost ~50 s more than three of 2 s windows did.
  */
-export const SWEEP_ROUNDS = 3;
+export const SWEEP_ROUNDS = 5;
+/** Each round's window in the adaptive sweep (ms): target 1's length, five of them rather than three longer ones. */
+export const SWEEP_WINDOW = { warmupMs: 500, durationMs: 1500 };
 /**
  * Rounds of each target 1 point: the hand-written, Hono and tensorfn servers in turn, three times,
  * each server standing by its median round (`step` in scenario-results.ts). Single windows, the
@@ -144,12 +149,17 @@ export function planSteps(targets: { tensorfn: Target; naive: Target; handwritte
     // The HTTP ceiling for mlp-sized requests, with the client on the same cores.
     if (concurrency === 32) add({ target: bare, model: "mlp_single", concurrency, ...short });
   }
-  const sweepWindow = times(500, 2000);
+  const sweepWindow = times(SWEEP_WINDOW.warmupMs, SWEEP_WINDOW.durationMs);
   for (const concurrency of ADAPTIVE_LEVELS) {
+    const sweep = [...MLP_DELAYS_US.map(mlpBatched), "mlp_adaptive"];
     for (let round = 1; round <= SWEEP_ROUNDS; round++) {
-      for (const delayUs of MLP_DELAYS_US) add({ target: tensorfn, model: mlpBatched(delayUs), concurrency, round, ...sweepWindow });
-      // The adaptive delay settles over its first answers: a longer warm-up in the first round.
-      add({ target: tensorfn, model: "mlp_adaptive", concurrency, round, ...(round === 1 ? times(3000, 2000) : sweepWindow) });
+      // Each round starts one place further along the list, so no function always runs first or
+      // right after the same neighbour (a drift within a round falls on each place in turn).
+      for (let i = 0; i < sweep.length; i++) {
+        const model = sweep[(i + round - 1) % sweep.length]!;
+        // The adaptive delay settles over its first answers: a longer warm-up in the first round.
+        add({ target: tensorfn, model, concurrency, round, ...(round === 1 && model === "mlp_adaptive" ? times(3000, 2000) : sweepWindow) });
+      }
     }
     if (concurrency === 32) add({ target: tensorfn, model: "mlp_adaptive_loose", concurrency, ...settle });
   }
