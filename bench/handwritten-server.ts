@@ -7,7 +7,11 @@
  * framework, no queue, no batching, no worker thread, no metadata routes (the benchmark reads
  * metadata from tensorfn).
  *
- *   node --import tsx bench/handwritten-server.ts [--repo functions] [--models simple,mlp] [--port 0]
+ *   node --import tsx bench/handwritten-server.ts [--repo functions] [--models simple,mlp] [--port 0] [--tensorfn-spin]
+ *
+ * `--tensorfn-spin` (a study, never the baseline): the sessions' intra-op threads spin as tensorfn's
+ * do on the CPU (a short spin, then sleep) instead of onnxruntime's default, so that the two servers
+ * differ only in what serves the request (bench/RESULTS.md, "mlp at one client: the spin policy").
  *
  * Prints `handwritten server at http://127.0.0.1:<port>` once listening.
  */
@@ -16,6 +20,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import * as ort from "onnxruntime-node";
+import { intraOpSpinning } from "../runtime/backends/_ort-session.ts";
 
 interface InputHeader {
   name: string;
@@ -39,12 +44,14 @@ const { values } = parseArgs({
     repo: { type: "string", default: "functions" },
     models: { type: "string", default: "simple,mlp" },
     port: { type: "string", default: "0" },
+    "tensorfn-spin": { type: "boolean", default: false },
   },
 });
 
 const sessions = new Map<string, ort.InferenceSession>();
 for (const name of values.models!.split(",")) {
-  sessions.set(name, await ort.InferenceSession.create(join(values.repo!, name, "1", "model.onnx")));
+  const options = values["tensorfn-spin"] ? { extra: { session: { intra_op: intraOpSpinning({ provider: "cpu" }) } } } : {};
+  sessions.set(name, await ort.InferenceSession.create(join(values.repo!, name, "1", "model.onnx"), options));
 }
 
 const server = createServer((request, response) => {
