@@ -69,4 +69,17 @@ describe("observations() on readiness", () => {
     expect(text).toContain("p50 3.00 ms, p99 14.50 ms while mlp answered 4000 req/s to 32 JSON clients");
     expect(observations(results([probed(6)])).some((t) => t.startsWith("**Readiness under load"))).toBe(false);
   });
+
+  it("explains an adaptive miss where the law formed far larger batches than the best static delay, from the run's numbers", () => {
+    const stats = (rows: number, queue: number) => ({ inferenceCount: 0, executionCount: 0, successCount: 0, failCount: 0, avgBatchSize: rows, queueUsPerRequest: queue, requestUsPerRequest: null, computeUsPerExecution: null, computeInputUsPerExecution: null, computeInferUsPerExecution: null, computeOutputUsPerExecution: null });
+    const sweep = (model: string, inferPerS: number, rows: number, queue: number) => measured("tensorfn", model, 64, inferPerS, { round: 1, latencyMs: latency(8, 15), server: stats(rows, queue) });
+    const steps = [sweep("mlp_adaptive", 7065, 57.2, 1366), sweep("mlp_batched_250us", 7599, 28.6, 1942), sweep("mlp_batched_5000us", 6173, 59.1, 1691)];
+    const text = paragraph(results(steps), "Adaptive at c=64");
+    expect(text).toContain("reached 0.93 of it");
+    expect(text).toContain("larger batches did not pay here: the best delay's, 2.0× smaller, left as soon as the instance was free");
+    expect(text).toContain("5000 µs (59.1 rows), answered 6173 infer/s (adaptive ÷ it: 1.14)");
+    // Within the goal (≥ 0.95 of the best), nothing to explain.
+    const close = [sweep("mlp_adaptive", 7300, 57.2, 1366), ...steps.slice(1)];
+    expect(paragraph(results(close), "Adaptive at c=64")).not.toContain("did not pay");
+  });
 });
