@@ -16,21 +16,45 @@ export interface Clock {
   soon?(fn: () => void): void;
 }
 
+/** How long a polling channel stays open after its last step (ms): the next batch window reuses it. */
+const SOON_KEEP_OPEN_MS = 100;
+
 /**
  * One step of a polling loop from web-standard globals: a MessageChannel ping, which every
- * runtime delivers as a macrotask (I/O is serviced between steps). The channel exists only while a
- * step is pending, so an idle process is not kept alive and burns nothing.
+ * runtime delivers as a macrotask (I/O is serviced between steps). The channel stays open while
+ * steps follow each other and is closed once none came for SOON_KEEP_OPEN_MS (closed, not just
+ * silenced: an open port keeps Deno's event loop alive), so an idle process is not kept alive and
+ * burns nothing. Opening a channel per wait, as this did until stop 31, made a 100 µs batch window
+ * close up to 3 ms late now and then under Node (`bench/batch-window.ts`, bench/RESULTS.md "Batch
+ * windows"). Steps queued while a batch of them runs go to the other of two lists: no array is
+ * allocated per step.
  */
-function messageChannelSoon(): (fn: () => void) => void {
+export function messageChannelSoon(): (fn: () => void) => void {
   let channel: MessageChannel | undefined;
-  const waiting: (() => void)[] = [];
-  const onMessage = () => {
-    const batch = waiting.splice(0);
-    for (const fn of batch) fn();
-    if (waiting.length > 0) return;
-    // Closed, not just silenced: an open port keeps Deno's event loop alive.
-    channel!.port1.close();
+  let waiting: (() => void)[] = [];
+  let running: (() => void)[] = [];
+  let lastStepAt = 0;
+  let closer: ReturnType<typeof setTimeout> | undefined;
+  const closeWhenIdle = () => {
+    closer = undefined;
+    if (!channel || waiting.length > 0) return;
+    const idleMs = performance.now() - lastStepAt;
+    if (idleMs < SOON_KEEP_OPEN_MS) {
+      closer = setTimeout(closeWhenIdle, SOON_KEEP_OPEN_MS - idleMs);
+      return;
+    }
+    channel.port1.close();
     channel = undefined;
+  };
+  const onMessage = () => {
+    [running, waiting] = [waiting, running];
+    lastStepAt = performance.now();
+    try {
+      for (const fn of running) fn();
+    } finally {
+      running.length = 0;
+      closer ??= setTimeout(closeWhenIdle, SOON_KEEP_OPEN_MS);
+    }
   };
   return (fn) => {
     if (waiting.push(fn) > 1) return; // a ping is already on its way
