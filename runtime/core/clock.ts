@@ -47,7 +47,9 @@ export function messageChannelSoon(): (fn: () => void) => void {
     channel = undefined;
   };
   const onMessage = () => {
-    [running, waiting] = [waiting, running];
+    const batch = waiting;
+    waiting = running;
+    running = batch;
     lastStepAt = performance.now();
     try {
       for (const fn of running) fn();
