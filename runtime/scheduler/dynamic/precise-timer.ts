@@ -53,13 +53,14 @@ export class PreciseTimer {
     const generation = this.#generation;
     const clock = this.#clock;
     if (options.coarse || !clock.soon) {
-      const expected = Math.max(atMs, clock.now());
+      const now = clock.now();
+      const expected = Math.max(atMs, now);
       this.#handle = clock.setTimeout(() => {
         this.#handle = undefined;
         if (generation !== this.#generation) return;
         this.#learn(clock.now() - expected);
         fn();
-      }, expected - clock.now());
+      }, expected - now);
       return;
     }
     const soon = clock.soon.bind(clock);
