@@ -36,8 +36,9 @@ export interface RawTiming {
 }
 
 /**
- * The session options tensorfn uses for a function with one instance on this machine (see
- * runtime/backends/_ort-session.ts): every core for intra-op work, no spinning, all graph passes.
+ * tensorfn's threads and graph passes for a function with one instance on this machine (see
+ * runtime/backends/_ort-session.ts): every core for intra-op work, all graph passes; but no
+ * spinning, where tensorfn spins 100 µs, so the cores a run keeps busy are compute only.
  */
 export function serverSessionOptions(): ort.InferenceSession.SessionOptions {
   return {

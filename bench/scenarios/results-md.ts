@@ -59,8 +59,9 @@ function rawSection(results: ScenarioResults): string[] {
   return [
     "### 1. Raw limit: onnxruntime-node in-process",
     "",
-    "One session per model with tensorfn's options for one instance on this machine: intra-op threads =",
-    `${results.machine.nproc} (all cores), \`allow_spinning\` 0, graph level all; back-to-back \`session.run\` on seeded FP32 input;`,
+    "One session per model with tensorfn's threads and graph passes for one instance on this machine: intra-op threads =",
+    `${results.machine.nproc} (all cores), graph level all, but \`allow_spinning\` 0 (tensorfn's sessions spin 100 µs; without a spin`,
+    "the process's cores count compute only, which target 4's ceiling reads); back-to-back `session.run` on seeded FP32 input;",
     "about 2 s per point after a warm-up (at least 3 runs).",
     "",
     "| batch | mlp infer/s | mlp ms/run | resnet infer/s | resnet ms/run | resnet runs | other cores (mlp / resnet) |",

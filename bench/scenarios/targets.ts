@@ -1,5 +1,6 @@
 import type { Encoding, Measured } from "./measure-step.ts";
-import { adaptiveComparison, bestResnetBatched, delayOf, fixed, probeStep, ratio, step, sweepStep } from "./scenario-results.ts";
+import type { RawPoint } from "./raw.ts";
+import { adaptiveComparison, bestResnetBatched, cpuPerRequest, delayOf, fixed, probeStep, ratio, step, sweepStep } from "./scenario-results.ts";
 import type { ScenarioResults, ServedSteps } from "./scenario-results.ts";
 import { ADAPTIVE_LEVELS, ADAPTIVE_TARGET_MS, BUNDLED, COMPARE_LEVELS, ENCODINGS, MLP_DELAYS_US, mlpBatched } from "./served.ts";
 
@@ -118,6 +119,10 @@ export function checkTarget2(results: ServedSteps): TargetCheck[] {
   const bare = step(results, "bare", "simple", 1);
   const p50Ratio = served?.latencyMs && bare?.latencyMs ? served.latencyMs.p50 / bare.latencyMs.p50 : undefined;
   const cpuUs = served && served.cores.server !== null && served.inferPerS > 0 ? (served.cores.server / served.inferPerS) * 1e6 : undefined;
+  // What the same request costs a server that does nothing but answer it: above the goal, no server could meet it in this run.
+  const bareUs = cpuPerRequest(bare, bare?.cores.server);
+  const unreachable = bareUs !== undefined && bareUs > GOALS.serverCpuUs && cpuUs !== undefined && cpuUs > GOALS.serverCpuUs;
+  const floor = bareUs === undefined ? "" : `; a bare node:http server spent ${fixed(bareUs, 0)} µs per request in the same run${unreachable ? ", itself over the goal: out of reach on this machine in this run" : ""}`;
   return [
     {
       id: "2",
@@ -131,7 +136,7 @@ export function checkTarget2(results: ServedSteps): TargetCheck[] {
       id: "2",
       target: "`simple` at c=1 (binary): server CPU per request (all threads, /proc)",
       goal: `≤ ${GOALS.serverCpuUs} µs`,
-      measured: cpuUs === undefined ? "no answers" : `${fixed(cpuUs, 0)} µs (${fixed(served!.cores.server, 2)} cores at ${fixed(served!.inferPerS, 0)} req/s; client ${fixed((served!.cores.self / served!.inferPerS) * 1e6, 0)} µs)`,
+      measured: cpuUs === undefined ? "no answers" : `${fixed(cpuUs, 0)} µs (${fixed(served!.cores.server, 2)} cores at ${fixed(served!.inferPerS, 0)} req/s; client ${fixed((served!.cores.self / served!.inferPerS) * 1e6, 0)} µs)${floor}`,
       cpu: cpuText(served),
       met: cpuUs === undefined ? null : cpuUs <= GOALS.serverCpuUs,
     },
@@ -163,16 +168,38 @@ function target4(results: ScenarioResults): TargetCheck {
   const bundled = step(results, "tensorfn", "mlp", 32);
   const gain = single && best ? best.inferPerS / single.inferPerS : undefined;
   const name = (s: Measured) => (s.model === "mlp" ? "bundled `mlp`" : `delay ${delayOf(s.model)} µs`);
+  const floor = single && best ? batchingCeiling(results, best) : undefined;
+  const reach = floor
+    ? `; on ${results.machine.nproc} cores shared with the client, a server costing no more than bare node:http would top out at ${fixed(floor.reqPerS, 0)} req/s = ${fixed(floor.reqPerS / single!.inferPerS, 2)}× (CPU per request: client ${fixed(floor.clientUs, 0)} + onnxruntime ${fixed(floor.ortUs, 0)} at raw batch ${floor.batch} + bare HTTP ${fixed(floor.httpUs, 0)} µs)${gain! < GOALS.batchingGain && floor.reqPerS < GOALS.batchingGain * single!.inferPerS ? ": out of reach on this machine" : ""}`
+    : "";
   return {
     id: "4",
     target: "mlp at c=32, binary: best batched function ÷ the unbatched copy (`mlp_single`)",
     goal: `≥ ${GOALS.batchingGain}×`,
     measured: gain === undefined
       ? "no answers"
-      : `${fixed(gain, 2)}× (${name(best!)}: ${fixed(best!.inferPerS, 0)} ÷ ${fixed(single!.inferPerS, 0)} infer/s${bundled && bundled !== best ? `; bundled \`mlp\`: ${fixed(bundled.inferPerS / single!.inferPerS, 2)}×` : ""})`,
+      : `${fixed(gain, 2)}× (${name(best!)}: ${fixed(best!.inferPerS, 0)} ÷ ${fixed(single!.inferPerS, 0)} infer/s${bundled && bundled !== best ? `; bundled \`mlp\`: ${fixed(bundled.inferPerS / single!.inferPerS, 2)}×` : ""})${reach}`,
     cpu: cpuText(best, single),
     met: gain === undefined ? null : gain >= GOALS.batchingGain,
   };
+}
+
+/**
+ * Target 4's ceiling on this machine, from this run: the requests/s at which the CPU the load
+ * generator spends per request (the batched step's), onnxruntime's per row at the raw batch nearest
+ * the step's batches (the raw sweep does not spin: compute only) and a bare node:http server's per
+ * request at the same concurrency fill the machine's cores, which all three share. A server can only
+ * add to that bill; undefined when a step it needs is missing.
+ */
+export function batchingCeiling(results: ScenarioResults, batched: Measured): { clientUs: number; ortUs: number; httpUs: number; batch: number; reqPerS: number } | undefined {
+  const rows = batched.server?.avgBatchSize;
+  const bare = step(results, "bare", "mlp_single", batched.concurrency);
+  const clientUs = cpuPerRequest(batched, batched.cores.self);
+  const httpUs = cpuPerRequest(bare, bare?.cores.server);
+  const nearest = rows ? results.raw.mlp.points.reduce<RawPoint | undefined>((a, p) => (a === undefined || Math.abs(Math.log(p.batch / rows)) < Math.abs(Math.log(a.batch / rows)) ? p : a), undefined) : undefined;
+  if (clientUs === undefined || httpUs === undefined || !nearest || nearest.inferPerS <= 0) return undefined;
+  const ortUs = (nearest.selfCores / nearest.inferPerS) * 1e6;
+  return { clientUs, ortUs, httpUs, batch: nearest.batch, reqPerS: (results.machine.nproc * 1e6) / (clientUs + ortUs + httpUs) };
 }
 
 function target5(results: ScenarioResults): TargetCheck[] {

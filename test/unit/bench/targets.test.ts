@@ -102,9 +102,21 @@ describe("checkTargets()", () => {
   it("computes target 2 as p50 ÷ bare p50 and server CPU per request", () => {
     const [latencyCheck, cpuCheck] = byTarget(results(), "2");
     expect(latencyCheck!.measured).toBe("1.67× (200 µs ÷ 120 µs)");
-    expect(cpuCheck!.measured).toMatch(/^91 µs \(0\.10 cores at 1100 req\/s; client 182 µs\)$/);
+    expect(cpuCheck!.measured).toMatch(/^91 µs \(0\.10 cores at 1100 req\/s; client 182 µs\); a bare node:http server spent 214 µs per request in the same run$/);
     const slow = byTarget(results([measured("tensorfn", "simple", 1, 1100, { latencyMs: latency(0.3, 1), cores: { self: 0.2, server: 0.2, serverMain: 0.1, other: 0 } })]), "2");
     expect(slow.map((c) => c.met)).toEqual([false, false]);
+  });
+
+  it("sets target 2's server CPU beside a bare node:http server's, and calls it out of reach only when both are over the goal", () => {
+    const [, cheapBare] = byTarget(results([measured("bare", "simple", 1, 7000, { latencyMs: latency(0.12, 0.3), cores: { self: 0.3, server: 0.1, serverMain: 0.1, other: 0 } })]), "2");
+    expect(cheapBare!.measured).toContain("; a bare node:http server spent 14 µs per request in the same run");
+    expect(cheapBare!.measured).not.toContain("out of reach");
+    // The default bare step costs 1.5 cores at 7000 req/s: 214 µs, over the goal.
+    const slowServed = measured("tensorfn", "simple", 1, 1100, { latencyMs: latency(0.2, 0.5), cores: { self: 0.2, server: 0.2, serverMain: 0.1, other: 0 } });
+    const [, both] = byTarget(results([slowServed]), "2");
+    expect(both!.measured).toContain("a bare node:http server spent 214 µs per request in the same run, itself over the goal: out of reach");
+    expect(both!.met).toBe(false);
+    expect(byTarget(results(), "2")[1]!.measured).not.toContain("out of reach");
   });
 
   it("takes target 3 from the best batched resnet function against the raw best batch", () => {
@@ -117,6 +129,27 @@ describe("checkTargets()", () => {
     expect(check!.measured).toMatch(/^6\.50× \(delay 500 µs: 6500 ÷ 1000 infer\/s/);
     expect(check!.met).toBe(true);
     expect(byTarget(results([measured("tensorfn", "mlp_single", 32, 1200)]), "4")[0]!.met).toBe(false);
+  });
+
+  it("gives target 4 this machine's ceiling from the run's client, raw onnxruntime and bare HTTP CPU, out of reach when under the goal", () => {
+    const stats = { inferenceCount: 0, executionCount: 0, successCount: 0, failCount: 0, avgBatchSize: 14, queueUsPerRequest: null, requestUsPerRequest: null, computeUsPerExecution: null, computeInputUsPerExecution: null, computeInferUsPerExecution: null, computeOutputUsPerExecution: null };
+    // Client 0.4 cores at 5000 req/s = 80 µs; raw batch 16 (nearest 14 rows): 2 cores at 20000 = 100 µs; bare: 0.7 at 20000 = 35 µs.
+    const steps = (single: number) => [
+      measured("tensorfn", "mlp_single", 32, single),
+      ...[0, 250, 500, 1000, 2000, 5000].map((d) => measured("tensorfn", d ? `mlp_batched_${d}us` : "mlp_batched", 32, d === 500 ? 5000 : 4000, { cores: { self: 0.4, server: 1.3, serverMain: 0.9, other: 0 }, server: stats })),
+      measured("tensorfn", "mlp", 32, 3000),
+      measured("bare", "mlp_single", 32, 20000, { cores: { self: 0.9, server: 0.7, serverMain: 0.7, other: 0 } }),
+    ];
+    const raw = { ...results().raw, mlp: { model: "mlp", points: [point(8, 10000), { ...point(16, 20000), selfCores: 2 }, point(32, 40000)], best: point(32, 40000) } };
+    // 2 cores ÷ 215 µs = 9302 req/s; 6× of 2000 is 12000.
+    const [out] = byTarget(results(steps(2000), { raw }), "4");
+    expect(out!.measured).toContain("a server costing no more than bare node:http would top out at 9302 req/s = 4.65× (CPU per request: client 80 + onnxruntime 100 at raw batch 16 + bare HTTP 35 µs): out of reach on this machine");
+    expect(out!.met).toBe(false);
+    // 6× of 1000 is 6000, under the ceiling: missed, but not for want of cores.
+    const [within] = byTarget(results(steps(1000), { raw }), "4");
+    expect(within!.measured).toContain("top out at 9302 req/s = 9.30×");
+    expect(within!.measured).not.toContain("out of reach");
+    expect(within!.met).toBe(false);
   });
 
   it("misses target 5 at a level where adaptive breaks the target or falls under 0.95 of the best static delay under it", () => {
