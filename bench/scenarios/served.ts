@@ -101,7 +101,7 @@ export const PROBE_CONCURRENCY = 32;
 /**
  * Every served step, interleaved so that the variants compared with each other run back to back
  * at each level (a change in background load then hits them alike): first target 1's
- * hand-written / Hono / tensorfn triples, COMPARE_ROUNDS times per point (with the bare round trip
+ * hand-written / Hono / tensorfn triples, COMPARE_ROUNDS times per point, each round rotated one place (with the bare round trip
  * after `simple` at c=1, binary, in each round, for target 2), the readiness probe under load, the overhead ladder, the mlp levels, the
  * adaptive sweep, resnet. A step planned twice runs once. `scale` multiplies every warm-up and window.
  */
@@ -130,7 +130,9 @@ export function planSteps(targets: { tensorfn: Target; naive: Target; handwritte
     for (const concurrency of COMPARE_LEVELS) {
       for (const encoding of ENCODINGS) {
         for (let repeat = 1; repeat <= COMPARE_ROUNDS; repeat++) {
-          for (const target of [handwritten, naive, tensorfn]) add({ target, model, concurrency, encoding, repeat, ...compare });
+          // Each round starts one server further along, so none always runs first or right after the same one.
+          const servers = [handwritten, naive, tensorfn];
+          for (let i = 0; i < servers.length; i++) add({ target: servers[(i + repeat - 1) % servers.length]!, model, concurrency, encoding, repeat, ...compare });
           if (model === "simple" && concurrency === 1 && encoding === "binary") add({ target: bare, model, concurrency, repeat, ...compare });
         }
       }

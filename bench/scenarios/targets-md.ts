@@ -13,6 +13,9 @@ export function targetsSection(results: ScenarioResults): string[] {
   const verdict = (met: boolean | null) => (met === null ? "n/a" : met ? "met" : "**missed**");
   const checks = checkTargets(results);
   const missed = checks.filter((c) => c.met === false).length;
+  // Runs before stop 32 kept one order in every round; the steps' order says which this run did.
+  const firstOf = (repeat: number) => results.served.find((s) => s.repeat === repeat)?.target;
+  const order = firstOf(2) !== undefined && firstOf(2) !== firstOf(1) ? ", each round starting one server further along" : ", in the same order every round";
   return [
     "### Targets (issue 11)",
     "",
@@ -30,7 +33,7 @@ export function targetsSection(results: ScenarioResults): string[] {
     "session per model, `session.run` per request on the event loop, KServe v2 JSON and binary tensors decoded",
     "and encoded simply); Hono is `bench/naive-server.ts`, the same on Hono and @hono/node-server. tensorfn serves",
     "copies of `functions/simple` and `functions/mlp` with their bundled `function.yaml`, read when the run starts.",
-    `The three run back to back at each point, ${COMPARE_ROUNDS} rounds of ${fixed(COMPARE_WINDOW.warmupMs / 1000, 1)} s warm-up + ${fixed(COMPARE_WINDOW.durationMs / 1000, 1)} s (\`--quick\` scales them), and each stands by its median round`,
+    `The three run back to back at each point${order}, ${COMPARE_ROUNDS} rounds of ${fixed(COMPARE_WINDOW.warmupMs / 1000, 1)} s warm-up + ${fixed(COMPARE_WINDOW.durationMs / 1000, 1)} s (\`--quick\` scales them), and each stands by its median round`,
     `(its own p50, p99 and cores; every round is in \`bench/out/scenarios.json\`); the verdict is against node:http (≥ ${fixed(GOALS.handwrittenRatio, 1)}×).`,
     `Before the first point every server had the same JIT warm-up, not reported: ${fixed(JIT_WARMUP_MS / 1000, 1)} s of each model × encoding at 8 clients`,
     "(a fresh server's first seconds measure V8 compiling it; see `warmServers` in bench/scenarios/served.ts).",

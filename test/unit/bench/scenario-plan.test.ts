@@ -41,11 +41,15 @@ describe("planSteps()", () => {
     expect(SWEEP_ROUNDS).toBeGreaterThanOrEqual(5);
   });
 
-  it("runs the three servers of a target-1 point back to back, round after round, and the bare round trip after simple c=1 binary in each", () => {
+  it("runs the three servers of a target-1 point back to back, each round rotated one place, and the bare round trip after simple c=1 binary in each", () => {
+    const servers = ["handwritten", "naive", "tensorfn"];
+    const order = (r: number) => servers.map((_, i) => servers[(i + r - 1) % servers.length]!);
+    const round = (r: number) => order(r).map((name) => `${name} mlp 8 json repeat ${r}`);
     const at = keys.indexOf("handwritten mlp 8 json repeat 1");
-    const round = (r: number) => ["handwritten", "naive", "tensorfn"].map((name) => `${name} mlp 8 json repeat ${r}`);
     expect(keys.slice(at, at + 3 * COMPARE_ROUNDS)).toEqual(Array.from({ length: COMPARE_ROUNDS }, (_, i) => round(i + 1)).flat());
-    for (let r = 1; r <= COMPARE_ROUNDS; r++) expect(keys[keys.indexOf(`tensorfn simple 1 binary repeat ${r}`) + 1]).toBe(`bare simple 1 binary repeat ${r}`);
+    // Every server runs first in one round (COMPARE_ROUNDS is 3).
+    expect(new Set(Array.from({ length: COMPARE_ROUNDS }, (_, i) => order(i + 1)[0]))).toEqual(new Set(servers));
+    for (let r = 1; r <= COMPARE_ROUNDS; r++) expect(keys[keys.indexOf(`${order(r).at(-1)} simple 1 binary repeat ${r}`) + 1]).toBe(`bare simple 1 binary repeat ${r}`);
     expect(keys[keys.indexOf("tensorfn mlp_batched 1 binary") + 1]).toBe("tensorfn mlp_adaptive 1 binary");
   });
 

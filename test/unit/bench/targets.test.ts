@@ -217,4 +217,11 @@ describe("targetsSection()", () => {
     expect(lines.filter((l) => /^\| (simple|mlp) \| \d+ \| (JSON|binary) \|/.test(l))).toHaveLength(12);
     expect(lines).toContain("| mlp | 32 | binary | 1000 | 900 | 1100 | 1.10 | 1.22 | 1.00 / 2.00 | 0.20 / 1.50 | 0.20 / 1.50 | 0.20 / 1.50 | met |");
   });
+
+  it("says whether target 1's rounds rotated the servers, from the order the run measured them in", () => {
+    const round = (repeat: number, names: string[]) => names.map((name) => measured(name, "simple", 1, 1000, { repeat, encoding: "json" }));
+    const text = (order: Measured[]) => targetsSection(results(order)).find((l) => l.startsWith("The three run back to back"))!;
+    expect(text([...round(1, ["handwritten", "naive", "tensorfn"]), ...round(2, ["naive", "tensorfn", "handwritten"])])).toContain("each round starting one server further along");
+    expect(text([...round(1, ["handwritten", "naive", "tensorfn"]), ...round(2, ["handwritten", "naive", "tensorfn"])])).toContain("in the same order every round");
+  });
 });
