@@ -2,7 +2,7 @@
 // bench/out/scenarios.json in git history, judged by today's bench/scenarios/targets.ts (so older
 // runs get today's checks, target 4's ceiling among them). Which targets a run met moves with the
 // VM's spell more than with the code; this table says which have been met at all, and how often.
-// Prints a Markdown table. Usage: tsx bench/studies/target-history.ts [limit=20]
+// Prints two Markdown tables: the runs, then target 1 point by point. Usage: tsx bench/studies/target-history.ts [limit=20]
 import { execFileSync } from "node:child_process";
 import { checkTargets, comparePoints } from "../scenarios/targets.ts";
 import type { ScenarioResults } from "../scenarios/scenario-results.ts";
