@@ -160,27 +160,36 @@ function target3(results: ScenarioResults): TargetCheck {
   };
 }
 
-function target4(results: ScenarioResults): TargetCheck {
+/**
+ * Target 4's numbers: the unbatched copy at c=32, the best batched function there (the static delays
+ * by their median sweep round, scenario-results.ts sweepStep; the bundled function by its one
+ * window), and when both answered their ratio and the machine's ceiling for it (batchingCeiling).
+ */
+export function batchingGain(results: ScenarioResults) {
   const single = step(results, "tensorfn", "mlp_single", 32);
-  // The static delays by their median sweep round (scenario-results.ts sweepStep), the bundled function by its one window.
-  const batchedSteps = [...MLP_DELAYS_US.map((d) => sweepStep(results, mlpBatched(d), 32)), step(results, "tensorfn", "mlp", 32)].filter((s): s is Measured => s !== undefined);
-  const best = batchedSteps.reduce<Measured | undefined>((a, b) => (a === undefined || b.inferPerS > a.inferPerS ? b : a), undefined);
   const bundled = step(results, "tensorfn", "mlp", 32);
-  const gain = single && best ? best.inferPerS / single.inferPerS : undefined;
+  const batchedSteps = [...MLP_DELAYS_US.map((d) => sweepStep(results, mlpBatched(d), 32)), bundled].filter((s): s is Measured => s !== undefined);
+  const best = batchedSteps.reduce<Measured | undefined>((a, b) => (a === undefined || b.inferPerS > a.inferPerS ? b : a), undefined);
+  const measured = single && best ? { single, best, gain: best.inferPerS / single.inferPerS, ceiling: batchingCeiling(results, best) } : undefined;
+  return { single, best, bundled, measured };
+}
+
+function target4(results: ScenarioResults): TargetCheck {
+  const { single, best, bundled, measured: g } = batchingGain(results);
   const name = (s: Measured) => (s.model === "mlp" ? "bundled `mlp`" : `delay ${delayOf(s.model)} µs`);
-  const floor = single && best ? batchingCeiling(results, best) : undefined;
-  const reach = floor
-    ? `; on ${results.machine.nproc} cores shared with the client, a server costing no more than bare node:http would top out at ${fixed(floor.reqPerS, 0)} req/s = ${fixed(floor.reqPerS / single!.inferPerS, 2)}× (CPU per request: client ${fixed(floor.clientUs, 0)} + onnxruntime ${fixed(floor.ortUs, 0)} at raw batch ${floor.batch} + bare HTTP ${fixed(floor.httpUs, 0)} µs)${gain! < GOALS.batchingGain && floor.reqPerS < GOALS.batchingGain * single!.inferPerS ? ": out of reach on this machine" : ""}`
+  const floor = g?.ceiling;
+  const reach = g && floor
+    ? `; on ${results.machine.nproc} cores shared with the client, a server costing no more than bare node:http would top out at ${fixed(floor.reqPerS, 0)} req/s = ${fixed(floor.reqPerS / g.single.inferPerS, 2)}× (CPU per request: client ${fixed(floor.clientUs, 0)} + onnxruntime ${fixed(floor.ortUs, 0)} at raw batch ${floor.batch} + bare HTTP ${fixed(floor.httpUs, 0)} µs)${g.gain < GOALS.batchingGain && floor.reqPerS < GOALS.batchingGain * g.single.inferPerS ? ": out of reach on this machine" : ""}`
     : "";
   return {
     id: "4",
     target: "mlp at c=32, binary: best batched function ÷ the unbatched copy (`mlp_single`)",
     goal: `≥ ${GOALS.batchingGain}×`,
-    measured: gain === undefined
+    measured: !g
       ? "no answers"
-      : `${fixed(gain, 2)}× (${name(best!)}: ${fixed(best!.inferPerS, 0)} ÷ ${fixed(single!.inferPerS, 0)} infer/s${bundled && bundled !== best ? `; bundled \`mlp\`: ${fixed(bundled.inferPerS / single!.inferPerS, 2)}×` : ""})${reach}`,
+      : `${fixed(g.gain, 2)}× (${name(g.best)}: ${fixed(g.best.inferPerS, 0)} ÷ ${fixed(g.single.inferPerS, 0)} infer/s${bundled && bundled !== best ? `; bundled \`mlp\`: ${fixed(bundled.inferPerS / g.single.inferPerS, 2)}×` : ""})${reach}`,
     cpu: cpuText(best, single),
-    met: gain === undefined ? null : gain >= GOALS.batchingGain,
+    met: g ? g.gain >= GOALS.batchingGain : null,
   };
 }
 
