@@ -2,14 +2,19 @@
 // bench/out/scenarios.json in git history, judged by today's bench/scenarios/targets.ts (so older
 // runs get today's checks, target 4's ceiling among them). Which targets a run met moves with the
 // VM's spell more than with the code; this table says which have been met at all, and how often.
-// Prints two Markdown tables: the runs, then target 1 point by point. Usage: tsx bench/studies/target-history.ts [limit=20]
+// Prints two Markdown tables: the runs (with the figures behind targets 2's CPU, 1's worst points and
+// 4), then target 1 point by point. `until`: the newest results commit to read (default HEAD), so a
+// table quoted in bench/RESULTS.md reads the same after later runs are committed.
+// Usage: tsx bench/studies/target-history.ts [limit=20] [until=HEAD]
 import { execFileSync } from "node:child_process";
-import { checkTargets, comparePoints } from "../scenarios/targets.ts";
+import { batchingGain, checkTargets, comparePoints } from "../scenarios/targets.ts";
+import { cpuPerRequest, fixed, step } from "../scenarios/scenario-results.ts";
 import type { ScenarioResults } from "../scenarios/scenario-results.ts";
 
 const limit = Number(process.argv[2] ?? 20);
+const until = process.argv[3] ?? "HEAD";
 const git = (...args: string[]) => execFileSync("git", args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
-const commits = git("log", `-${limit}`, "--format=%h", "--", "bench/out/scenarios.json").trim().split("\n").filter(Boolean);
+const commits = git("log", `-${limit}`, "--format=%h", until, "--", "bench/out/scenarios.json").trim().split("\n").filter(Boolean);
 
 const rows: string[] = [];
 let header: string[] | undefined;
@@ -33,19 +38,23 @@ for (const commit of commits) {
   const points = comparePoints(results);
   for (const p of points) if (p.ratio !== undefined) pointRatios.set(`${p.model} c=${p.concurrency} ${p.encoding}`, [...(pointRatios.get(`${p.model} c=${p.concurrency} ${p.encoding}`) ?? []), p.ratio]);
   const t1 = `${points.filter((p) => p.met).length}/${points.length}`;
-  const bare = results.served.find((s) => s.target === "bare" && s.model === "simple" && s.concurrency === 1);
-  const bareP50 = bare?.latencyMs ? `${(bare.latencyMs.p50 * 1000).toFixed(0)}` : "n/a";
+  const bare = step(results, "bare", "simple", 1);
+  const served = step(results, "tensorfn", "simple", 1);
+  const cpu = `${fixed(cpuPerRequest(served, served?.cores.server), 0)} / ${fixed(cpuPerRequest(bare, bare?.cores.server), 0)}`;
+  const mlp1 = ["json", "binary"].map((e) => fixed(points.find((p) => p.model === "mlp" && p.concurrency === 1 && p.encoding === e)?.ratio, 2)).join(" / ");
+  const g = batchingGain(results).measured;
+  const t4 = g ? `${fixed(g.gain, 2)} / ${g.ceiling ? fixed(g.ceiling.reqPerS / g.single.inferPerS, 2) : "n/a"}` : "n/a";
   const commitOf = results.subject?.commit ?? "?";
-  rows.push(`| ${commit} | ${commitOf} | ${results.startedAt.slice(0, 16)} | ${bareP50} | ${t1} | ${checks.map((c) => (c.met ? "met" : c.met === false ? "–" : "?")).join(" | ")} | ${checks.filter((c) => c.met).length} |`);
+  rows.push(`| ${commit} | ${commitOf} | ${results.startedAt.slice(0, 16)} | ${fixed(bare?.latencyMs ? bare.latencyMs.p50 * 1000 : undefined, 0)} | ${t1} | ${mlp1} | ${cpu} | ${t4} | ${checks.map((c) => (c.met ? "met" : c.met === false ? "–" : "?")).join(" | ")} | ${checks.filter((c) => c.met).length} |`);
 }
 if (!header) {
   console.log("no committed run of npm run bench found");
   process.exit(0);
 }
-console.log(`| results commit | code measured | started (UTC) | bare node:http p50 µs | T1 points | ${header.join(" | ")} | met |`);
-console.log(`|---|---|---|---:|---:|${header.map(() => "---").join("|")}|---:|`);
+console.log(`| results commit | code measured | started (UTC) | bare node:http p50 µs | T1 points | T1 mlp c=1 JSON / binary | T2 CPU µs tensorfn / bare | T4 × / ceiling × | ${header.join(" | ")} | met |`);
+console.log(`|---|---|---|---:|---:|---:|---:|---:|${header.map(() => "---").join("|")}|---:|`);
 for (const row of rows) console.log(row);
-console.log(`| | | | | met in how many of ${judged} runs | ${header.map((n) => String(metCount.get(n) ?? 0)).join(" | ")} | |`);
+console.log(`| | | | | | | | met in how many of ${judged} runs | ${header.map((n) => String(metCount.get(n) ?? 0)).join(" | ")} | |`);
 console.log("");
 console.log("| target 1 point | runs | met (≥ 1.0×) | tensorfn ÷ node:http: min / median / max |");
 console.log("|---|---:|---:|---|");
