@@ -26,8 +26,8 @@ const SOON_KEEP_OPEN_MS = 100;
  * silenced: an open port keeps Deno's event loop alive), so an idle process is not kept alive and
  * burns nothing. Opening a channel per wait, as this did until stop 31, made short batch windows
  * under Node close up to 573 µs late at p99, 37–98 µs since (`bench/batch-window.ts`,
- * bench/RESULTS.md "Batch windows"). Steps queued while a batch of them runs go to the other of two lists: no array is
- * allocated per step.
+ * bench/RESULTS.md "Batch windows"). Steps queued while a batch of them runs go to the other of
+ * two lists: no array is allocated per step.
  */
 export function messageChannelSoon(): (fn: () => void) => void {
   let channel: MessageChannel | undefined;

@@ -314,11 +314,11 @@ export class DynamicBatcher implements InstanceScheduler {
    * its requests no wait and lets the requests read meanwhile join: 8 closed-loop clients of the
    * bundled mlp formed batches of 6.9 instead of 4.3 (bench/RESULTS.md, "Batches formed on the
    * compute turn"). A batch that is full, has its largest preferred size, or is blocked by a
-   * request that cannot join it leaves at once, as before; so does one that nothing more can reach (`arrivals`), unless the
-   * instance just came back (`afterRun`): its batch's clients are answered only after this, so
-   * "nothing can arrive" is about to stop being true, and on the turn the batcher decides on what
-   * it will be then. Deciding at once kept 8 closed-loop clients in two groups of 5 and 3 for good,
-   * each paying an execution's fixed cost, where one wait would merge them.
+   * request that cannot join it leaves at once, as before; so does one that nothing more can reach
+   * (`arrivals`), unless the instance just came back (`afterRun`): its batch's clients are
+   * answered only after this, so "nothing can arrive" is about to stop being true, and on the turn
+   * the batcher decides on what it will be then. Deciding at once kept 8 closed-loop clients in two
+   * groups of 5 and 3 for good, each paying an execution's fixed cost, where one wait would merge them.
    */
   #formsOnTurn(leaving: Leaving, afterRun: boolean): boolean {
     if (this.#onTurn || leaving.reason === "full" || leaving.reason === "preferred" || leaving.reason === "blocked") return false;
