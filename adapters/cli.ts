@@ -134,6 +134,8 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
     ...rateLimiting(host, values["rate-limit"]!, values["rate-limit-resource"] ?? []),
     limits: loadLimits(host, flags),
   });
+  // From here on, a handler's stray error or exit call fails its function, not the server.
+  host.guard((error, kind) => runtime.escaped(error, kind));
   const shutdownTimeoutMs = seconds("shutdown-timeout")!;
   const tracker = new RequestTracker();
   const listener = await host.serve(tracker.wrap(runtime.app.fetch), { hostname: values.host!, port, lane: tracker.wrapLane(runtime.lane), clients: runtime.clients });

@@ -1,4 +1,4 @@
-import type { ClientConnections, FastLane, Platform, ServeEnv } from "../runtime/mod.ts";
+import type { ClientConnections, EscapeKind, FastLane, Platform, ServeEnv } from "../runtime/mod.ts";
 import type { ShutdownSignal } from "./graceful-shutdown.ts";
 
 /** A listening server as an adapter hands it back. */
@@ -30,5 +30,11 @@ export interface Host {
    * wrapper forwarding the process group's) never falls back to the default action and kills us.
    */
   onShutdown(handler: (signal: ShutdownSignal) => void): void;
+  /**
+   * Keeps user code from ending the process: errors that escape to it (a throw in a timer, a
+   * rejection nobody awaits) go to `report`, and the runtime's own exit calls throw where user
+   * code makes them. `exit` above still ends the process.
+   */
+  guard(report: (error: unknown, kind: EscapeKind) => void): void;
   exit(code: number): never;
 }

@@ -5,6 +5,6 @@ export type { Clock, DirEntry, InferRequest, InferResponse, Logger, Platform, Te
 export type { ClientConnection, ClientConnections, DirectBody, FastLane, LaneRequest, Reply, ServeEnv } from "./http/mod.ts";
 export { RuntimeError } from "./core/mod.ts";
 export { HandlerError, reply } from "./pipeline/mod.ts";
-export type { FunctionAnswer, FunctionReply, FunctionRequest, Handler, HandlerContext } from "./pipeline/mod.ts";
+export type { EscapeKind, FunctionAnswer, FunctionReply, FunctionRequest, Handler, HandlerContext } from "./pipeline/mod.ts";
 export { withFastLane } from "./http/mod.ts";
 export { smallBytes } from "./tensor/mod.ts";

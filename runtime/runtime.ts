@@ -10,6 +10,8 @@ import type { AppContext, FastLane } from "./http/mod.ts";
 import { createPrometheus, TraceRecorder } from "./metrics/mod.ts";
 import { ResponseCache } from "./cache/mod.ts";
 import { ResourceLimiter } from "./scheduler/mod.ts";
+import { HandlerEscapes } from "./pipeline/mod.ts";
+import type { EscapeKind } from "./pipeline/mod.ts";
 import type { ResourceOverride } from "./scheduler/mod.ts";
 
 export const VERSION = "0.1.0";
@@ -72,6 +74,11 @@ export interface Runtime {
   drain(): void;
   /** Drains in-flight requests and releases every session. */
   stop(): Promise<void>;
+  /**
+   * An error that escaped to the process (an adapter's uncaught-exception and unhandled-rejection
+   * hooks call it): attributed to the handler whose files its stack names, counted, logged once.
+   */
+  escaped(error: unknown, kind: EscapeKind): void;
 }
 
 export const DEFAULT_MAX_INPUT_BYTES = 64 * 1024 * 1024;
@@ -86,7 +93,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const trace = new TraceRecorder({ rate: traceRate ?? 0 });
   const responseCache = cacheSize ? new ResponseCache(cacheSize, { sha256Hex: platform.sha256Hex }) : undefined;
   const clients = new ClientConnections({ clock });
-  const models = new ModelManager({ ...managerOptions, backends, clock, trace, resourceLimiter, responseCache, arrivals: clients });
+  const escapes = new HandlerEscapes({ log: platform.log, clock });
+  const models = new ModelManager({ ...managerOptions, backends, clock, trace, resourceLimiter, responseCache, arrivals: clients, escapes });
   await models.start();
   const prometheus = createPrometheus(
     { entries: () => models.metricsEntries(), budgets: models.budgets, cache: responseCache && (() => responseCache.figures) },
@@ -121,6 +129,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     metricsFetch: metricsOnly(prometheus),
     trace: traceJson,
     drain: () => void (draining = true),
+    escaped: (error, kind) => escapes.report(error, kind),
     stop: async () => {
       draining = true;
       await models.stop();

@@ -4,6 +4,7 @@ import { writeFile } from "node:fs/promises";
 import { runCli } from "../cli.ts";
 import type { Host } from "../host.ts";
 import { createNodePlatform } from "../node/platform.ts";
+import { exitProcess, guardProcess } from "../node/process-guard.ts";
 import { withFastLane } from "../../runtime/mod.ts";
 
 declare const Bun: {
@@ -28,7 +29,8 @@ const host: Host = {
     process.on("SIGINT", () => handler("SIGINT"));
     process.on("SIGTERM", () => handler("SIGTERM"));
   },
-  exit: (code) => process.exit(code),
+  guard: guardProcess,
+  exit: exitProcess,
 };
 
 await runCli(host);

@@ -4,6 +4,9 @@ import type { Host } from "../host.ts";
 import { createDenoPlatform } from "./platform.ts";
 import { withFastLane } from "../../runtime/mod.ts";
 
+// The process's own exit, taken before the guard replaces Deno.exit: the server's shutdown ends the process with it.
+const exitProcess = Deno.exit.bind(Deno);
+
 const host: Host = {
   platform: createDenoPlatform(),
   args: Deno.args,
@@ -50,7 +53,27 @@ const host: Host = {
     Deno.addSignalListener("SIGINT", () => handler("SIGINT"));
     Deno.addSignalListener("SIGTERM", () => handler("SIGTERM"));
   },
-  exit: (code) => Deno.exit(code),
+  guard: (report) => {
+    // Web events, as Deno dispatches them; preventDefault() keeps the process alive.
+    globalThis.addEventListener("error", (event) => {
+      event.preventDefault();
+      report(event.error, "exception");
+    });
+    globalThis.addEventListener("unhandledrejection", (event) => {
+      event.preventDefault();
+      report(event.reason, "rejection");
+    });
+    const refuse = (call: string) => () => {
+      throw new Error(`${call} was refused: code running in the server cannot stop it (send it SIGTERM)`);
+    };
+    Deno.exit = refuse("Deno.exit()");
+    const nodeProcess = (globalThis as { process?: { exit?: unknown; abort?: unknown } }).process;
+    if (nodeProcess) {
+      nodeProcess.exit = refuse("process.exit()");
+      nodeProcess.abort = refuse("process.abort()");
+    }
+  },
+  exit: (code) => exitProcess(code),
 };
 
 await runCli(host);

@@ -8,6 +8,7 @@ import type { Host } from "../host.ts";
 import { answerClientErrors } from "./client-error.ts";
 import { reportConnections, requestListener } from "./request-listener.ts";
 import { createNodePlatform } from "./platform.ts";
+import { exitProcess, guardProcess } from "./process-guard.ts";
 import type { CompiledModules } from "./platform.ts";
 
 // bin.mjs imports both from the compiled CLI.
@@ -50,7 +51,8 @@ export function nodeHost(args: string[], compiled?: CompiledModules): Host {
       process.on("SIGINT", () => handler("SIGINT"));
       process.on("SIGTERM", () => handler("SIGTERM"));
     },
-    exit: (code) => process.exit(code),
+    guard: guardProcess,
+    exit: exitProcess,
   };
 }
 

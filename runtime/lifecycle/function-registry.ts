@@ -6,6 +6,7 @@ import { computesTensors, ensembleWiringProblems } from "../config/mod.ts";
 import type { Backend } from "../backends/backend.ts";
 import { fingerprint, readModelFile, scanRepository, selectVersions } from "../repository/mod.ts";
 import { createHandlerBackend, HandlerHost } from "../pipeline/mod.ts";
+import type { HandlerEscapes } from "../pipeline/mod.ts";
 import type { FunctionEntry } from "../repository/mod.ts";
 import type { TraceRecorder } from "../metrics/mod.ts";
 import type { Arrivals, ResourceLimiter, StepDispatch } from "../scheduler/mod.ts";
@@ -58,6 +59,8 @@ export interface FunctionRegistryOptions {
   responseCache?: ResponseCache;
   /** Runs a function with tensors, for handlers' `ctx.infer` and ensembles' steps (the lifecycle front supplies it). */
   dispatch?: StepDispatch;
+  /** Where errors that escape handlers (timers, unawaited promises) are attributed to their function. */
+  escapes?: HandlerEscapes;
   /** A function's effective config, loading it on demand (an ensemble's steps; the lifecycle front supplies it). */
   lookup?: (name: string, version: string | undefined) => Promise<FunctionConfig>;
 }
@@ -481,6 +484,7 @@ export class FunctionRegistry {
     if (!platform.importModule) throw new RuntimeError("UNSUPPORTED", `function '${fn.name}': this runtime cannot import handlers`);
     const path = fn.entry && (await resolveInside(platform, fn.entry.dir, declared.handler!));
     if (!path) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': handler ${declared.handler} was not found inside the function's folder`);
+    const folder = this.#options.escapes && fn.entry && (await platform.realPath(fn.entry.dir));
     return new HandlerHost({
       name: fn.name,
       version,
@@ -492,6 +496,7 @@ export class FunctionRegistry {
       timeoutMs: declared.handler_timeout_ms ?? DEFAULT_HANDLER_TIMEOUT_MS,
       onCall: (step, ms, outcome) => managed.stats.handlerCall(step, ms, outcome),
       dispatch: this.#options.dispatch,
+      escapes: folder ? { registry: this.#options.escapes!, folder } : undefined,
       readFile: async (relative) => {
         const file = fn.entry && (await resolveInside(platform, fn.entry.dir, relative));
         return file === undefined ? undefined : await platform.readFile(file);

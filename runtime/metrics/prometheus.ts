@@ -98,7 +98,7 @@ export function createPrometheus(source: MetricsSource, options: { histogramLate
   family("nv_cache_num_misses_per_model", "counter", "Number of response cache misses per model", cached((r) => r.stat.inference_stats.cache_miss.count));
   family("nv_cache_hit_duration_per_model", "counter", "Total response cache hit duration per model, in microseconds", cached((r) => us(r.stat.inference_stats.cache_hit.ns)));
   family("nv_cache_miss_duration_per_model", "counter", "Total response cache miss (lookup and insert) duration per model, in microseconds", cached((r) => us(r.stat.inference_stats.cache_miss.ns)));
-  family("tensorfn_handler_calls_total", "counter", "Handler calls by step (import, initialize, execute, finalize) and outcome (ok, error, timeout)", (rows) =>
+  family("tensorfn_handler_calls_total", "counter", "Handler calls by step (import, initialize, execute, finalize; escape: an error that escaped a call, from a timer or an unawaited promise) and outcome (ok, error, timeout)", (rows) =>
     rows.flatMap((row) => row.metrics.handler.map((h) => ({ row, labels: { step: h.step, outcome: h.outcome }, value: h.count }))),
   );
   family("tensorfn_handler_duration_us", "counter", "Cumulative handler call duration in microseconds, by step and outcome", (rows) =>

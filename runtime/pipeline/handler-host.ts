@@ -3,9 +3,10 @@ import type { Clock, Logger, Tensor } from "../core/mod.ts";
 import type { FunctionConfig } from "../config/mod.ts";
 import { HandlerError, reply } from "./handler-api.ts";
 import type { FunctionAnswer, FunctionRequest, Handler, HandlerContext } from "./handler-api.ts";
+import type { HandlerEscapes } from "./handler-escapes.ts";
 
 /** The steps of a handler, as its errors, timeouts and counters name them. */
-export type HandlerStep = "import" | "initialize" | "execute" | "compute" | "preprocess" | "postprocess" | "finalize";
+export type HandlerStep = "import" | "initialize" | "execute" | "compute" | "preprocess" | "postprocess" | "finalize" | "escape";
 
 /** How one handler call ended, for the counters. */
 export type HandlerOutcome = "ok" | "error" | "timeout";
@@ -28,6 +29,12 @@ export interface HandlerHostOptions {
   dispatch?(name: string, version: string | undefined, inputs: Record<string, Tensor>, signal: AbortSignal, outputs?: readonly string[]): Promise<Record<string, Tensor>>;
   /** Reads a file of the function's folder by its relative path; undefined when it is missing or lies outside. */
   readFile?(path: string): Promise<Uint8Array | undefined>;
+  /**
+   * Where errors that escape the handler's calls (timers, unawaited promises) are attributed: from
+   * its import until close, stacks naming files under `folder` (the function's folder, resolved)
+   * count as step "escape".
+   */
+  escapes?: { registry: HandlerEscapes; folder: string };
 }
 
 /** `ctx.infer` calls one handler may have in flight at once: a handler that calls itself without end hits this, not the memory. */
@@ -47,6 +54,7 @@ export class HandlerHost {
   #ready?: Promise<Handler>;
   #initialized = false;
   #closed = false;
+  #unregister?: () => void;
 
   constructor(options: HandlerHostOptions) {
     this.#options = options;
@@ -108,6 +116,7 @@ export class HandlerHost {
     if (this.#closed) return;
     this.#closed = true;
     this.#closing.abort();
+    this.#unregister?.();
     if (!this.#initialized || !this.#ready) return;
     const handler = await this.#ready.catch(() => undefined);
     const finalize = handler?.finalize;
@@ -137,6 +146,10 @@ export class HandlerHost {
       throw this.#failure("import", `could not import ${this.#shown}: ${messageOf(error)}`, "INTERNAL");
     }
     this.#options.onCall?.("import", this.#options.clock.now() - started, "ok");
+    const escapes = this.#options.escapes;
+    if (escapes && !this.#unregister && !this.#closed) {
+      this.#unregister = escapes.registry.register({ name: this.#options.name, folder: escapes.folder, count: () => this.#options.onCall?.("escape", 0, "error") });
+    }
     const handler = (module.default && typeof module.default === "object" ? module.default : module) as Handler;
     const initialize = handler.initialize;
     if (typeof initialize === "function") {
