@@ -1,12 +1,30 @@
 import { LRUCache } from "lru-cache";
 import type { Tensor } from "../core/mod.ts";
-import { encodeBinaryTensor, tensorByteLength } from "../tensor/mod.ts";
+import { encodeBinaryTensor } from "../tensor/mod.ts";
 
 /** A reply key's framing: none (JSON) or the binary header's length as a plain byte count. */
 const FRAMING = /^[0-9]{0,15}$/;
 
-/** Request parameters that change how an answer travels or when it runs, never what it is. */
+/**
+ * Request parameters that change how a model's answer travels or when it runs, never what it is.
+ * Only for a model: an ensemble's step conditions and a handler can read any parameter, so their
+ * keys hold every one.
+ */
 const NOT_IN_KEY = new Set(["binary_data_output", "priority", "timeout"]);
+
+/** What an entry costs beyond its bytes (the entry, its tensors' objects, the LRU's node), charged so that many tiny answers cannot hold far more than the capacity. */
+const ENTRY_OVERHEAD = 256;
+const TENSOR_OVERHEAD = 128;
+
+/** A BYTES output as the cache keeps it: its elements packed end to end, and where each ends. */
+interface PackedBytes {
+  datatype: "BYTES";
+  shape: number[];
+  packed: Uint8Array;
+  ends: Uint32Array;
+}
+
+type StoredTensor = Tensor | PackedBytes;
 
 /** An answer as the HTTP layer sends it: its headers and encoded body. */
 export interface CachedReply {
@@ -16,7 +34,7 @@ export interface CachedReply {
 
 /** What the cache holds for one answer: the model's outputs, in buffers of their own, or an encoded reply. */
 interface Entry {
-  outputs?: Record<string, Tensor>;
+  outputs?: Record<string, StoredTensor>;
   reply?: CachedReply;
   bytes: number;
 }
@@ -61,23 +79,32 @@ export class ResponseCache {
 
   /**
    * The key of a request under `scope`: every input's name, datatype, shape and bytes, and the
-   * request parameters that may change the answer (all but binary_data_output, priority, timeout),
-   * framed by a header that gives each input's byte length, so no two requests share a message.
-   * Computed at once with the platform's native SHA-256; a promise where only WebCrypto's exists.
+   * request parameters that may change the answer — for a model all but binary_data_output,
+   * priority and timeout; with `everyParameter` (an ensemble, a handler: code that can read any
+   * of them) all — framed by a header that gives each input's byte length, so no two requests
+   * share a message. Computed at once with the platform's native SHA-256; a promise where only
+   * WebCrypto's exists.
    */
-  key(scope: string, feeds: Record<string, Tensor>, parameters: Record<string, unknown> = {}): string | Promise<string> {
+  key(scope: string, feeds: Record<string, Tensor>, parameters: Record<string, unknown> = {}, options: { everyParameter?: boolean } = {}): string | Promise<string> {
     const names = Object.keys(feeds).sort();
     const data = names.map((name) => dataBytes(feeds[name]!));
-    const kept = Object.keys(parameters).filter((p) => !NOT_IN_KEY.has(p)).sort().map((p) => [p, parameters[p]]);
+    const kept = Object.keys(parameters).filter((p) => options.everyParameter || !NOT_IN_KEY.has(p)).sort().map((p) => [p, parameters[p]]);
     const inputs = names.map((n, i) => [n, feeds[n]!.datatype, feeds[n]!.shape, data[i]!.byteLength]);
     const chunks = [utf8.encode(JSON.stringify([scope, inputs, kept])), ...data];
     const done = (digest: string) => `${scope}\u0000${digest}`;
     return this.#sha256Hex ? done(this.#sha256Hex(chunks)) : webDigest(chunks).then(done);
   }
 
-  /** The cached outputs for `key` (read-only: every hit shares them), if any. */
+  /**
+   * The cached outputs for `key`, if any: numeric tensors shared by every hit (read-only), BYTES
+   * elements as views into the packed copy (a zero-length element is one shared empty view).
+   */
   get(key: string): Record<string, Tensor> | undefined {
-    return this.#lru.get(key)?.outputs;
+    const outputs = this.#lru.get(key)?.outputs;
+    if (!outputs) return undefined;
+    const answer: Record<string, Tensor> = {};
+    for (const name in outputs) answer[name] = unpack(outputs[name]!);
+    return answer;
   }
 
   /**
@@ -101,25 +128,24 @@ export class ResponseCache {
 
   /** Keeps a copy of an encoded reply under a `replyKey` (its body may be a view into a larger buffer). */
   setReply(key: string, reply: CachedReply): void {
-    const bytes = reply.body.byteLength + JSON.stringify(reply.headers).length;
+    const bytes = reply.body.byteLength + JSON.stringify(reply.headers).length + ENTRY_OVERHEAD;
     if (bytes + key.length > this.#capacity) return;
     this.#lru.set(key, { reply: { headers: { ...reply.headers }, body: reply.body.slice() }, bytes });
   }
 
   /**
-   * Keeps a copy of `outputs` under `key`. Copied because an answer's tensors are views into its
-   * batch's output buffers: keeping the views would keep the whole batch alive, uncounted.
-   * An answer larger than the whole cache is not kept.
+   * Keeps a copy of `outputs` under `key`, charged what it holds. Copied because an answer's
+   * tensors are views into its batch's output buffers: keeping the views would keep the whole
+   * batch alive, uncounted. BYTES outputs are packed into one buffer: an array of one object per
+   * element costs ~100 bytes each beyond its data (2 M empty strings: ~200 MB for "8 MB").
+   * An answer larger than the whole cache is not kept, nor copied.
    */
   set(key: string, outputs: Record<string, Tensor>): void {
-    let bytes = 0;
-    const own: Record<string, Tensor> = {};
-    for (const [name, tensor] of Object.entries(outputs)) {
-      const copy = copyTensor(tensor);
-      bytes += tensorByteLength(copy);
-      own[name] = copy;
-    }
+    let bytes = ENTRY_OVERHEAD;
+    for (const name in outputs) bytes += storedBytes(outputs[name]!);
     if (bytes + key.length > this.#capacity) return;
+    const own: Record<string, StoredTensor> = {};
+    for (const name in outputs) own[name] = store(outputs[name]!);
     this.#lru.set(key, { outputs: own, bytes });
   }
 
@@ -140,10 +166,36 @@ function dataBytes(tensor: Tensor): Uint8Array {
   return encodeBinaryTensor(tensor);
 }
 
-function copyTensor(tensor: Tensor): Tensor {
+/** What a tensor costs the cache once stored: its data (BYTES packed, with an end offset per element) and its objects. */
+function storedBytes(tensor: Tensor): number {
   const data = tensor.data as ArrayBufferView | Uint8Array[];
-  const copied = Array.isArray(data) ? data.map((e) => e.slice()) : (data as unknown as { slice(): unknown }).slice();
-  return { datatype: tensor.datatype, shape: [...tensor.shape], data: copied } as Tensor;
+  if (!Array.isArray(data)) return data.byteLength + TENSOR_OVERHEAD;
+  let bytes = TENSOR_OVERHEAD + 4 * data.length;
+  for (const element of data) bytes += element.byteLength;
+  return bytes;
+}
+
+/** A tensor copied into buffers of its own: numeric data as one copy, BYTES packed. */
+function store(tensor: Tensor): StoredTensor {
+  const data = tensor.data as ArrayBufferView | Uint8Array[];
+  if (!Array.isArray(data)) return { datatype: tensor.datatype, shape: [...tensor.shape], data: (data as unknown as { slice(): unknown }).slice() } as Tensor;
+  const ends = new Uint32Array(data.length);
+  let total = 0;
+  for (let i = 0; i < data.length; i++) ends[i] = total += data[i]!.byteLength;
+  const packed = new Uint8Array(total);
+  for (let i = 0, at = 0; i < data.length; at = ends[i++]!) packed.set(data[i]!, at);
+  return { datatype: "BYTES", shape: [...tensor.shape], packed, ends };
+}
+
+const EMPTY = new Uint8Array(0);
+
+/** A stored tensor as outputs carry it: BYTES elements as views into the packed buffer. */
+function unpack(stored: StoredTensor): Tensor {
+  if (!("packed" in stored)) return stored;
+  const { packed, ends } = stored;
+  const elements = new Array<Uint8Array>(ends.length);
+  for (let i = 0, at = 0; i < ends.length; at = ends[i++]!) elements[i] = ends[i] === at ? EMPTY : packed.subarray(at, ends[i]);
+  return { datatype: "BYTES", shape: stored.shape, data: elements } as Tensor;
 }
 
 /** SHA-256 of the chunks with WebCrypto (one buffer: it has no streaming digest), in hex. */

@@ -217,7 +217,9 @@ export class Deployment {
     const started = clock.now();
     // A cached answer serves later requests for any of the outputs: compute them all.
     delete scheduled.outputs;
-    const keyed = store.key(scope, scheduled.feeds, request.parameters);
+    // An ensemble's conditions and a handler may read any parameter (priority too): all are in its key.
+    const everyParameter = this.config.ensemble_scheduling !== undefined || this.config.backend === "handler";
+    const keyed = store.key(scope, scheduled.feeds, request.parameters, { everyParameter });
     const key = typeof keyed === "string" ? keyed : await keyed; // a native digest is synchronous: no turn
     const hit = store.get(key);
     if (hit) {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { appendFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startServer } from "../support/start-server.ts";
 import type { TestServer } from "../support/start-server.ts";
@@ -147,5 +147,36 @@ describe("response_cache", () => {
     expect((await infer(bad)).status).toBe(400);
     expect((await infer(bad)).status).toBe(400);
     expect(await stats()).toMatchObject({ hits: 0 });
+  });
+
+  it("keys an ensemble's answers by every parameter its conditions may read: priority 0 never gets the answer computed for priority 1", async () => {
+    const repo = tempRepository("simple_identity");
+    mkdirSync(join(repo, "gated", "1"), { recursive: true });
+    writeFileSync(
+      join(repo, "gated", "function.yaml"),
+      [
+        "platform: ensemble",
+        "max_batch_size: 0",
+        "response_cache: { enable: true }",
+        "input: [{ name: IN, data_type: TYPE_STRING, dims: [-1, -1] }]",
+        "output: [{ name: X, data_type: TYPE_STRING, dims: [-1, -1] }, { name: Y, data_type: TYPE_STRING, dims: [-1, -1] }]",
+        "ensemble_scheduling:",
+        "  step:",
+        "    - { model_name: simple_identity, model_version: -1, input_map: { INPUT0: IN }, output_map: { OUTPUT0: X } }",
+        "    - { model_name: simple_identity, model_version: -1, input_map: { INPUT0: IN }, output_map: { OUTPUT0: Y }, condition: \"param('priority') == 1\" }",
+      ].join("\n"),
+    );
+    server = await startServer({ repository: repo, cacheSize: 1 << 20 });
+    const ask = async (parameters: Record<string, unknown>) => {
+      const body = JSON.stringify({ inputs: [{ name: "IN", datatype: "BYTES", shape: [1, 1], data: ["hello"] }], parameters });
+      const response = await fetch(`${server!.url}/v2/models/gated/infer`, { method: "POST", body, headers: { "content-type": "application/json" } });
+      const answer = await response.json();
+      expect(response.status, JSON.stringify(answer)).toBe(200);
+      return (answer.outputs as { name: string }[]).map((o) => o.name).sort();
+    };
+    expect(await ask({ priority: 1 })).toEqual(["X", "Y"]);
+    expect(await ask({ priority: 0 })).toEqual(["X"]);
+    expect(await ask({ priority: 1, timeout: 5_000_000 })).toEqual(["X", "Y"]);
+    expect(await ask({ priority: 1 })).toEqual(["X", "Y"]);
   });
 });

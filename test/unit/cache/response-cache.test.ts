@@ -27,8 +27,14 @@ describe.each([
       key({ x: fp32([1, 2, 3, 4]) }, {}, "f\u00011\u00012"),
     ]);
     expect(new Set([base, ...others]).size).toBe(7);
-    // How the answer travels or when it runs does not change it.
+    // How the answer travels or when it runs does not change a model's answer.
     expect(await key({ x: fp32([1, 2, 3, 4]) }, { binary_data_output: true, priority: 1, timeout: 100 })).toBe(base);
+  });
+
+  it("`key()` with everyParameter (an ensemble, a handler: code that can read them) tells priority, timeout and binary_data_output apart", async () => {
+    const key = (parameters: Record<string, unknown>) => cache.key("s", { x: fp32([1]) }, parameters, { everyParameter: true });
+    const keys = await Promise.all([key({}), key({ priority: 0 }), key({ priority: 1 }), key({ timeout: 100 }), key({ binary_data_output: true })]);
+    expect(new Set(keys).size).toBe(5);
   });
 
   it("`key()` keeps BYTES element boundaries: ['ab', 'c'] and ['a', 'bc'] differ", async () => {
@@ -82,8 +88,31 @@ describe("ResponseCache", () => {
     expect([...(c.get("s\u0000k")!.y!.data as Float32Array)]).toEqual([1, 2]);
   });
 
+  it("`set()` packs BYTES outputs and charges what they hold: 2 M empty strings cost ~8 MB, not an object each", () => {
+    const c = new ResponseCache(64 << 20);
+    const elements = new Array<Uint8Array>(2_000_000).fill(new Uint8Array(0));
+    elements[1] = new TextEncoder().encode("xyz");
+    c.set("s\u0000k", { y: { datatype: "BYTES", shape: [elements.length], data: elements } });
+    const { bytes } = c.figures;
+    expect(bytes).toBeGreaterThanOrEqual(8_000_003);
+    expect(bytes).toBeLessThan(8_001_000);
+    const hit = c.get("s\u0000k")!.y!;
+    const data = hit.data as Uint8Array[];
+    expect(hit.shape).toEqual([2_000_000]);
+    expect(data).toHaveLength(2_000_000);
+    expect(new TextDecoder().decode(data[1])).toBe("xyz");
+    expect([data[0]!.byteLength, data[1_999_999]!.byteLength]).toEqual([0, 0]);
+  });
+
+  it("charges every entry a fixed overhead: a cache of 1 MB holds at most ~4000 tiny answers", () => {
+    const c = new ResponseCache(1 << 20);
+    for (let i = 0; i < 10_000; i++) c.set(`s\u0000${i}`, { y: fp32([i]) });
+    expect(c.figures.entries).toBeLessThan(4100);
+    expect(c.figures.bytes).toBeLessThanOrEqual(1 << 20);
+  });
+
   it("evicts the least recently used answers by bytes, never keeps one larger than itself, and `invalidate()` drops a scope", () => {
-    const c = new ResponseCache(3 * (400 + 8));
+    const c = new ResponseCache(3 * (400 + 256 + 128 + 8));
     const answer = () => ({ y: fp32(Array(100).fill(1)) }); // 400 bytes
     for (const k of ["a\u0000k1", "a\u0000k2", "b\u0000k3"]) c.set(k, answer());
     c.get("a\u0000k1"); // k2 is now the least recently used
