@@ -9,16 +9,12 @@
 // rectangles at any angle, as PaddleOCR fits them (the smallest rectangle around each region, its
 // crop turned a quarter when it is 1.5 times taller than wide); the angle classifier turns the
 // lines that read upside down.
-import { decode, convertIndexedToRgb, hasPngSignature } from "fast-png";
-import { Unzlib } from "fflate";
 import type { Tensor } from "../../runtime/mod.ts";
+import { decodePng, ImageError } from "./png.ts";
+import type { RgbImage } from "./png.ts";
 
-/** An 8-bit image with 3 interleaved channels per pixel, row-major, in RGB order. */
-export interface RgbImage {
-  width: number;
-  height: number;
-  data: Uint8Array;
-}
+export { ImageError } from "./png.ts";
+export type { RgbImage } from "./png.ts";
 
 /** One line of text: its string, the recogniser's mean confidence, the box it was read from. */
 export interface TextLine {
@@ -34,16 +30,6 @@ export interface OcrResult {
   width: number;
   height: number;
   lines: TextLine[];
-}
-
-/** A refused image (not a PNG, too large, corrupt): the client's mistake, with the status to answer. */
-export class ImageError extends Error {
-  readonly status: number;
-  constructor(message: string, status = 400) {
-    super(message);
-    this.name = "ImageError";
-    this.status = status;
-  }
 }
 
 /**
@@ -195,78 +181,12 @@ function* chunks<T>(items: readonly T[], size: number): Generator<[number, T[]]>
 }
 
 /**
- * A PNG as 8-bit RGB. The size is checked from the header before anything is inflated (a PNG
- * of a few kB can declare 100 000 × 100 000 pixels); transparency is laid over white.
+ * A PNG as 8-bit RGB (png.ts): the header checked whole and the size against `maxPixels` before
+ * anything is inflated, only the chunks a decoder needs read, the data inflated once into exactly
+ * what the header declares; transparency is laid over white.
  */
 export function decodeImage(png: Uint8Array, maxPixels = DEFAULT_MAX_PIXELS): RgbImage {
-  if (png.length < 24 || !hasPngSignature(png)) throw new ImageError("the image is not a PNG");
-  const header = new DataView(png.buffer, png.byteOffset, png.byteLength);
-  const width = header.getUint32(16);
-  const height = header.getUint32(20);
-  if (width === 0 || height === 0) throw new ImageError("the PNG declares an empty image");
-  if (width * height > maxPixels) throw new ImageError(`the image is ${width}×${height} pixels; at most ${maxPixels} are accepted`, 413);
-  checkInflatedSize(png, header);
-  let decoded: ReturnType<typeof decode>;
-  try {
-    decoded = decode(png);
-  } catch (error) {
-    throw new ImageError(`the PNG could not be decoded (${(error as Error).message})`);
-  }
-  let data = decoded.data;
-  let channels = decoded.channels;
-  if (decoded.palette) {
-    data = convertIndexedToRgb(decoded);
-    channels = data.length / (width * height);
-  }
-  const shift = decoded.depth === 16 && !decoded.palette ? 8 : 0;
-  const rgb = new Uint8Array(width * height * 3);
-  for (let p = 0; p < width * height; p++) {
-    const at = p * channels;
-    const gray = channels < 3;
-    const r = data[at]! >> shift;
-    const g = gray ? r : data[at + 1]! >> shift;
-    const b = gray ? r : data[at + 2]! >> shift;
-    const alpha = channels === 2 || channels === 4 ? (data[at + channels - 1]! >> shift) / 255 : 1;
-    rgb[p * 3] = Math.round(r * alpha + 255 * (1 - alpha));
-    rgb[p * 3 + 1] = Math.round(g * alpha + 255 * (1 - alpha));
-    rgb[p * 3 + 2] = Math.round(b * alpha + 255 * (1 - alpha));
-  }
-  return { width, height, data: rgb };
-}
-
-/**
- * Inflates the image data once, counting and discarding, and refuses it when it holds more than
- * its header's size needs: the declared size is checked, but a 200 kB PNG can inflate to 200 MB
- * (deflate packs a run of zeros ~1000:1), which the decoder would hold in memory at once.
- */
-function checkInflatedSize(png: Uint8Array, header: DataView): void {
-  const [width, height, depth, colorType, interlace] = [header.getUint32(16), header.getUint32(20), png[24]!, png[25]!, png[28]!];
-  const channels = ({ 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 } as Record<number, number>)[colorType];
-  if (channels === undefined) throw new ImageError(`the PNG has an unknown color type ${colorType}`);
-  const rowBytes = Math.ceil((width * channels * depth) / 8);
-  // Adam7 splits the rows into seven passes, each row with its own filter byte: at most 2× as many.
-  const limit = (height * (1 + rowBytes) + 64) * (interlace ? 2 : 1);
-  let inflated = 0;
-  const inflater = new Unzlib((chunk) => {
-    inflated += chunk.length;
-    if (inflated > limit) throw new ImageError(`the PNG's data inflates to more than a ${width}×${height} image needs (${limit} bytes)`);
-  });
-  // Chunks: length, type, data, CRC. Feed every IDAT's data; stop at IEND or at a chunk that runs past the end.
-  for (let at = 8; at + 12 <= png.length; ) {
-    const length = header.getUint32(at);
-    const type = String.fromCharCode(png[at + 4]!, png[at + 5]!, png[at + 6]!, png[at + 7]!);
-    if (type === "IEND" || at + 12 + length > png.length) break;
-    if (type === "IDAT") {
-      try {
-        // 1 kB at a time: one push inflates all it is given (~1 MB at most from 1 kB) before we can count.
-        for (let from = at + 8; from < at + 8 + length; from += 1024) inflater.push(png.subarray(from, Math.min(from + 1024, at + 8 + length)));
-      } catch (error) {
-        if (error instanceof ImageError) throw error;
-        throw new ImageError(`the PNG could not be decoded (${(error as Error).message})`);
-      }
-    }
-    at += 12 + length;
-  }
+  return decodePng(png, maxPixels);
 }
 
 /** The detector's input: the image scaled so its longer side is at most 960, both sides multiples of 32, normalised as ImageNet. */

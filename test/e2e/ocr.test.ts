@@ -4,6 +4,8 @@ import { drawPage, rotate, rotate180 } from "../../models/text-image.ts";
 import { encodeBinaryTensor } from "../../runtime/tensor/mod.ts";
 import type { RgbImage } from "../../models/text-image.ts";
 import { startServer } from "../support/start-server.ts";
+import { chunk, idat, ihdr, pack, png as pngOf } from "../support/png-chunks.ts";
+import { deflateSync } from "node:zlib";
 import type { TestServer } from "../support/start-server.ts";
 
 // The OCR example end to end: a PNG drawn here with the bitmap font, read back by the pretrained
@@ -101,6 +103,39 @@ describe("functions/ocr: PNG in, lines of text out", () => {
     expect(refused.json.error).toMatch(/100000×100000 pixels; at most 4194304/);
     const truncated = png(page(["PRICE 42"])).slice(0, 60);
     expect((await ocr(truncated)).status).toBe(400);
+  });
+
+  it("decodes untrusted PNGs within a budget: a colour profile that inflates to 256 MB is skipped unread, lying headers and palettes are 400s naming the fault", { timeout: 60_000 }, async () => {
+    const rows = Array.from({ length: 16 }, () => Array(16).fill(255));
+    const zeros = new Uint8Array(deflateSync(new Uint8Array(256 << 20), { level: 9 }));
+    const profile = new Uint8Array([...new TextEncoder().encode("icc"), 0, 0, ...zeros]);
+    const bomb = pngOf(ihdr(16, 16, 8, 0), chunk("iCCP", profile), idat(rows));
+    const started = performance.now();
+    const [answered, beside] = await Promise.all([ocr(bomb), ocr(png({ width: 64, height: 64, data: new Uint8Array(64 * 64 * 3).fill(255) }))]);
+    expect(performance.now() - started).toBeLessThan(2000); // a 2 MB one (2 GB inflated) took 16.9 s and 4.5 GB
+    expect([answered.status, answered.json.lines, beside.status]).toEqual([200, [], 200]);
+    const refusals = [
+      [pngOf(ihdr(16, 16, 255, 0), idat(rows)), "the PNG's bit depth 255 is not allowed for color type 0 (greyscale: 1, 2, 4, 8, 16)"],
+      [pngOf(ihdr(1, 1, 8, 3), chunk("PLTE", new Uint8Array()), idat([[0]])), "the PNG's palette (PLTE) has 0 bytes: it must hold 1 to 256 RGB entries"],
+      [pngOf(ihdr(2, 1, 8, 3), chunk("PLTE", new Uint8Array(3)), idat([[0, 9]])), "the PNG's pixel (1, 0) uses palette entry 9 of 1"],
+      [pngOf(ihdr(1, 1, 16, 3), chunk("PLTE", new Uint8Array(3)), idat([[0, 0]])), "the PNG's bit depth 16 is not allowed for color type 3 (indexed: 1, 2, 4, 8)"],
+    ] as const;
+    for (const [bytes, message] of refusals) {
+      expect(await ocr(bytes)).toEqual({ status: 400, json: { error: `function 'ocr' execute: ${message}` } });
+      const steps = await ensemble(bytes);
+      expect([steps.status, steps.json.error]).toEqual([400, `ensemble 'ocr_ensemble' step 0 ('ocr_prepare'): function 'ocr_prepare' compute: ${message}`]);
+    }
+  });
+
+  it("reads a 1-bit greyscale page as it reads the same page in 8-bit RGB", { timeout: 60_000 }, async () => {
+    const image = page(["PRICE 42"]);
+    const bits = Array.from({ length: image.height }, (_, y) =>
+      pack(Array.from({ length: image.width }, (_, x) => (image.data[(y * image.width + x) * 3]! >= 128 ? 1 : 0)), 1),
+    );
+    const oneBit = await ocr(pngOf(ihdr(image.width, image.height, 1, 0), idat(bits)));
+    expect(oneBit.status).toBe(200);
+    expect(oneBit.json.lines.map((l) => l.text)).toEqual((await ocr(png(image))).json.lines.map((l) => l.text));
+    expect(oneBit.json.lines.map((l) => l.text)).toEqual(["PRICE 42"]);
   });
 
   it("batches the recogniser across concurrent requests: fewer executions than inferences", { timeout: 60_000 }, async () => {

@@ -37,7 +37,7 @@ describe("decodeImage", () => {
     })();
     expect(refused).toBeInstanceOf(ImageError);
     expect(refused!.status).toBe(413);
-    expect(() => decodeImage(png.slice(0, png.length - 12))).toThrow(/could not be decoded/);
+    expect(() => decodeImage(png.slice(0, png.length - 20))).toThrow(/runs past the end of the file/);
   });
 });
 
@@ -66,7 +66,7 @@ describe("decodeImage on hostile bytes", () => {
     const idat = new Uint8Array(deflateSync(new Uint8Array(50 << 20), { level: 9 }));
     const bomb = new Uint8Array([...[137, 80, 78, 71, 13, 10, 26, 10], ...chunk("IHDR", ihdr), ...chunk("IDAT", idat), ...chunk("IEND", new Uint8Array())]);
     expect(bomb.length).toBeLessThan(100_000);
-    expect(() => decodeImage(bomb)).toThrow(new ImageError("the PNG's data inflates to more than a 1×1 image needs (68 bytes)"));
+    expect(() => decodeImage(bomb)).toThrow(new ImageError("the PNG's image data inflates to more than its 1×1 pixels need (4 bytes)"));
   });
 
   it("either decodes a damaged PNG to the size its header declares or refuses it with an ImageError, never anything else", () => {
