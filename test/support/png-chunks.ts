@@ -10,7 +10,7 @@ const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
 });
 
 /** One PNG chunk: length, type, data, CRC. */
-export function chunk(type: string, data: Uint8Array): Uint8Array {
+export function chunk(type: string, data: Uint8Array): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(12 + data.length);
   const view = new DataView(out.buffer);
   view.setUint32(0, data.length);
@@ -23,7 +23,7 @@ export function chunk(type: string, data: Uint8Array): Uint8Array {
 }
 
 /** An IHDR chunk. */
-export function ihdr(width: number, height: number, depth: number, colorType: number, interlace = 0): Uint8Array {
+export function ihdr(width: number, height: number, depth: number, colorType: number, interlace = 0): Uint8Array<ArrayBuffer> {
   const data = new Uint8Array(13);
   new DataView(data.buffer).setUint32(0, width);
   new DataView(data.buffer).setUint32(4, height);
@@ -32,7 +32,7 @@ export function ihdr(width: number, height: number, depth: number, colorType: nu
 }
 
 /** A PNG of these chunks between the signature and IEND. */
-export function png(...chunks: Uint8Array[]): Uint8Array {
+export function png(...chunks: Uint8Array[]): Uint8Array<ArrayBuffer> {
   const parts = [new Uint8Array([137, 80, 78, 71, 13, 10, 26, 10]), ...chunks, chunk("IEND", new Uint8Array())];
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
@@ -44,7 +44,7 @@ export function png(...chunks: Uint8Array[]): Uint8Array {
 }
 
 /** Rows of packed samples (each row a filter byte 0 and its bytes), deflated: one IDAT. */
-export function idat(rows: number[][]): Uint8Array {
+export function idat(rows: number[][]): Uint8Array<ArrayBuffer> {
   return chunk("IDAT", new Uint8Array(deflateSync(Uint8Array.from(rows.flatMap((r) => [0, ...r])))));
 }
 
