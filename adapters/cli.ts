@@ -20,6 +20,7 @@ const USAGE = `usage:
                  [--rate-limit off|execution_count] [--rate-limit-resource <name>:<count>[:<device>]]...
                  [--max-instances 64] [--max-threads <cores×4>] [--max-batch-size 65536] [--max-warmup-elements 16M]
                  [--max-upload-size 256M] [--max-upload-total 1G] [--max-api-functions 64]
+                 [--max-ensemble-steps 1024] [--max-ensemble-output-ratio 16]
                  [--api-key-file <file>] [--admin-key-file <file>] [--cors-origin <origin>|*]...
                  [--dashboard-max-streams 32] [--cache-size 0]
                  [--shutdown-timeout 30]
@@ -294,6 +295,8 @@ const LIMIT_OPTIONS = {
   "max-upload-size": { type: "string" },
   "max-upload-total": { type: "string" },
   "max-api-functions": { type: "string" },
+  "max-ensemble-steps": { type: "string" },
+  "max-ensemble-output-ratio": { type: "string" },
 } as const;
 
 /** The ceilings given on the command line (unset ones keep the runtime's defaults). */

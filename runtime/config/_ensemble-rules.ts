@@ -68,30 +68,43 @@ export function ensembleProblems(config: RawConfig): PathProblem[] {
   return problems;
 }
 
-/** A cycle in the step graph (`needs[i]`: steps whose outputs step i reads), as its steps in data-flow order, or undefined. */
+/**
+ * A cycle in the step graph (`needs[i]`: steps whose outputs step i reads), as its steps in
+ * data-flow order, or undefined. Depth-first with a stack of its own: a chain of 20 000 steps
+ * must not overflow the call stack.
+ */
 export function findCycle(needs: readonly number[][]): number[] | undefined {
   const state = needs.map(() => 0); // 0 unseen, 1 on the path, 2 done
-  const path: number[] = [];
-  const visit = (i: number): number[] | undefined => {
-    if (state[i] === 2) return undefined;
-    if (state[i] === 1) return path.slice(path.indexOf(i));
-    state[i] = 1;
-    path.push(i);
-    for (const j of needs[i]!) {
-      const found = visit(j);
-      if (found) return found;
+  for (let root = 0; root < needs.length; root++) {
+    if (state[root] !== 0) continue;
+    const path: number[] = [root];
+    const next: number[] = [0]; // per path entry: the index of the edge to follow next
+    state[root] = 1;
+    while (path.length > 0) {
+      const i = path[path.length - 1]!;
+      const edges = needs[i]!;
+      const e = next[next.length - 1]!;
+      if (e === edges.length) {
+        state[i] = 2;
+        path.pop();
+        next.pop();
+        continue;
+      }
+      next[next.length - 1] = e + 1;
+      const j = edges[e]!;
+      if (state[j] === 1) {
+        // In data-flow order (each step feeds the next), from the lowest-numbered step.
+        const flow = path.slice(path.indexOf(j)).reverse();
+        let start = 0;
+        for (let k = 1; k < flow.length; k++) if (flow[k]! < flow[start]!) start = k;
+        return [...flow.slice(start), ...flow.slice(0, start)];
+      }
+      if (state[j] === 0) {
+        state[j] = 1;
+        path.push(j);
+        next.push(0);
+      }
     }
-    path.pop();
-    state[i] = 2;
-    return undefined;
-  };
-  for (let i = 0; i < needs.length; i++) {
-    const found = visit(i);
-    if (!found) continue;
-    // In data-flow order (each step feeds the next), from the lowest-numbered step.
-    const flow = found.reverse();
-    const start = flow.indexOf(Math.min(...flow));
-    return [...flow.slice(start), ...flow.slice(0, start)];
   }
   return undefined;
 }

@@ -21,7 +21,17 @@ export interface LoadLimits {
   uploadTotalBytes: number;
   /** Functions registered through the load API with `file:` content (`--max-api-functions`). */
   apiFunctions: number;
+  /** Steps one ensemble may have (`--max-ensemble-steps`). */
+  ensembleSteps: number;
+  /**
+   * How many times its input bytes an ensemble's answer may hold (`--max-ensemble-output-ratio`;
+   * never less than ENSEMBLE_OUTPUT_FLOOR): a step can fan one input out to many outputs.
+   */
+  ensembleOutputRatio: number;
 }
+
+/** Bytes an ensemble's answer may always hold, whatever its input's size (a small image may become large tensors). */
+export const ENSEMBLE_OUTPUT_FLOOR = 64 * 1024 * 1024;
 
 /** The flag that sets each ceiling, for error messages. */
 export const LIMIT_FLAGS: Record<keyof LoadLimits, string> = {
@@ -32,6 +42,8 @@ export const LIMIT_FLAGS: Record<keyof LoadLimits, string> = {
   uploadBytes: "--max-upload-size",
   uploadTotalBytes: "--max-upload-total",
   apiFunctions: "--max-api-functions",
+  ensembleSteps: "--max-ensemble-steps",
+  ensembleOutputRatio: "--max-ensemble-output-ratio",
 };
 
 /** The defaults: generous for real models, small enough that one config cannot sink the host. */
@@ -44,6 +56,8 @@ export function defaultLoadLimits(cpuCount: number): LoadLimits {
     uploadBytes: 256 * 1024 * 1024,
     uploadTotalBytes: 1024 * 1024 * 1024,
     apiFunctions: 64,
+    ensembleSteps: 1024,
+    ensembleOutputRatio: 16,
   };
 }
 
@@ -78,6 +92,8 @@ export function limitProblems(config: DeclaredConfig, limits: LoadLimits): PathP
   if (config.max_batch_size !== undefined && config.max_batch_size > limits.batchSize) {
     over(["max_batch_size"], config.max_batch_size, "batchSize", "");
   }
+  const steps = config.ensemble_scheduling?.step.length ?? 0;
+  if (steps > limits.ensembleSteps) over(["ensemble_scheduling", "step"], steps, "ensembleSteps", "steps per ensemble");
   config.model_warmup.forEach((sample, i) => {
     const batch = config.max_batch_size === 0 ? 1 : sample.batch_size;
     const elements = Object.values(sample.inputs).reduce((sum, input) => sum + batch * input.dims.reduce((a, d) => a * Math.max(1, d), 1), 0);

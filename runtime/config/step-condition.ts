@@ -11,6 +11,8 @@
  * element non-zero (non-empty for BYTES); `size`: element count; BYTES elements read as UTF-8 text.
  * `param('name')` is the request parameter (undefined when absent).
  */
+import type { Tensor } from "../core/mod.ts";
+
 export type Condition =
   | { kind: "literal"; value: Value }
   | { kind: "tensor"; fn: TensorFn; tensor: string }
@@ -117,11 +119,13 @@ export function conditionTensors(c: Condition): string[] {
   }
 }
 
-/** What a condition reads a tensor as: its elements as numbers, or as text for BYTES. */
+/** What a condition reads: a tensor's reduction (`fn` over its elements) and request parameters. */
 export interface ConditionInputs {
-  tensor(name: string): readonly (number | string)[];
+  tensor(name: string, fn: TensorFn): Value;
   param(name: string): Value;
 }
+
+export type { TensorFn };
 
 /** Evaluates a condition (true to run the step). */
 export function evaluateCondition(c: Condition, inputs: ConditionInputs): boolean {
@@ -142,27 +146,42 @@ function value(c: Condition, inputs: ConditionInputs): Value {
       return truthy(value(c.left, inputs)) || truthy(value(c.right, inputs));
     case "cmp":
       return compare(c.op, value(c.left, inputs), value(c.right, inputs));
-    case "tensor": {
-      const xs = inputs.tensor(c.tensor);
-      const nums = () => xs.map((x) => (typeof x === "number" ? x : Number(x)));
-      switch (c.fn) {
-        case "size":
-          return xs.length;
-        case "first":
-          return xs[0];
-        case "any":
-          return xs.some(truthy);
-        case "all":
-          return xs.every(truthy);
-        case "sum":
-          return nums().reduce((a, b) => a + b, 0);
-        case "max":
-          return xs.length ? Math.max(...nums()) : undefined;
-        case "min":
-          return xs.length ? Math.min(...nums()) : undefined;
-      }
-    }
+    case "tensor":
+      return inputs.tensor(c.tensor, c.fn);
   }
+}
+
+const utf8 = new TextDecoder();
+
+/**
+ * `fn` over a tensor's elements — numbers (64-bit ones rounded), BYTES elements as UTF-8 text (as
+ * numbers for sum, max and min) — in one pass without copying the tensor: `first`, `size`, and
+ * `any`/`all` once decided, read no more than they need.
+ */
+export function reduceTensor(tensor: Pick<Tensor, "data">, fn: TensorFn): Value {
+  const data = tensor.data as ArrayLike<number | bigint> | Uint8Array[];
+  const n = data.length;
+  if (fn === "size") return n;
+  const bytes = Array.isArray(data);
+  if (fn === "first") return n === 0 ? undefined : bytes ? utf8.decode((data as Uint8Array[])[0]) : Number(data[0]);
+  if (fn === "any" || fn === "all") {
+    const wanted = fn === "any";
+    for (let i = 0; i < n; i++) {
+      const holds = bytes ? (data as Uint8Array[])[i]!.byteLength > 0 : truthy(Number(data[i]));
+      if (holds === wanted) return wanted;
+    }
+    return !wanted;
+  }
+  if (n === 0) return fn === "sum" ? 0 : undefined;
+  const at = bytes ? (i: number) => Number(utf8.decode((data as Uint8Array[])[i])) : (i: number) => Number(data[i]);
+  let result = fn === "sum" ? 0 : at(0);
+  for (let i = fn === "sum" ? 0 : 1; i < n; i++) {
+    const x = at(i);
+    if (fn === "sum") result += x;
+    else if (Number.isNaN(x) || Number.isNaN(result)) result = NaN; // as Math.max/min
+    else if (fn === "max" ? x > result : x < result) result = x;
+  }
+  return result;
 }
 
 function truthy(v: Value | number | string): boolean {

@@ -521,6 +521,7 @@ export class FunctionRegistry {
       cache: this.#cacheFor(fn, version),
       dispatch,
       lookup,
+      outputRatio: this.#limits.ensembleOutputRatio,
     });
   }
 

@@ -1,7 +1,8 @@
 import { RuntimeError } from "../../core/mod.ts";
 import type { Tensor } from "../../core/mod.ts";
-import { conditionTensors, evaluateCondition, parseCondition } from "../../config/mod.ts";
-import type { Condition, EnsembleStep } from "../../config/mod.ts";
+import { conditionTensors, evaluateCondition, parseCondition, reduceTensor } from "../../config/mod.ts";
+import type { Condition, EnsembleStep, TensorFn } from "../../config/mod.ts";
+import { tensorByteLength } from "../../tensor/mod.ts";
 import type { SchedulerObserver } from "../scheduler-observer.ts";
 import type { ScheduledRequest, ScheduledResult, Scheduler } from "../scheduler.ts";
 
@@ -19,6 +20,11 @@ export interface EnsembleSchedulerOptions {
   outputs: readonly string[];
   dispatch: StepDispatch;
   observer?: SchedulerObserver;
+  /**
+   * The most bytes an answer's outputs may hold, given the request's input bytes (a step may fan
+   * one input out to many outputs); past it the request fails at once with 413. Absent: no limit.
+   */
+  maxOutputBytes?: (inputBytes: number) => { bytes: number; why: string };
 }
 
 /**
@@ -28,6 +34,9 @@ export interface EnsembleSchedulerOptions {
  * batcher batches it with every other pipeline's; tensors pass between steps as they are (no
  * copy, no encoding). It holds nothing itself: no queue, no instances. The first step that fails
  * fails the request (the others are told through their signal) with an error naming the step.
+ * A request costs time linear in its steps and the tensors they read: each step counts the tensors
+ * it still waits for, and a tensor's arrival wakes only its readers (no rescans); each reduction a
+ * condition reads (`max(T)`…) is computed once per request, however many conditions read it.
  */
 export class EnsembleScheduler implements Scheduler {
   readonly #options: EnsembleSchedulerOptions;
@@ -37,13 +46,27 @@ export class EnsembleScheduler implements Scheduler {
 
   /** Each step's parsed condition (undefined: always runs). */
   readonly #conditions: (Condition | undefined)[];
-  /** Each step's reads: its mapped inputs and what its condition looks at. */
-  readonly #reads: string[][];
+  /** How many distinct tensors each step reads: its mapped inputs and what its condition looks at. */
+  readonly #waitsFor: number[];
+  /** The steps that read each tensor (each step once per tensor). */
+  readonly #readers = new Map<string, number[]>();
+  readonly #outputs: Set<string>;
+  readonly #anyCondition: boolean;
 
   constructor(options: EnsembleSchedulerOptions) {
     this.#options = options;
     this.#conditions = options.steps.map((s) => (s.condition === undefined ? undefined : parseCondition(s.condition)));
-    this.#reads = options.steps.map((s, i) => [...Object.values(s.input_map), ...(this.#conditions[i] ? conditionTensors(this.#conditions[i]!) : [])]);
+    this.#waitsFor = options.steps.map((s, i) => {
+      const reads = new Set([...Object.values(s.input_map), ...(this.#conditions[i] ? conditionTensors(this.#conditions[i]!) : [])]);
+      for (const tensor of reads) {
+        const readers = this.#readers.get(tensor);
+        if (readers) readers.push(i);
+        else this.#readers.set(tensor, [i]);
+      }
+      return reads.size;
+    });
+    this.#outputs = new Set(options.outputs);
+    this.#anyCondition = this.#conditions.some((c) => c !== undefined);
   }
 
   get queued(): number {
@@ -76,51 +99,102 @@ export class EnsembleScheduler implements Scheduler {
     return new Promise((resolve) => this.#drained.push(resolve));
   }
 
-  async #run(feeds: Record<string, Tensor>, parameters: Readonly<Record<string, string | number | boolean>>, signal: AbortSignal | undefined): Promise<ScheduledResult> {
+  #run(feeds: Record<string, Tensor>, parameters: Readonly<Record<string, string | number | boolean>>, signal: AbortSignal | undefined): Promise<ScheduledResult> {
     const { steps, outputs, name } = this.#options;
-    const tensors = new Map<string, Tensor>(Object.entries(feeds));
+    const tensors = new Map<string, Tensor>();
+    const waiting = this.#waitsFor.slice();
+    const ready: number[] = [];
+    let head = 0;
+    // A tensor exists: each step that reads it waits for one fewer; those that wait for none are ready.
+    const arrive = (tensor: string, value: Tensor) => {
+      tensors.set(tensor, value);
+      for (const i of this.#readers.get(tensor) ?? []) if (--waiting[i]! === 0) ready.push(i);
+    };
+    let inputBytes = 0;
+    for (const [tensor, value] of Object.entries(feeds)) {
+      inputBytes += tensorByteLength(value);
+      arrive(tensor, value);
+    }
+    const cap = this.#options.maxOutputBytes?.(inputBytes);
+    let outputBytes = 0;
+    // Each (reduction, tensor) a condition reads, once per request.
+    const reduced = new Map<string, ReturnType<typeof reduceTensor>>();
+    const inputs = {
+      tensor: (tensor: string, fn: TensorFn) => {
+        const key = `${fn}\u0000${tensor}`;
+        if (!reduced.has(key)) reduced.set(key, reduceTensor(tensors.get(tensor)!, fn));
+        return reduced.get(key);
+      },
+      param: (param: string) => parameters[param],
+    };
     const controller = new AbortController();
-    const onAbort = () => controller.abort(signal?.reason);
-    signal?.addEventListener("abort", onAbort, { once: true });
-    const started = new Set<number>();
-    const running = new Set<Promise<void>>();
-    let failure: unknown;
-    try {
-      for (;;) {
-        steps.forEach((step, i) => {
-          if (started.has(i) || failure !== undefined || !this.#reads[i]!.every((t) => tensors.has(t))) return;
-          started.add(i);
+    return new Promise<ScheduledResult>((resolve, reject) => {
+      let running = 0;
+      let failure: unknown;
+      let settled = false;
+      const onAbort = () => controller.abort(signal?.reason);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      const settle = () => {
+        if (settled) return;
+        settled = true;
+        signal?.removeEventListener("abort", onAbort);
+        if (failure !== undefined) return reject(failure);
+        try {
+          resolve(this.#answer(tensors, name, outputs));
+        } catch (error) {
+          reject(error);
+        }
+      };
+      const fail = (error: unknown) => {
+        if (failure === undefined) failure = error;
+        // Answer the failure now; the steps still running learn it from their signal, and their results go nowhere.
+        controller.abort(error);
+        settle();
+      };
+      const pump = () => {
+        while (failure === undefined && head < ready.length) {
+          const i = ready[head++]!;
           const condition = this.#conditions[i];
           // A step whose condition does not hold is skipped: its outputs never exist, so the steps that need them never run.
-          if (condition && !evaluateCondition(condition, { tensor: (name) => elements(tensors.get(name)!), param: (name) => parameters[name] })) return;
-          const run: Promise<void> = this.#step(i, step, tensors, controller.signal)
-            .catch((error) => {
-              if (failure === undefined) failure = error;
-              controller.abort(error);
-            })
-            .finally(() => running.delete(run));
-          running.add(run);
-        });
-        if (running.size === 0) break;
-        await Promise.race(running);
-        // Answer the failure now; the steps still running learn it from their signal, and their results go nowhere.
-        if (failure !== undefined) break;
-      }
-    } finally {
-      signal?.removeEventListener("abort", onAbort);
-    }
-    if (failure !== undefined) throw failure;
-    // Outputs whose producers a condition skipped are left out (an early exit); without conditions every one is produced.
+          if (condition && !evaluateCondition(condition, inputs)) continue;
+          running++;
+          this.#step(i, steps[i]!, tensors, controller.signal).then(
+            (produced) => {
+              running--;
+              if (settled) return;
+              for (const [tensor, value] of produced) {
+                if (cap && this.#outputs.has(tensor) && (outputBytes += tensorByteLength(value)) > cap.bytes) {
+                  return fail(new RuntimeError("RESOURCE_EXHAUSTED", `ensemble '${name}': its outputs come to more than ${cap.bytes} bytes (${cap.why}); step ${i} ('${steps[i]!.model_name}') passed it`));
+                }
+                arrive(tensor, value);
+              }
+              pump();
+            },
+            (error) => {
+              running--;
+              fail(error);
+            },
+          );
+        }
+        if (running === 0) settle();
+      };
+      pump();
+    });
+  }
+
+  /** The answer: every ensemble output produced; those whose producers a condition skipped are left out (an early exit). */
+  #answer(tensors: Map<string, Tensor>, name: string, outputs: readonly string[]): ScheduledResult {
     const result: ScheduledResult = {};
     for (const output of outputs) {
       const tensor = tensors.get(output);
       if (tensor) result[output] = tensor;
-      else if (this.#conditions.every((c) => c === undefined)) throw new RuntimeError("INTERNAL", `ensemble '${name}': no step produced output '${output}'`);
+      else if (!this.#anyCondition) throw new RuntimeError("INTERNAL", `ensemble '${name}': no step produced output '${output}'`);
     }
     return result;
   }
 
-  async #step(i: number, step: EnsembleStep, tensors: Map<string, Tensor>, signal: AbortSignal): Promise<void> {
+  /** Runs step `i`; resolves with the ensemble tensors it produced. */
+  async #step(i: number, step: EnsembleStep, tensors: Map<string, Tensor>, signal: AbortSignal): Promise<[string, Tensor][]> {
     const inputs: Record<string, Tensor> = {};
     for (const [input, tensor] of Object.entries(step.input_map)) inputs[input] = tensors.get(tensor)!;
     const version = step.model_version >= 0 ? String(step.model_version) : undefined;
@@ -133,19 +207,12 @@ export class EnsembleScheduler implements Scheduler {
       if (error instanceof RuntimeError) throw new RuntimeError(error.code, `${where}: ${error.message}`, { cause: error, status: error.status, retryAfterMs: error.retryAfterMs });
       throw new RuntimeError("INTERNAL", `${where}: ${(error as Error)?.message ?? error}`, { cause: error });
     }
+    const produced: [string, Tensor][] = [];
     for (const [output, tensor] of Object.entries(step.output_map)) {
       const value = out[output];
       if (!value) throw new RuntimeError("INTERNAL", `${where} gave no output '${output}'`);
-      tensors.set(tensor, value);
+      produced.push([tensor, value]);
     }
+    return produced;
   }
-}
-
-const text = new TextDecoder();
-
-/** A tensor's elements as a condition reads them: numbers (64-bit ones rounded), BYTES as text. */
-function elements(tensor: Tensor): (number | string)[] {
-  const data = tensor.data as ArrayLike<number | bigint> | Uint8Array[];
-  if (Array.isArray(data)) return (data as Uint8Array[]).map((e) => text.decode(e));
-  return Array.from(data as ArrayLike<number | bigint>, (x) => Number(x));
 }
