@@ -41,13 +41,15 @@ const ZOD_DEFAULT = /^(Invalid|Too (small|big)|Unrecognized key)/;
  * enum errors quote the value and suggest one, type errors say what was expected and what came.
  * `input` is the parsed (pre-schema) value, to quote offending values from.
  */
-export function describeIssues(issues: readonly z.core.$ZodIssue[], input: unknown, schema: z.ZodType): PathProblem[] {
+export function describeIssues(issues: readonly z.core.$ZodIssue[], input: unknown, schema: z.ZodType, options: { described?: number } = {}): PathProblem[] {
   const problems: PathProblem[] = [];
+  // Past `described` problems only their count matters (nobody lists 200 000): no suggestions computed for them.
+  const described = options.described ?? Infinity;
   for (const issue of issues) {
     const path = [...issue.path];
     if (issue.code === "unrecognized_keys") {
       const valid = validKeysAt(schema, path) ?? [];
-      for (const key of issue.keys) problems.push({ path: [...path, key], problem: unknownKey(key, path, valid), atKey: true });
+      for (const key of issue.keys) problems.push({ path: [...path, key], problem: problems.length < described ? unknownKey(key, path, valid) : "unknown field", atKey: true });
       continue;
     }
     const value = valueAt(input, path);

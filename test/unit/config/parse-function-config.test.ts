@@ -446,7 +446,7 @@ describe("parseFunctionConfig() reports", () => {
     expect(issuesOf("max_batch_size: 8\ninput: [\n  { name: a }\noutput: []\n")).toEqual([
       expect.stringMatching(new RegExp(`^${FILE}:4: invalid YAML: `)),
     ]);
-    expect(issuesOf("max_batch_size: 8\nmax_batch_size: 4\n")).toEqual([`${FILE}:2: invalid YAML: Map keys must be unique`]);
+    expect(issuesOf("max_batch_size: 8\nmax_batch_size: 4\n")).toEqual([`${FILE}:2: max_batch_size: duplicate key 'max_batch_size'`]);
     expect(issuesOf("a: 1\n  b: 2\n")[0]).toMatch(new RegExp(`^${FILE}:[12]: invalid YAML: `));
   });
 
@@ -494,5 +494,44 @@ describe("parseFunctionConfig() reports", () => {
     const result = parseFunctionConfig("accelerator: gpu\nmax_batch: 1\n", { file: FILE, name: "simple" });
     expect(result.errors.map((e) => e.line)).toEqual([1, 2]);
     expect(result.errors[1]).toEqual({ file: FILE, line: 2, field: "max_batch", problem: "unknown field; did you mean 'max_batch_size'?" });
+  });
+});
+
+describe("parseFunctionConfig() bounds what a file can cost", () => {
+  it("refuses a file over 256 Ki characters before parsing it", () => {
+    const text = "parameters:\n" + Array.from({ length: 20_000 }, (_, i) => `  k${i}: { string_value: "v" }`).join("\n");
+    const started = performance.now();
+    expect(issuesOf(text)).toEqual([`${FILE}:1: the file has ${text.length} characters; a function.yaml may have at most 262144`]);
+    expect(performance.now() - started).toBeLessThan(50);
+  });
+
+  it("finds duplicate keys in one pass: 6000 keys, one repeated, in well under the quadratic check's time", () => {
+    const keys = Array.from({ length: 6000 }, (_, i) => `  k${i}: "v"`);
+    keys.push("  k17: again");
+    const started = performance.now();
+    expect(issuesOf(`parameters:\n${keys.join("\n")}\n`)).toEqual([`${FILE}:6002: k17: duplicate key 'k17'`]);
+    expect(performance.now() - started).toBeLessThan(3000);
+  });
+
+  it("refuses aliases that expand past 100 000 values (99 aliases of a 50 000-item list), without expanding them", () => {
+    const text = `parameters: {}\nx: &a [${Array(50_000).fill("1").join(",")}]\n${Array.from({ length: 99 }, (_, i) => `y${i}: *a`).join("\n")}\n`;
+    expect(issuesOf(text)).toEqual([`${FILE}:1: holds more than 100000 values once its aliases are expanded`]);
+    expect(issuesOf("a: &x [1, *x]\n")[0]).toMatch(/alias \*x refers to a value that contains it|invalid YAML/);
+  });
+
+  it("refuses nesting deeper than 32 levels, and deeper than the parser can read, naming the limit", () => {
+    expect(issuesOf(`a: ${"[".repeat(40)}${"]".repeat(40)}\n`)).toEqual([`${FILE}:1: nests deeper than 32 levels`]);
+    expect(issuesOf(`a: ${"[".repeat(5000)}${"]".repeat(5000)}\n`)[0]).toBe(`${FILE}:1: invalid YAML: nests too deeply to read (at most 32 levels)`);
+  });
+
+  it("lists 20 problems and counts the rest: 5000 unknown fields give 21 lines, quickly, each of bounded length", () => {
+    const started = performance.now();
+    const issues = issuesOf(Array.from({ length: 5000 }, (_, i) => `u${i}: 1`).join("\n"));
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(issues).toHaveLength(21);
+    expect(issues[20]).toBe(`${FILE}:20: and 4980 more problem(s) not listed`);
+    const long = issuesOf(`max_batch_size: "${"k".repeat(100_000)}"\n`);
+    expect(long[0]!.length).toBeLessThan(600);
+    expect(long[0]).toMatch(/… \(\d+ more characters\)$/);
   });
 });
