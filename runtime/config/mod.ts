@@ -22,7 +22,7 @@ export type {
 } from "./function-config.ts";
 export type { DeclaredConfig } from "./declared-config.ts";
 export { type ConfigIssue, fieldPath, formatIssue } from "./config-issue.ts";
-export { parseFunctionConfig, type ParseResult } from "./parse-function-config.ts";
+export { CONFIG_FILE_LIMITS, parseFunctionConfig, type ParseResult } from "./parse-function-config.ts";
 export { completeConfig, type CompleteOptions, DEFAULT_MAX_BATCH_SIZE } from "./complete-config.ts";
 export { completeIdentityConfig, identitySignature } from "./identity-config.ts";
 export { completeHandlerConfig, computesTensors, HANDLER_TENSORS, handlerSignature } from "./handler-config.ts";

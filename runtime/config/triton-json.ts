@@ -2,6 +2,7 @@ import { invalidArg } from "../core/mod.ts";
 import type { FunctionConfig, TensorConfig } from "./function-config.ts";
 import type { DeclaredConfig } from "./declared-config.ts";
 import { fieldPath } from "./config-issue.ts";
+import { CONFIG_FILE_LIMITS } from "./parse-function-config.ts";
 import { functionSchema } from "./function-schema.ts";
 import { toDeclared } from "./_to-declared.ts";
 import { describeIssues } from "./_describe-issues.ts";
@@ -90,13 +91,20 @@ export function parseTritonJsonConfig(json: unknown, name: string, limits?: Load
   const result = schema.safeParse(json);
   const problems = result.success
     ? []
-    : describeIssues(result.error.issues, json, schema).map((p) => `${fieldPath(p.path) || "config"}: ${p.problem}`);
+    : describeIssues(result.error.issues, json, schema, { described: CONFIG_FILE_LIMITS.problems }).map((p) => `${fieldPath(p.path) || "config"}: ${p.problem}`);
   if (result.success && result.data.name !== undefined && result.data.name !== name) {
     problems.push(`name: '${result.data.name}' does not match the function name '${name}'`);
   }
-  if (!result.success || problems.length > 0) throw invalidArg(`invalid config for function '${name}': ${problems.join("; ")}`);
+  if (!result.success || problems.length > 0) throw invalidArg(`invalid config for function '${name}': ${listed(problems)}`);
   const config = toDeclared(result.data, name);
   const over = limits ? limitProblems(config, limits).map((p) => `${fieldPath(p.path)}: ${p.problem}`) : [];
-  if (over.length > 0) throw invalidArg(`invalid config for function '${name}': ${over.join("; ")}`);
+  if (over.length > 0) throw invalidArg(`invalid config for function '${name}': ${listed(over)}`);
   return config;
+}
+
+/** The first problems (each bounded in length) joined, and how many more there are: 200 000 unknown fields must not make a 56 MB answer. */
+function listed(problems: readonly string[]): string {
+  const { problems: most, problemChars } = CONFIG_FILE_LIMITS;
+  const shown = problems.slice(0, most).map((p) => (p.length > problemChars ? `${p.slice(0, problemChars)}…` : p));
+  return problems.length > most ? `${shown.join("; ")}; and ${problems.length - most} more problem(s) not listed` : shown.join("; ");
 }

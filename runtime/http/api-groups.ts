@@ -3,8 +3,8 @@
  * access is decided per group (see access.ts for which key guards which).
  */
 export type ApiGroup =
-  | "health" // liveness/readiness, server and model: open, for Kubernetes probes
-  | "metadata" // GET /v2, model metadata and configuration, GET /v1/functions
+  | "health" // server liveness and readiness: open, for Kubernetes probes (they name no function)
+  | "metadata" // GET /v2, model metadata, configuration and readiness (it names the reason), GET /v1/functions
   | "inference" // POST …/infer, POST /v1/functions/{name}
   | "statistics" // GET …/stats
   | "repository" // index, load, unload, park
@@ -17,7 +17,7 @@ export type ApiGroup =
 const MODEL = String.raw`^/v2/models/[^/]+(/versions/[^/]+)?`;
 const rules: [RegExp, ApiGroup][] = [
   [/^\/v2\/health\/(live|ready)$/, "health"],
-  [new RegExp(`${MODEL}/ready$`), "health"],
+  [new RegExp(`${MODEL}/ready$`), "metadata"],
   [/^\/v2\/models\/stats$/, "statistics"],
   [new RegExp(`${MODEL}/stats$`), "statistics"],
   [new RegExp(`${MODEL}/infer$`), "inference"],

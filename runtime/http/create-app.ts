@@ -47,7 +47,7 @@ export function createApp(ctx: AppContext): Hono {
   // Known paths with the wrong method answer 405, as Triton does; anything else 404.
   app.all("/v2/*", (c) => (knownPath(c.req.path) ? jsonError(405, "Method Not Allowed") : jsonError(404, "Not Found")));
   app.notFound(() => jsonError(404, "Not Found"));
-  app.onError((error) => errorResponse(error, ctx.log.error));
+  app.onError((error) => errorResponse(error, ctx.log.error, (text) => ctx.models.redact(text)));
   return app;
 }
 

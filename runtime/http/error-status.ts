@@ -25,15 +25,26 @@ export interface Reply {
   body: string | Uint8Array;
 }
 
-/** The one place where an error becomes an HTTP status, headers and a `{"error": ...}` body. */
-export function errorReply(error: unknown, log?: (message: string) => void): Reply {
+/** Characters of an error's message an answer carries: a message may quote whatever a client or a config held. */
+export const MAX_ERROR_CHARS = 8192;
+
+/**
+ * The one place where an error becomes an HTTP status, headers and a `{"error": ...}` body.
+ * `redact` takes absolute paths out of the message (the repository's, made relative); the message
+ * is cut at MAX_ERROR_CHARS.
+ */
+export function errorReply(error: unknown, log?: (message: string) => void, redact: (text: string) => string = (t) => t): Reply {
+  const shown = (message: string) => {
+    const text = redact(message);
+    return text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS)}… (${text.length - MAX_ERROR_CHARS} more characters)` : text;
+  };
   if (error instanceof ClientAbortedError) {
     // Expected, and nobody is left to read an answer: one line, no stack.
     log?.(error.message);
-    return jsonReply(statusByCode[error.code], { error: error.message });
+    return jsonReply(statusByCode[error.code], { error: shown(error.message) });
   }
   if (error instanceof RuntimeError) {
-    const reply = jsonReply(error.status ?? statusByCode[error.code], { error: error.message });
+    const reply = jsonReply(error.status ?? statusByCode[error.code], { error: shown(error.message) });
     // A body refused unread leaves the connection in an unknown state: ask the client not to reuse it.
     if (error.code === "RESOURCE_EXHAUSTED") reply.headers.connection = "close";
     // RFC 6750: a 401 names the scheme the client should use.
@@ -44,12 +55,12 @@ export function errorReply(error: unknown, log?: (message: string) => void): Rep
   }
   // Anything else is our bug, not the client's: say so, and keep the details in the log.
   log?.(`internal error: ${(error as Error)?.stack ?? error}`);
-  return jsonReply(500, { error: `internal error: ${(error as Error)?.message ?? String(error)}` });
+  return jsonReply(500, { error: shown(`internal error: ${(error as Error)?.message ?? String(error)}`) });
 }
 
 /** `errorReply` as a web Response (the Hono app's error handler). */
-export function errorResponse(error: unknown, log?: (message: string) => void): Response {
-  return toResponse(errorReply(error, log));
+export function errorResponse(error: unknown, log?: (message: string) => void, redact?: (text: string) => string): Response {
+  return toResponse(errorReply(error, log, redact));
 }
 
 export function toResponse(reply: Reply): Response {

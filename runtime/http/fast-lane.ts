@@ -38,7 +38,7 @@ const FUNCTION = /^\/v1\/functions\/([A-Za-z0-9_.-]+)(?:\?|$)/;
 export function createFastLane(ctx: AppContext): FastLane {
   const authorize = createAuthorizer({ ...ctx.access, trustedOrigins: ctx.corsOrigins });
   const cors = (ctx.corsOrigins?.length ?? 0) > 0;
-  const fail = (error: unknown) => errorReply(error, ctx.log.error);
+  const fail = (error: unknown) => errorReply(error, ctx.log.error, (text) => ctx.models.redact(text));
   return (request) => {
     const { method, url, header } = request;
     if (cors && header("origin") !== undefined) return undefined;

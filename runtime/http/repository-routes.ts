@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
 import { invalidArg, RuntimeError } from "../core/mod.ts";
-import { functionNameProblem, MAX_VERSION, parseTritonJsonConfig, parseVersion } from "../config/mod.ts";
+import { CONFIG_FILE_LIMITS, functionNameProblem, MAX_VERSION, parseTritonJsonConfig, parseVersion } from "../config/mod.ts";
 import type { DeclaredConfig, LoadLimits } from "../config/mod.ts";
 import type { ModelManager } from "../lifecycle/mod.ts";
 import { readBody, requestBody } from "./read-body.ts";
@@ -69,6 +69,9 @@ function overrides(name: string, parameters: Record<string, unknown>, limits: Lo
   const result: { config?: DeclaredConfig; files?: Map<number, Uint8Array> } = {};
   if (parameters.config !== undefined) {
     if (typeof parameters.config !== "string") throw invalidArg("parameters.config must be a string holding the model configuration as JSON");
+    if (parameters.config.length > CONFIG_FILE_LIMITS.chars) {
+      throw invalidArg(`failed to load '${name}': parameters.config has ${parameters.config.length} characters; a configuration may have at most ${CONFIG_FILE_LIMITS.chars}`);
+    }
     let json: unknown;
     try {
       json = JSON.parse(parameters.config);

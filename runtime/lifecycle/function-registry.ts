@@ -164,8 +164,25 @@ export class FunctionRegistry {
     this.function(name).wanted = true;
   }
 
+  /** The repository's absolute paths (as given, if absolute, and resolved): what `redact` takes out of text. */
+  #roots: string[] = [];
+
+  /**
+   * `text` with every absolute path into the repository made relative to it (`/srv/repo/fn/x` →
+   * `fn/x`), and module loaders' query strings dropped: what an answer may say about files.
+   */
+  redact(text: string): string {
+    let out = text;
+    for (const root of this.#roots) if (out.includes(root)) out = out.split(`file://${root}/`).join("").split(`${root}/`).join("").split(root).join(".");
+    return out.includes("namespace=") ? out.replace(/\?(?:tsx-)?namespace=[\w-]+/g, "") : out;
+  }
+
   /** Registers the repository and loads what the control mode says (every wanted version, unless lazy). */
   async start(): Promise<void> {
+    const { platform, repository } = this.#options;
+    const resolved = await platform.realPath(repository);
+    // Longest first, so a root inside another is taken out whole.
+    this.#roots = [...new Set([resolved, repository.startsWith("/") ? repository.replace(/\/+$/, "") : undefined].filter((r): r is string => !!r && r !== "/"))].sort((a, b) => b.length - a.length);
     const entries = await scanRepository(this.#options.platform, this.#options.repository, { warned: this.#warned });
     const explicit = new Set(this.#options.loadModels ?? []);
     for (const entry of entries) {
@@ -341,7 +358,8 @@ export class FunctionRegistry {
     if (override.config) {
       fn.declared = override.config;
     } else {
-      const file = entry.configFile ?? `${entry.dir}/function.yaml`;
+      // Named relative to the repository: the issue reaches answers (readiness, 503s, the index).
+      const file = `${entry.name}/${entry.configFile?.split("/").pop() ?? "function.yaml"}`;
       const text = entry.configFile ? await platform.readTextFile(entry.configFile).catch(() => "") : "";
       const parsed = parseFunctionConfig(text, { file, name: entry.name, limits: this.#limits });
       if (parsed.config && parsed.errors.length === 0) fn.declared = parsed.config;

@@ -163,14 +163,25 @@ export class ModelManager {
   readiness(name: string, version?: string): { ready: boolean; version: number; state: DeploymentState; reason: string } {
     const fn = this.#registry.function(name);
     const v = this.#registry.pick(fn, version);
-    const reason = fn.error ?? (v.reason || (!fn.wanted ? "not loaded" : v.state));
+    const reason = this.redact(fn.error ?? (v.reason || (!fn.wanted ? "not loaded" : v.state)));
     const ready = v.state === "READY" || (!fn.error && fn.wanted && v.state !== "FAILED" && v.state !== "UNLOADING");
     return { ready, version: v.version, state: v.state, reason };
   }
 
   /** True when every registered function is ready or can be made ready (Triton's strict readiness). */
   allReady(): boolean {
-    return this.#registry.functions().every((fn) => this.readiness(fn.name).ready);
+    return this.#registry.functions().every((fn) => {
+      try {
+        return this.readiness(fn.name).ready;
+      } catch {
+        return false; // a function with no version to pick (a broken config): not ready, and not named here
+      }
+    });
+  }
+
+  /** `text` with absolute paths into the repository made relative (see FunctionRegistry.redact): for anything an answer says. */
+  redact(text: string): string {
+    return this.#registry.redact(text);
   }
 
   /** Served version numbers of a function, ascending (for model metadata). */
@@ -225,9 +236,9 @@ export class ModelManager {
   index(options: { readyOnly?: boolean } = {}): VersionStatus[] {
     const rows: VersionStatus[] = [];
     for (const fn of this.#registry.functions()) {
-      if (fn.versions.size === 0) rows.push({ name: fn.name, state: fn.error ? "FAILED" : "UNAVAILABLE", reason: fn.error ?? "" });
+      if (fn.versions.size === 0) rows.push({ name: fn.name, state: fn.error ? "FAILED" : "UNAVAILABLE", reason: this.redact(fn.error ?? "") });
       for (const v of [...fn.versions.values()].sort((a, b) => a.version - b.version)) {
-        rows.push({ name: fn.name, version: String(v.version), state: v.state, reason: fn.error ?? v.reason });
+        rows.push({ name: fn.name, version: String(v.version), state: v.state, reason: this.redact(fn.error ?? v.reason) });
       }
     }
     return options.readyOnly ? rows.filter((r) => r.state === "READY") : rows;

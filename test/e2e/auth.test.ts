@@ -24,11 +24,12 @@ describe("bearer keys guard API groups (--api-key-file, --admin-key-file)", () =
     return { status: res.statusCode, headers: res.headers, text, json: () => JSON.parse(text) };
   };
 
-  it("keeps health, model readiness and /metrics open for probes and scrapers", async () => {
+  it("keeps server health and /metrics open for probes and scrapers; a model's readiness (it names its reason) needs a key", async () => {
     expect((await call("/v2/health/live")).status).toBe(200);
     expect((await call("/v2/health/ready")).status).toBe(200);
-    expect([200, 400, 503]).toContain((await call("/v2/models/simple/ready")).status);
     expect((await call("/metrics")).status).toBe(200);
+    expect((await call("/v2/models/simple/ready")).status).toBe(401);
+    expect([200, 503]).toContain((await call("/v2/models/simple/ready", { key: API_KEY })).status);
   });
 
   it("answers 401 with WWW-Authenticate: Bearer and a JSON error without a key, or with a wrong one", async () => {

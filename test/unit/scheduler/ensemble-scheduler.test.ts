@@ -144,15 +144,15 @@ describe("EnsembleScheduler at scale", () => {
 
   it("reduces a tensor once per request however many conditions read it, and skips what a condition refuses", async () => {
     let reads = 0;
-    const big: Tensor = { datatype: "FP32", shape: [4], data: new Float32Array([1, 2, 3, 4]) };
     // Count element reads through a proxy on the data: each pass over the tensor reads 4.
-    big.data = new Proxy(big.data as Float32Array, {
+    const data = new Proxy(new Float32Array([1, 2, 3, 4]), {
       get(target, key) {
         if (typeof key === "string" && /^[0-9]+$/.test(key)) reads++;
         const value = Reflect.get(target, key, target);
         return typeof value === "function" ? value.bind(target) : value;
       },
-    }) as Float32Array;
+    });
+    const big: Tensor = { datatype: "FP32", shape: [4], data };
     const steps = Array.from({ length: 50 }, (_, i) => ({ model_name: "id", model_version: -1, input_map: { x: "A" }, output_map: { y: `O${i}` }, condition: i === 49 ? "sum(A) > 100" : "sum(A) == 10 && max(A) == 4" }));
     const scheduler = new EnsembleScheduler({ name: "e", steps, outputs: steps.map((_, i) => `O${i}`), dispatch: (_n, _v, inputs) => Promise.resolve({ y: inputs.x! }) });
     const result = await scheduler.enqueue({ feeds: { A: big }, batchSize: 1, shapeKey: "" });
