@@ -23,7 +23,7 @@ const USAGE = `usage:
                  [--max-ensemble-steps 1024] [--max-ensemble-output-ratio 16]
                  [--api-key-file <file>] [--admin-key-file <file>] [--cors-origin <origin>|*]...
                  [--dashboard-max-streams 32] [--cache-size 0]
-                 [--shutdown-timeout 30]
+                 [--shutdown-timeout 30] [--request-body-timeout 30] [--write-timeout 30] [--max-connections 8192]
   tensorfn dev [dir]   the local dev server: serve in lazy mode, reloading functions as their files change
   tensorfn check <dir> [--max-instances …]   validates as a load would (the same ceiling flags as serve)
   tensorfn bench <url> --model <m> [--concurrency 1:64:x2 | --request-rate 100:400:x2] [--binary] [--json] (bench --help for all)`;
@@ -83,6 +83,9 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
       "cors-origin": { type: "string", multiple: true },
       "dashboard-max-streams": { type: "string" },
       "shutdown-timeout": { type: "string", default: "30" },
+      "request-body-timeout": { type: "string", default: "30" },
+      "write-timeout": { type: "string", default: "30" },
+      "max-connections": { type: "string", default: "8192" },
     },
   });
   const port = Number(values.port);
@@ -139,7 +142,12 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
   host.guard((error, kind) => runtime.escaped(error, kind));
   const shutdownTimeoutMs = seconds("shutdown-timeout")!;
   const tracker = new RequestTracker();
-  const listener = await host.serve(tracker.wrap(runtime.app.fetch), { hostname: values.host!, port, lane: tracker.wrapLane(runtime.lane), clients: runtime.clients });
+  const limits = {
+    requestTimeoutMs: positiveSeconds(host, "request-body-timeout", flags["request-body-timeout"]!),
+    writeTimeoutMs: positiveSeconds(host, "write-timeout", flags["write-timeout"]!),
+    maxConnections: count(host, "max-connections", flags["max-connections"])!,
+  };
+  const listener = await host.serve(tracker.wrap(runtime.app.fetch), { hostname: values.host!, port, lane: tracker.wrapLane(runtime.lane), clients: runtime.clients, limits });
   console.log(`tensorfn serving ${repository} at ${listener.url}`);
   let metricsListener: { url: string; close(): Promise<void> } | undefined;
   if (values["metrics-port"] !== undefined) {
@@ -253,6 +261,12 @@ async function accessFlags(host: Host, flags: Record<string, string | undefined>
     if (origin !== "*" && !/^https?:\/\/[^/\s]+$/.test(origin)) fail(host, `--cors-origin '${origin}' must be '*' or scheme://host[:port], e.g. https://app.example.com`);
   }
   return { apiKeys: await keys("api-key-file"), adminKeys: await keys("admin-key-file"), corsOrigins };
+}
+
+/** A number of seconds over zero, in milliseconds. */
+function positiveSeconds(host: Host, flag: string, text: string): number {
+  const n = Number(text);
+  return Number.isFinite(n) && n > 0 ? n * 1000 : fail(host, `--${flag} '${text}' is not a number of seconds over 0`);
 }
 
 /** A positive integer flag, or undefined when absent. */

@@ -1,6 +1,16 @@
 import type { ClientConnections, EscapeKind, FastLane, Platform, ServeEnv } from "../runtime/mod.ts";
 import type { ShutdownSignal } from "./graceful-shutdown.ts";
 
+/** The bounds a client connection is held to (`serve` flags; README "Connections"), where the adapter holds the sockets. */
+export interface ConnectionLimits {
+  /** A request's head and body must have arrived within this (`--request-body-timeout`); then 408 and the connection closes. */
+  requestTimeoutMs: number;
+  /** A connection whose answers stop being taken for this long is dropped, and what it held released (`--write-timeout`). */
+  writeTimeoutMs: number;
+  /** Connections served at once (`--max-connections`); past it, requests are answered 503, health probes still served. */
+  maxConnections: number;
+}
+
 /** A listening server as an adapter hands it back. */
 export interface Listener {
   url: string;
@@ -19,9 +29,13 @@ export interface Host {
    * `env` is the adapter's to give (a `DirectBody` on Node); handlers must work without it.
    * `lane` answers inference and health without the app: Node on `node:http` itself, Bun and
    * Deno through `withFastLane` in front of `fetch`. `clients` hears of each connection opening and
-   * closing where the server reports them (Node; Bun and Deno do not).
+   * closing where the server reports them (Node; Bun and Deno do not). `limits` bound slow,
+   * non-reading and surplus connections where the adapter holds the sockets (Node).
    */
-  serve(fetch: (request: Request, env?: ServeEnv) => Response | Promise<Response>, options: { hostname: string; port: number; lane?: FastLane; clients?: ClientConnections }): Promise<Listener>;
+  serve(
+    fetch: (request: Request, env?: ServeEnv) => Response | Promise<Response>,
+    options: { hostname: string; port: number; lane?: FastLane; clients?: ClientConnections; limits?: ConnectionLimits },
+  ): Promise<Listener>;
   /** Calls `onChange` when anything under `dir` changes; returns a function that stops watching. Optional. */
   watch?(dir: string, onChange: () => void): () => void;
   writeTextFile(path: string, text: string): Promise<void>;

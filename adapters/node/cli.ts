@@ -6,6 +6,7 @@ import process from "node:process";
 import { runCli } from "../cli.ts";
 import type { Host } from "../host.ts";
 import { answerClientErrors } from "./client-error.ts";
+import { CHECK_INTERVAL_MS, limitConnections } from "./connection-limits.ts";
 import { reportConnections, requestListener } from "./request-listener.ts";
 import { createNodePlatform } from "./platform.ts";
 import { exitProcess, guardProcess } from "./process-guard.ts";
@@ -19,12 +20,17 @@ export { runCli };
  * `compiled`: where bin.mjs runs the sources compiled ahead, what its worker threads load instead of TypeScript.
  */
 export function nodeHost(args: string[], compiled?: CompiledModules): Host {
+  const platform = createNodePlatform(undefined, { compiled });
   return {
-    platform: createNodePlatform(undefined, { compiled }),
+    platform,
     args,
-    serve: (fetch, { hostname, port, lane, clients }) =>
+    serve: (fetch, { hostname, port, lane, clients, limits }) =>
       new Promise((resolve) => {
-        const server: Server = createServer(requestListener(fetch, lane));
+        const listener = requestListener(fetch, lane);
+        const server: Server = createServer({ connectionsCheckingInterval: CHECK_INTERVAL_MS });
+        const limited = limits && limitConnections(server, limits, (message) => platform.log.warn(message));
+        server.on("request", limited ? limited.guard(listener) : listener);
+        server.on("close", () => limited?.stop());
         if (clients) reportConnections(server, clients);
         server.listen(port, hostname, () => {
           const address = server.address();

@@ -1,0 +1,116 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { connect } from "node:net";
+import type { Socket } from "node:net";
+import { readFileSync } from "node:fs";
+import { spawnServer, tempRepository } from "../support/spawn-server.ts";
+import type { SpawnedServer } from "../support/spawn-server.ts";
+import { cliCommand } from "../support/keep-alive-load.ts";
+
+// Clients that send slowly, never read, or open connections without end, against the Node CLI in
+// its own process (the Node adapter holds the sockets; Bun's and Deno's servers hold theirs).
+
+let server: SpawnedServer | undefined;
+const sockets: Socket[] = [];
+afterEach(async () => {
+  for (const s of sockets.splice(0)) s.destroy();
+  await server?.stop();
+  server = undefined;
+});
+
+async function start(...flags: string[]): Promise<SpawnedServer> {
+  const command = cliCommand("node", ["serve", "--repo", tempRepository("simple", "simple_identity"), "--port", "0", ...flags]);
+  return await spawnServer(command[0], command[1], { timeoutMs: 90_000 });
+}
+
+const SIMPLE = JSON.stringify({
+  inputs: [
+    { name: "INPUT0", datatype: "INT32", shape: [1, 16], data: Array(16).fill(1) },
+    { name: "INPUT1", datatype: "INT32", shape: [1, 16], data: Array(16).fill(2) },
+  ],
+});
+
+async function simple(path = "/v2/models/simple/infer"): Promise<number> {
+  const response = await fetch(`${server!.url}${path}`, path.endsWith("infer") ? { method: "POST", body: SIMPLE, headers: { "content-type": "application/json" } } : {});
+  await response.arrayBuffer();
+  return response.status;
+}
+
+/** A raw connection to the server; resolves once connected. */
+function open(): Promise<Socket> {
+  const { hostname, port } = new URL(server!.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => resolve(socket));
+    socket.once("error", reject);
+    sockets.push(socket);
+  });
+}
+
+/** Everything the server sends on `socket` until it closes it (resolves with the text). */
+function untilClosed(socket: Socket): Promise<string> {
+  let text = "";
+  socket.on("data", (chunk: Buffer) => (text += chunk.toString("latin1")));
+  return new Promise((resolve) => socket.once("close", () => resolve(text)));
+}
+
+function rssMiB(pid: number): number {
+  return (Number(readFileSync(`/proc/${pid}/statm`, "utf8").split(" ")[1]) * 4096) / 2 ** 20;
+}
+
+describe("connection bounds (node)", () => {
+  it("answers a body sent a byte at a time 408 once --request-body-timeout passes, and closes it; other clients are served meanwhile", { timeout: 60_000 }, async () => {
+    server = await start("--request-body-timeout", "2");
+    const slow = await open();
+    const answer = untilClosed(slow);
+    slow.write(`POST /v2/models/simple/infer HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${SIMPLE.length}\r\n\r\n`);
+    let sent = 0;
+    const drip = setInterval(() => !slow.destroyed && sent < SIMPLE.length && slow.write(SIMPLE[sent++]!), 100);
+    const started = performance.now();
+    for (let i = 0; i < 10; i++) expect(await simple()).toBe(200);
+    const text = await answer;
+    clearInterval(drip);
+    expect(text).toMatch(/^HTTP\/1\.1 408 /);
+    expect(performance.now() - started).toBeLessThan(6000); // Node's own default waits 300 s
+  });
+
+  it("drops a client that never reads its answers once --write-timeout passes, and gives their memory back", { timeout: 60_000 }, async () => {
+    server = await start("--write-timeout", "2", "--max-elements", "64M");
+    const pid = server.child.pid!;
+    const elements = 4 << 20; // 16 MB of BYTES in, 16 MB out, per request
+    const header = JSON.stringify({ inputs: [{ name: "INPUT0", datatype: "BYTES", shape: [1, elements], parameters: { binary_data_size: elements * 4 } }], outputs: [{ name: "OUTPUT0", parameters: { binary_data: true } }] });
+    const request = Buffer.concat([
+      Buffer.from(`POST /v2/models/simple_identity/infer HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\nInference-Header-Content-Length: ${header.length}\r\nContent-Length: ${header.length + elements * 4}\r\n\r\n${header}`),
+      Buffer.alloc(elements * 4),
+    ]);
+    expect(await simple()).toBe(200);
+    // Rounds of six clients that never read (the answer stays in the server's buffers): each round's
+    // connections are dropped, and the next round reuses the memory they held instead of adding to it.
+    const rss: number[] = [];
+    for (let round = 1; round <= 3; round++) {
+      for (let i = 0; i < 6; i++) {
+        const socket = await open();
+        socket.pause();
+        socket.write(request);
+      }
+      await server.waitFor(new RegExp(`(dropped a connection from .*untaken for \\d+ s \\(--write-timeout\\)[\\s\\S]*){${6 * round}}`), 20_000);
+      expect(await simple()).toBe(200);
+      rss.push(rssMiB(pid));
+    }
+    // Pinned, each round would add 6 × 16 MB of answers and more: 300 MB over two rounds here.
+    expect(rss[2]! - rss[0]!, `RSS after each round: ${rss.map((r) => r.toFixed(0)).join(", ")} MiB`).toBeLessThan(100);
+  });
+
+  it("answers connections past --max-connections 503 with Retry-After while health probes pass, and serves again once they close", { timeout: 60_000 }, async () => {
+    server = await start("--max-connections", "8");
+    const idle = await Promise.all(Array.from({ length: 8 }, () => open()));
+    await new Promise((r) => setTimeout(r, 100));
+    const over = await fetch(`${server.url}/v2/models/simple/infer`, { method: "POST", body: SIMPLE, headers: { "content-type": "application/json" } });
+    expect(over.status).toBe(503);
+    expect(over.headers.get("retry-after")).toBe("1");
+    expect((await over.json()).error).toMatch(/8 connections open, its limit \(--max-connections\)/);
+    expect(await simple("/v2/health/ready")).toBe(200);
+    expect(await simple("/v2/health/live")).toBe(200);
+    for (const socket of idle) socket.destroy();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await simple()).toBe(200);
+  });
+});
