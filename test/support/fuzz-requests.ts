@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { deflateSync, gzipSync } from "node:zlib";
 import { encodeBinaryTensor } from "../../runtime/tensor/mod.ts";
+import { chunk, idat, ihdr, pack, png } from "./png-chunks.ts";
 
 /**
  * Generators of hostile and careless HTTP requests for the bundled functions (test/e2e/fuzz.test.ts,
@@ -277,6 +278,55 @@ const extraHeaders = fc.dictionary(
   { maxKeys: 3 },
 );
 
+/**
+ * PNGs an untrusted client sends the OCR functions: a header that lies (any bit depth, colour type,
+ * interlace, size), palettes of any length with indices past their end, transparency chunks of
+ * any size, ancillary chunks that inflate far (a colour profile of zeros), unknown critical
+ * chunks, image data cut short or run long. Built chunk by chunk, at most 64 KiB.
+ */
+const PROFILE_OF_ZEROS = deflateSync(new Uint8Array(16 << 20), { level: 9 }); // 16 MB inflated from ~16 kB
+const hostilePng = fc
+  .record({
+    width: fc.oneof(fc.integer({ min: 1, max: 24 }), fc.constantFrom(0, 100_000, 2 ** 31)),
+    height: fc.oneof(fc.integer({ min: 1, max: 24 }), fc.constantFrom(0, 100_000)),
+    depth: fc.constantFrom(1, 2, 4, 8, 16, 0, 3, 255),
+    colorType: fc.constantFrom(0, 2, 3, 4, 6, 1, 5, 7),
+    interlace: fc.constantFrom(0, 0, 1, 2),
+    palette: fc.option(fc.integer({ min: 0, max: 300 }), { freq: 2 }),
+    transparency: fc.option(fc.integer({ min: 0, max: 300 }), { freq: 4 }),
+    profile: fc.boolean(),
+    extra: fc.constantFrom("none", "none", "tEXt", "zTXt", "ABCD", "IHDR", "IEND-early"),
+    rows: fc.integer({ min: -3, max: 3 }),
+    fill: fc.integer({ min: 0, max: 255 }),
+    target: fc.constantFrom("function", "ensemble"),
+  })
+  .map(({ width, height, depth, colorType, interlace, palette, transparency, profile, extra, rows, fill, target }) => {
+    const channels = ({ 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 } as Record<number, number>)[colorType] ?? 1;
+    const w = Math.min(width, 24);
+    const h = Math.max(0, Math.min(height, 24) + rows);
+    const row = pack(new Array(w * channels).fill(fill % (depth > 0 && depth < 8 ? 1 << depth : 256)), depth === 16 || depth === 8 || depth < 8 ? (depth || 8) : 8);
+    const chunks = [ihdr(width, height, depth, colorType, interlace)];
+    if (profile) chunks.push(chunk("iCCP", new Uint8Array([105, 99, 99, 0, 0, ...PROFILE_OF_ZEROS])));
+    if (palette !== null) chunks.push(chunk("PLTE", new Uint8Array(palette * 3).fill(fill)));
+    if (transparency !== null) chunks.push(chunk("tRNS", new Uint8Array(transparency).fill(fill)));
+    if (extra === "tEXt" || extra === "zTXt" || extra === "ABCD" || extra === "IHDR") chunks.push(chunk(extra, new Uint8Array(8)));
+    if (extra === "IEND-early") chunks.push(chunk("IEND", new Uint8Array()));
+    chunks.push(idat(new Array(h).fill(row)));
+    const bytes = png(...chunks).subarray(0, MAX_FUZZ_BODY);
+    return { bytes, label: `png ${width}×${height} depth ${depth} type ${colorType}${interlace ? " interlaced" : ""}${palette !== null ? ` plte ${palette}` : ""}${profile ? " iCCP" : ""} ${extra} → ${target}`, target };
+  });
+
+/** Requests to an ensemble (simple_twice) with the parameters a step condition or the cache may read. */
+const ensembleCall = fc
+  .record({
+    parameters: fc.dictionary(fc.constantFrom("priority", "timeout", "binary_data_output", "force", "sequence_id", ""), fc.oneof(oddNumber, fc.boolean(), fc.string({ maxLength: 10 })), { maxKeys: 3 }),
+    a: fc.integer({ min: -5, max: 5 }),
+  })
+  .map(({ parameters, a }) => ({
+    body: utf8.encode(JSON.stringify({ inputs: ["A", "B"].map((name) => ({ name, datatype: "INT32", shape: [1, 16], data: range(16, () => a) })), parameters })),
+    label: `simple_twice parameters ${JSON.stringify(parameters).slice(0, 60)}`,
+  }));
+
 /** Well-formed HTTP requests: mutated inference bodies, odd paths, odd headers. */
 export const framedRequest: fc.Arbitrary<FuzzRequest> = fc
   .record({
@@ -286,7 +336,11 @@ export const framedRequest: fc.Arbitrary<FuzzRequest> = fc
       { weight: 1, arbitrary: fc.constant("other" as const) },
       { weight: 1, arbitrary: fc.constant("repository" as const) },
       { weight: 2, arbitrary: fc.constant("function" as const) },
+      { weight: 1, arbitrary: fc.constant("png" as const) },
+      { weight: 1, arbitrary: fc.constant("ensemble" as const) },
     ),
+    image: hostilePng,
+    ensemble: ensembleCall,
     functionPath: fc.oneof({ weight: 4, arbitrary: fc.constantFrom("/v1/functions/word_count", "/v1/functions/ocr") }, { weight: 1, arbitrary: functionName.map((n) => `/v1/functions/${n}`) }, { weight: 1, arbitrary: fc.constantFrom("/v1/functions", "/v1/functions/", "/v1/functions/word_count/x", "/v1/functions/%2e%2e") }),
     textBody: fc.oneof(fc.string({ maxLength: 200 }).map((t) => JSON.stringify({ text: t })), fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)), fc.string({ maxLength: 100 })),
     modelPath,
@@ -300,7 +354,7 @@ export const framedRequest: fc.Arbitrary<FuzzRequest> = fc
     compress: fc.boolean(),
     extra: extraHeaders,
   })
-  .map(({ target, modelPath, otherPath, repositoryPath, functionPath, textBody, version, body, method, contentType, contentEncoding, compress, extra }) => {
+  .map(({ target, modelPath, otherPath, repositoryPath, functionPath, textBody, version, body, method, contentType, contentEncoding, compress, extra, image, ensemble }) => {
     const headers: Record<string, string> = { host: "127.0.0.1", ...extra };
     // undici refuses these client-side (and an `expect` refusal leaves its Pool stuck): raw cases send them.
     delete headers["transfer-encoding"];
@@ -314,6 +368,23 @@ export const framedRequest: fc.Arbitrary<FuzzRequest> = fc
       // Function-style calls: a handler function's JSON (the word_count example), mutated bodies, odd names.
       path = functionPath;
       payload = textBody.length % 3 === 0 && body.body ? body.body : utf8.encode(textBody);
+    } else if (target === "png") {
+      // The function takes the PNG as its body; the ensemble as one BYTES element (binary extension).
+      if (image.target === "function") {
+        path = "/v1/functions/ocr";
+        payload = image.bytes;
+        headers["content-type"] = "image/png";
+      } else {
+        path = "/v2/models/ocr_ensemble/infer";
+        const json = utf8.encode(JSON.stringify({ inputs: [{ name: "image", datatype: "BYTES", shape: [1], parameters: { binary_data_size: image.bytes.byteLength + 4 } }] }));
+        payload = new Uint8Array([...json, ...encodeBinaryTensor({ datatype: "BYTES", shape: [1], data: [image.bytes] })]);
+        headers["inference-header-content-length"] = String(json.byteLength);
+      }
+      label = image.label;
+    } else if (target === "ensemble") {
+      path = "/v2/models/simple_twice/infer";
+      payload = ensemble.body;
+      label = ensemble.label;
     } else {
       path = repositoryPath;
       payload = utf8.encode(JSON.stringify({ parameters: {} }));
@@ -322,7 +393,7 @@ export const framedRequest: fc.Arbitrary<FuzzRequest> = fc
     }
     if (target === "model" || target === "other" || target === "function") label = target;
     if (target === "infer" && body.headerLength !== undefined) headers["inference-header-content-length"] = body.headerLength;
-    if (contentType !== undefined) headers["content-type"] = contentType;
+    if (contentType !== undefined && target !== "png") headers["content-type"] = contentType;
     if (contentEncoding !== undefined) {
       headers["content-encoding"] = contentEncoding;
       // Half of the time the body really is compressed that way; the other half it lies.
