@@ -173,7 +173,12 @@ export class FunctionRegistry {
    */
   redact(text: string): string {
     let out = text;
-    for (const root of this.#roots) if (out.includes(root)) out = out.split(`file://${root}/`).join("").split(`${root}/`).join("").split(root).join(".");
+    for (const root of this.#roots) {
+      if (!out.includes(root)) continue;
+      out = out.split(`file://${root}/`).join("").split(`${root}/`).join("");
+      // The root itself, not a sibling that starts like it (/srv/repo, not /srv/repo2).
+      out = out.replace(new RegExp(`${root.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![\\w.-])`, "g"), ".");
+    }
     return out.includes("namespace=") ? out.replace(/\?(?:tsx-)?namespace=[\w-]+/g, "") : out;
   }
 

@@ -49,3 +49,13 @@ describe("FunctionRegistry (the functions, without serving)", () => {
     expect([...registry.function("b").versions.values()].map((v) => v.state)).toEqual(["UNAVAILABLE"]);
   });
 });
+
+describe("FunctionRegistry.redact()", () => {
+  it("makes absolute paths into the repository relative, leaves a sibling that starts alike, and drops loaders' query strings", async () => {
+    const platform = new MemoryPlatform({ "/srv/repo/a/function.yaml": "max_batch_size: 4\n", "/srv/repo/a/1/model.onnx": fakeModel(1) });
+    const registry = new FunctionRegistry({ platform, repository: "/srv/repo", backends: { onnxruntime: new FakeBackend() }, clock: new FakeClock(), controlMode: "explicit" });
+    await registry.start();
+    expect(registry.redact("at /srv/repo/a/handler.ts?namespace=12ab-3:1:2 and file:///srv/repo/a/x.ts")).toBe("at a/handler.ts:1:2 and a/x.ts");
+    expect(registry.redact("in /srv/repo, not /srv/repo2/a")).toBe("in ., not /srv/repo2/a");
+  });
+});
