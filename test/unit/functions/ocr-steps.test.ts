@@ -4,6 +4,7 @@ import { encode } from "fast-png";
 import { deflateSync } from "node:zlib";
 import { ImageError, boxesOf, boxesTensor, cropLine, ctcDecode, decodeImage, findBoxes, parseDictionary, recogniserWidth } from "../../../functions/ocr/ppocr.ts";
 import type { Box } from "../../../functions/ocr/ppocr.ts";
+import { chunk, ihdr, png } from "../../support/png-chunks.ts";
 
 // The OCR example's own steps, on inputs small enough to check by hand (the models' part is in
 // test/e2e/ocr.test.ts).
@@ -43,28 +44,8 @@ describe("decodeImage", () => {
 
 describe("decodeImage on hostile bytes", () => {
   it("refuses a decompression bomb (a 1×1 header over 50 MB of zeros) before holding it, as the client's 400", () => {
-    const crcTable = Array.from({ length: 256 }, (_, n) => {
-      let c = n;
-      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-      return c >>> 0;
-    });
-    const chunk = (type: string, data: Uint8Array) => {
-      const out = new Uint8Array(12 + data.length);
-      const view = new DataView(out.buffer);
-      view.setUint32(0, data.length);
-      out.set(new TextEncoder().encode(type), 4);
-      out.set(data, 8);
-      let crc = 0xffffffff;
-      for (const byte of out.subarray(4, 8 + data.length)) crc = crcTable[(crc ^ byte) & 0xff]! ^ (crc >>> 8);
-      view.setUint32(8 + data.length, (crc ^ 0xffffffff) >>> 0);
-      return out;
-    };
-    const ihdr = new Uint8Array(13);
-    new DataView(ihdr.buffer).setUint32(0, 1);
-    new DataView(ihdr.buffer).setUint32(4, 1);
-    ihdr.set([8, 2], 8); // 8-bit RGB
-    const idat = new Uint8Array(deflateSync(new Uint8Array(50 << 20), { level: 9 }));
-    const bomb = new Uint8Array([...[137, 80, 78, 71, 13, 10, 26, 10], ...chunk("IHDR", ihdr), ...chunk("IDAT", idat), ...chunk("IEND", new Uint8Array())]);
+    const idat = chunk("IDAT", new Uint8Array(deflateSync(new Uint8Array(50 << 20), { level: 9 })));
+    const bomb = png(ihdr(1, 1, 8, 2), idat); // 8-bit RGB
     expect(bomb.length).toBeLessThan(100_000);
     expect(() => decodeImage(bomb)).toThrow(new ImageError("the PNG's image data inflates to more than its 1×1 pixels need (4 bytes)"));
   });
