@@ -8,7 +8,7 @@ import { parseArgs } from "node:util";
 import fc from "fast-check";
 import { Pool } from "undici";
 import { startServer } from "../test/support/start-server.ts";
-import { fuzzRequest } from "../test/support/fuzz-requests.ts";
+import { fuzzRepository, fuzzRequest } from "../test/support/fuzz-requests.ts";
 import type { FuzzRequest } from "../test/support/fuzz-requests.ts";
 import { checkStillCorrect, describeCase, sendFuzzRequest, violation } from "../test/support/fuzz-client.ts";
 
@@ -28,7 +28,8 @@ const deadline = performance.now() + (values.minutes ? Number(values.minutes) * 
 const concurrency = Number(values.concurrency);
 const timeoutMs = Number(values["timeout-ms"]);
 
-const server = values.url ? undefined : await startServer({ maxInputBytes: 1024 * 1024 });
+const repository = values.url ? undefined : fuzzRepository();
+const server = repository && (await startServer({ maxInputBytes: 1024 * 1024, repository: repository.path, cacheSize: 8 * 1024 * 1024 }));
 const url = values.url ?? server!.url;
 const pool = new Pool(url, { connections: concurrency, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
 console.log(`fuzzing ${url} with seed ${seed}, concurrency ${concurrency}`);
@@ -72,4 +73,5 @@ console.log(`afterwards: ${after ?? "alive, simple answers the known values"}`);
 for (const [kind, { count, example }] of byKind) console.log(`\n[${count}×] ${kind}\n  ${example}`);
 await pool.close();
 await server?.close();
+repository?.remove();
 process.exit(byKind.size > 0 || after ? 1 : 0);

@@ -4,7 +4,7 @@ import { Pool } from "undici";
 import { connect } from "node:net";
 import { startServer, TARGET_RUNTIME } from "../support/start-server.ts";
 import type { TestServer } from "../support/start-server.ts";
-import { fuzzRequest } from "../support/fuzz-requests.ts";
+import { fuzzRepository, fuzzRequest } from "../support/fuzz-requests.ts";
 import { checkStillCorrect, describeCase, sendFuzzRequest, violation } from "../support/fuzz-client.ts";
 
 // Property-based fuzzing of the HTTP surface (issue 10, "Tests"): mutated KServe JSON and binary
@@ -18,13 +18,15 @@ const REQUEST_TIMEOUT_MS = 10_000;
 
 let server: TestServer;
 let pool: Pool;
+const repository = fuzzRepository();
 beforeAll(async () => {
-  server = await startServer({ maxInputBytes: 1024 * 1024 });
+  server = await startServer({ maxInputBytes: 1024 * 1024, repository: repository.path, cacheSize: 8 * 1024 * 1024 });
   pool = new Pool(server.url, { connections: CONCURRENCY, pipelining: 1, headersTimeout: REQUEST_TIMEOUT_MS, bodyTimeout: REQUEST_TIMEOUT_MS });
 }, 120_000);
 afterAll(async () => {
   await pool?.close();
   await server?.close();
+  repository.remove();
 });
 
 describe("the HTTP surface under fuzzing", () => {

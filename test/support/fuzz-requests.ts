@@ -2,6 +2,9 @@ import fc from "fast-check";
 import { deflateSync, gzipSync } from "node:zlib";
 import { encodeBinaryTensor } from "../../runtime/tensor/mod.ts";
 import { chunk, idat, ihdr, pack, png } from "./png-chunks.ts";
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { FUNCTIONS } from "./start-server.ts";
 
 /**
  * Generators of hostile and careless HTTP requests for the bundled functions (test/e2e/fuzz.test.ts,
@@ -23,6 +26,25 @@ export interface FuzzRequest {
   declaredLength?: string;
   /** A one-line label of the generator that made the case, for the failure report. */
   label: string;
+}
+
+/**
+ * The repository the fuzzer serves: a copy of the bundled functions, with the response cache on
+ * for `simple_identity` and the `simple_twice` ensemble (start the server with a `cacheSize`), so
+ * cases with odd parameters reach the cache's keys as well as the model. The copy lies inside the
+ * project (.test-repositories/, ignored by git; not under node_modules, where Deno will not strip
+ * types), so its handlers resolve the project's packages (fflate) as the bundled ones do;
+ * `remove()` deletes it.
+ */
+export function fuzzRepository(): { path: string; remove(): void } {
+  const cache = join(FUNCTIONS, "..", ".test-repositories");
+  mkdirSync(cache, { recursive: true });
+  const path = mkdtempSync(join(cache, "tensorfn-fuzz-"));
+  for (const entry of readdirSync(FUNCTIONS, { withFileTypes: true })) {
+    if (entry.isDirectory()) cpSync(join(FUNCTIONS, entry.name), join(path, entry.name), { recursive: true });
+  }
+  for (const name of ["simple_identity", "simple_twice"]) appendFileSync(join(path, name, "function.yaml"), "\nresponse_cache: { enable: true }\n");
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
 }
 
 /** Bodies stay under this in CI (the brief: ≤ 64 KiB). */
