@@ -20,6 +20,7 @@ import type { Budgets } from "./memory-budget.ts";
 import { estimateFootprint, PoolManager } from "./pool-manager.ts";
 import { KeyedRateLimiter } from "./rate-limiter.ts";
 import { serially } from "./serially.ts";
+import { pathRedaction } from "./path-redaction.ts";
 import { checkUploadQuota } from "./upload-quota.ts";
 
 /**
@@ -164,30 +165,12 @@ export class FunctionRegistry {
     this.function(name).wanted = true;
   }
 
-  /** The repository's absolute paths (as given, if absolute, and resolved): what `redact` takes out of text. */
-  #roots: string[] = [];
-
-  /**
-   * `text` with every absolute path into the repository made relative to it (`/srv/repo/fn/x` →
-   * `fn/x`), and module loaders' query strings dropped: what an answer may say about files.
-   */
-  redact(text: string): string {
-    let out = text;
-    for (const root of this.#roots) {
-      if (!out.includes(root)) continue;
-      out = out.split(`file://${root}/`).join("").split(`${root}/`).join("");
-      // The root itself, not a sibling that starts like it (/srv/repo, not /srv/repo2).
-      out = out.replace(new RegExp(`${root.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![\\w.-])`, "g"), ".");
-    }
-    return out.includes("namespace=") ? out.replace(/\?(?:tsx-)?namespace=[\w-]+/g, "") : out;
-  }
+  /** `text` as an answer may say it: no absolute path into the repository (path-redaction.ts; set by start()). */
+  redact: (text: string) => string = (text) => text;
 
   /** Registers the repository and loads what the control mode says (every wanted version, unless lazy). */
   async start(): Promise<void> {
-    const { platform, repository } = this.#options;
-    const resolved = await platform.realPath(repository);
-    // Longest first, so a root inside another is taken out whole.
-    this.#roots = [...new Set([resolved, repository.startsWith("/") ? repository.replace(/\/+$/, "") : undefined].filter((r): r is string => !!r && r !== "/"))].sort((a, b) => b.length - a.length);
+    this.redact = await pathRedaction(this.#options.platform, this.#options.repository);
     const entries = await scanRepository(this.#options.platform, this.#options.repository, { warned: this.#warned });
     const explicit = new Set(this.#options.loadModels ?? []);
     for (const entry of entries) {
