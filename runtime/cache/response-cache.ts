@@ -35,6 +35,8 @@ export interface CachedReply {
 /** What the cache holds for one answer: the model's outputs, in buffers of their own, or an encoded reply. */
 interface Entry {
   outputs?: Record<string, StoredTensor>;
+  /** Whether any output is packed BYTES (a hit then builds views; otherwise it shares `outputs` as stored). */
+  packed?: boolean;
   reply?: CachedReply;
   bytes: number;
 }
@@ -100,8 +102,10 @@ export class ResponseCache {
    * elements as views into the packed copy (a zero-length element is one shared empty view).
    */
   get(key: string): Record<string, Tensor> | undefined {
-    const outputs = this.#lru.get(key)?.outputs;
+    const entry = this.#lru.get(key);
+    const outputs = entry?.outputs;
     if (!outputs) return undefined;
+    if (!entry.packed) return outputs as Record<string, Tensor>;
     const answer: Record<string, Tensor> = {};
     for (const name in outputs) answer[name] = unpack(outputs[name]!);
     return answer;
@@ -146,7 +150,7 @@ export class ResponseCache {
     if (bytes + key.length > this.#capacity) return;
     const own: Record<string, StoredTensor> = {};
     for (const name in outputs) own[name] = store(outputs[name]!);
-    this.#lru.set(key, { outputs: own, bytes });
+    this.#lru.set(key, { outputs: own, bytes, packed: Object.values(own).some((t) => "packed" in t) });
   }
 
   /** Drops every answer kept under a scope that starts with `scopePrefix` (a reload, an unload). */
