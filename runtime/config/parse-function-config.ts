@@ -50,13 +50,14 @@ export function parseFunctionConfig(text: string, options: { file: string; name:
   if (doc.errors.length > 0) {
     return {
       errors: firstOf(
-        doc.errors.map((e) => issue(lineCounter.linePos(e.pos[0]).line, "", `invalid YAML: ${/call stack/i.test(e.message) ? `nests too deeply to read (at most ${CONFIG_FILE_LIMITS.depth} levels)` : e.message}`)),
+        doc.errors,
+        (e) => issue(lineCounter.linePos(e.pos[0]).line, "", `invalid YAML: ${/call stack/i.test(e.message) ? `nests too deeply to read (at most ${CONFIG_FILE_LIMITS.depth} levels)` : e.message}`),
         options.file,
       ),
     };
   }
   const shape = shapeProblems(doc, lineCounter);
-  if (shape.length > 0) return { errors: firstOf(shape.map((p) => issue(p.line, p.field, p.problem)), options.file) };
+  if (shape.length > 0) return { errors: firstOf(shape, (p) => issue(p.line, p.field, p.problem), options.file) };
   let input: unknown;
   try {
     input = doc.toJS() ?? {};
@@ -73,12 +74,11 @@ export function parseFunctionConfig(text: string, options: { file: string; name:
     problems.push({ path: ["name"], problem: `'${declaredName}' does not match the folder name '${options.name}'; rename one or remove name` });
   }
   if (!result.success || problems.length > 0) {
-    // Located (each a walk from the root) only up to the limit: 200 000 unknown keys must not cost 200 000 walks.
-    return { errors: located(problems, locate, options.file) };
+    return { errors: firstOf(problems, locate, options.file) };
   }
   const config = toDeclared(result.data, options.name);
   const over = options.limits ? limitProblems(config, options.limits) : [];
-  if (over.length > 0) return { errors: located(over, locate, options.file) };
+  if (over.length > 0) return { errors: firstOf(over, locate, options.file) };
   return { config, errors: [] };
 }
 
@@ -87,20 +87,14 @@ function bounded(problem: string): string {
   return problem.length > max ? `${problem.slice(0, max)}… (${problem.length - max} more characters)` : problem;
 }
 
-/** The first problems, in line order, and one that counts the rest. */
-function located(problems: readonly PathProblem[], locate: (p: PathProblem) => ConfigIssue, file: string): ConfigIssue[] {
+/**
+ * The first problems, in line order, and one that counts the rest. `locate` runs only on those
+ * listed (each is a walk from the root: 200 000 unknown keys must not cost 200 000 walks).
+ */
+function firstOf<T>(problems: readonly T[], locate: (p: T) => ConfigIssue, file: string): ConfigIssue[] {
   const shown = problems.slice(0, CONFIG_FILE_LIMITS.problems).map(locate).sort((a, b) => a.line - b.line);
-  return problems.length > shown.length ? [...shown, moreProblems(problems.length - shown.length, file, shown.at(-1)!.line)] : shown;
-}
-
-/** `firstOf` for issues already located. */
-function firstOf(issues: ConfigIssue[], file: string): ConfigIssue[] {
-  const shown = issues.slice(0, CONFIG_FILE_LIMITS.problems);
-  return issues.length > shown.length ? [...shown, moreProblems(issues.length - shown.length, file, shown.at(-1)!.line)] : shown;
-}
-
-function moreProblems(count: number, file: string, line: number): ConfigIssue {
-  return { file, line, field: "", problem: `and ${count} more problem(s) not listed` };
+  const more = problems.length - shown.length;
+  return more > 0 ? [...shown, { file, line: shown.at(-1)!.line, field: "", problem: `and ${more} more problem(s) not listed` }] : shown;
 }
 
 /**
