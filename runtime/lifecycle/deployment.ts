@@ -48,8 +48,8 @@ export interface DeploymentOptions {
   handler?: HandlerHost;
   /** Runs another function by tensors: an ensemble's steps. */
   dispatch?: StepDispatch;
-  /** An ensemble answer's ceiling in bytes, by its input bytes (see EnsembleSchedulerOptions.maxOutputBytes). */
-  maxOutputBytes?: (inputBytes: number) => { bytes: number; why: string };
+  /** An ensemble answer's ceiling as a multiple of its input bytes (see EnsembleSchedulerOptions.outputRatio). */
+  outputRatio?: number;
   /** Makes the backend's optimised form of the model, where it has one (see `loadDeployment`); undefined: none to make. */
   optimizedForm?: () => Promise<Uint8Array | undefined>;
 }
@@ -96,7 +96,7 @@ export class Deployment {
       acquire: options.resources ? (instance) => this.#claims.get(instance)?.acquire() ?? Promise.resolve(() => {}) : undefined,
       dispatch: options.dispatch,
       arrivals: options.arrivals,
-      maxOutputBytes: options.maxOutputBytes,
+      outputRatio: options.outputRatio,
     });
     if (hasInstances(this.#scheduler)) this.#instances = this.#scheduler;
   }

@@ -1,6 +1,6 @@
 import { RuntimeError } from "../core/mod.ts";
 import type { Clock, Logger } from "../core/mod.ts";
-import { completeConfig, ENSEMBLE_OUTPUT_FLOOR, ensembleWiringProblems, LIMIT_FLAGS } from "../config/mod.ts";
+import { completeConfig, ensembleWiringProblems } from "../config/mod.ts";
 import type { DeclaredConfig, FunctionConfig } from "../config/mod.ts";
 import type { Backend } from "../backends/backend.ts";
 import type { ModelStats, TraceRecorder } from "../metrics/mod.ts";
@@ -19,7 +19,7 @@ export interface LoadEnsembleOptions {
   cache?: DeploymentOptions["cache"];
   /** Runs a step's function by tensors. */
   dispatch: StepDispatch;
-  /** How many times its input bytes an answer may hold (`--max-ensemble-output-ratio`); at least ENSEMBLE_OUTPUT_FLOOR bytes. */
+  /** How many times its input bytes an answer may hold (`--max-ensemble-output-ratio`; see EnsembleSchedulerOptions.outputRatio). */
   outputRatio?: number;
   /** A step's function's effective config, loading it if it is not (Triton loads composing models with the ensemble). */
   lookup(name: string, version: string | undefined): Promise<FunctionConfig>;
@@ -62,15 +62,6 @@ export async function loadEnsembleDeployment(options: LoadEnsembleOptions): Prom
     onActivity: options.onActivity,
     cache: options.cache,
     dispatch: options.dispatch,
-    maxOutputBytes: outputCeiling(options.outputRatio),
+    outputRatio: options.outputRatio,
   });
-}
-
-/** An answer's ceiling: `ratio` times the request's input bytes, never under ENSEMBLE_OUTPUT_FLOOR. */
-function outputCeiling(ratio: number | undefined): ((inputBytes: number) => { bytes: number; why: string }) | undefined {
-  if (ratio === undefined) return undefined;
-  return (inputBytes) => {
-    const bytes = Math.max(ENSEMBLE_OUTPUT_FLOOR, ratio * inputBytes);
-    return { bytes, why: bytes === ENSEMBLE_OUTPUT_FLOOR ? `the least any answer may hold; ${ratio}× its ${inputBytes} input bytes is less (${LIMIT_FLAGS.ensembleOutputRatio})` : `${ratio}× its ${inputBytes} input bytes, ${LIMIT_FLAGS.ensembleOutputRatio}` };
-  };
 }

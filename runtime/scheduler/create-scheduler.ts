@@ -18,8 +18,8 @@ export interface SchedulerSetup {
   dispatch?: StepDispatch;
   /** What is known of requests still to come; see DynamicBatcherOptions.arrivals. */
   arrivals?: Arrivals;
-  /** An ensemble answer's ceiling in bytes, by its input bytes; see EnsembleSchedulerOptions.maxOutputBytes. */
-  maxOutputBytes?: (inputBytes: number) => { bytes: number; why: string };
+  /** An ensemble answer's ceiling as a multiple of its input bytes; see EnsembleSchedulerOptions.outputRatio. */
+  outputRatio?: number;
 }
 
 /** Whether a scheduler executes on instances of its own (the deployment then scales them). */
@@ -36,7 +36,7 @@ export function hasInstances(scheduler: Scheduler): scheduler is InstanceSchedul
 export function createScheduler(config: FunctionConfig, setup: SchedulerSetup): Scheduler {
   if (config.ensemble_scheduling) {
     if (!setup.dispatch) throw new Error("an ensemble's scheduler needs a dispatch to its steps' functions");
-    return new EnsembleScheduler({ name: config.name, steps: config.ensemble_scheduling.step, outputs: config.output.map((o) => o.name), dispatch: setup.dispatch, observer: setup.observer, maxOutputBytes: setup.maxOutputBytes });
+    return new EnsembleScheduler({ name: config.name, steps: config.ensemble_scheduling.step, outputs: config.output.map((o) => o.name), dispatch: setup.dispatch, observer: setup.observer, outputRatio: setup.outputRatio });
   }
   const batching = config.dynamic_batching;
   return new DynamicBatcher({

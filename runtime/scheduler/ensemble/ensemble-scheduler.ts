@@ -1,6 +1,6 @@
 import { RuntimeError } from "../../core/mod.ts";
 import type { Tensor } from "../../core/mod.ts";
-import { conditionTensors, evaluateCondition, parseCondition, reduceTensor } from "../../config/mod.ts";
+import { conditionTensors, ENSEMBLE_OUTPUT_FLOOR, evaluateCondition, LIMIT_FLAGS, parseCondition, reduceTensor } from "../../config/mod.ts";
 import type { Condition, EnsembleStep, TensorFn } from "../../config/mod.ts";
 import { tensorByteLength } from "../../tensor/mod.ts";
 import type { SchedulerObserver } from "../scheduler-observer.ts";
@@ -21,10 +21,11 @@ export interface EnsembleSchedulerOptions {
   dispatch: StepDispatch;
   observer?: SchedulerObserver;
   /**
-   * The most bytes an answer's outputs may hold, given the request's input bytes (a step may fan
-   * one input out to many outputs); past it the request fails at once with 413. Absent: no limit.
+   * How many times its request's input bytes an answer's outputs may hold, never less than
+   * ENSEMBLE_OUTPUT_FLOOR (a step may fan one input out to many outputs); past it the request
+   * fails at once with 413 naming `--max-ensemble-output-ratio`. Absent: no limit.
    */
-  maxOutputBytes?: (inputBytes: number) => { bytes: number; why: string };
+  outputRatio?: number;
 }
 
 /**
@@ -115,7 +116,8 @@ export class EnsembleScheduler implements Scheduler {
       inputBytes += tensorByteLength(value);
       arrive(tensor, value);
     }
-    const cap = this.#options.maxOutputBytes?.(inputBytes);
+    const ratio = this.#options.outputRatio;
+    const cap = ratio === undefined ? Infinity : Math.max(ENSEMBLE_OUTPUT_FLOOR, ratio * inputBytes);
     let outputBytes = 0;
     // Each (reduction, tensor) a condition reads, once per request.
     const reduced = new Map<string, ReturnType<typeof reduceTensor>>();
@@ -163,8 +165,9 @@ export class EnsembleScheduler implements Scheduler {
               running--;
               if (settled) return;
               for (const [tensor, value] of produced) {
-                if (cap && this.#outputs.has(tensor) && (outputBytes += tensorByteLength(value)) > cap.bytes) {
-                  return fail(new RuntimeError("RESOURCE_EXHAUSTED", `ensemble '${name}': its outputs come to more than ${cap.bytes} bytes (${cap.why}); step ${i} ('${steps[i]!.model_name}') passed it`));
+                if (this.#outputs.has(tensor) && (outputBytes += tensorByteLength(value)) > cap) {
+                  const why = cap === ENSEMBLE_OUTPUT_FLOOR ? `the least any answer may hold; ${ratio}× its ${inputBytes} input bytes is less (${LIMIT_FLAGS.ensembleOutputRatio})` : `${ratio}× its ${inputBytes} input bytes, ${LIMIT_FLAGS.ensembleOutputRatio}`;
+                  return fail(new RuntimeError("RESOURCE_EXHAUSTED", `ensemble '${name}': its outputs come to more than ${cap} bytes (${why}); step ${i} ('${steps[i]!.model_name}') passed it`));
                 }
                 arrive(tensor, value);
               }
