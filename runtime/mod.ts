@@ -2,9 +2,10 @@
 export { createRuntime, DEFAULT_MAX_INPUT_BYTES, modelSignatureReader, VERSION } from "./runtime.ts";
 export type { Runtime, RuntimeOptions } from "./runtime.ts";
 export type { Clock, DirEntry, InferRequest, InferResponse, Logger, Platform, Tensor } from "./core/mod.ts";
-export type { ClientConnection, ClientConnections, DirectBody, FastLane, LaneRequest, Reply, ServeEnv } from "./http/mod.ts";
+export type { ClientConnection, ClientConnections, DirectBody, Reply, ServeEnv } from "./call/mod.ts";
+export type { FastLane, LaneRequest } from "./http/mod.ts";
 export { RuntimeError } from "./core/mod.ts";
 export { HandlerError, reply } from "./pipeline/mod.ts";
 export type { EscapeKind, FunctionAnswer, FunctionReply, FunctionRequest, Handler, HandlerContext } from "./pipeline/mod.ts";
-export { withFastLane } from "./http/mod.ts";
+export { isProbe, withFastLane } from "./http/mod.ts";
 export { smallBytes } from "./tensor/mod.ts";

@@ -5,7 +5,8 @@ import { createIdentityBackend, createOnnxRuntimeBackend, createOnnxRuntimeWebBa
 import type { Backend } from "./backends/mod.ts";
 import { ModelManager } from "./lifecycle/mod.ts";
 import type { ModelManagerOptions } from "./lifecycle/mod.ts";
-import { ClientConnections, createApp, createFastLane, metricsOnly } from "./http/mod.ts";
+import { ClientConnections } from "./call/mod.ts";
+import { createApp, createFastLane, metricsOnly, routeHandlers } from "./http/mod.ts";
 import type { AppContext, FastLane } from "./http/mod.ts";
 import { createPrometheus, TraceRecorder } from "./metrics/mod.ts";
 import { ResponseCache } from "./cache/mod.ts";
@@ -63,7 +64,7 @@ export interface Runtime {
   readonly lane: FastLane;
   /**
    * The main HTTP server's client connections, for an adapter whose server reports them (Node):
-   * batchers then do not wait for requests that cannot arrive (http/client-connections.ts).
+   * batchers then do not wait for requests that cannot arrive (call/client-connections.ts).
    */
   readonly clients: ClientConnections;
   /** The timeline of the last `seconds`, as Chrome trace JSON (`--trace-file` writes it at shutdown). */
@@ -120,11 +121,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     },
     log: platform.log,
   };
-  const app = createApp(appContext);
+  // One set of handlers for the app and the lane: the dashboard's streams and history exist once.
+  const handlers = routeHandlers(appContext);
+  const app = createApp(appContext, handlers);
   return {
     models,
     app,
-    lane: createFastLane(appContext),
+    lane: createFastLane(appContext, handlers),
     clients,
     metricsFetch: metricsOnly(prometheus),
     trace: traceJson,

@@ -28,7 +28,7 @@ function layer(path: string): string {
   return parts.length > 2 ? parts[1]! : "root";
 }
 
-// Who may import whom: http → lifecycle → scheduler → backends; everyone may use core, config and
+// Who may import whom: http → call → lifecycle → scheduler → backends; everyone may use core, config and
 // tensor; core uses nothing. The composition root (runtime.ts, mod.ts) may use everything.
 const allowed: Record<string, string[]> = {
   core: ["core"],
@@ -44,7 +44,9 @@ const allowed: Record<string, string[]> = {
   // Handlers: a function's own code, served as a backend (backend: handler) by the lifecycle.
   pipeline: ["core", "config", "tensor", "backends", "pipeline"],
   lifecycle: ["core", "config", "tensor", "repository", "backends", "scheduler", "metrics", "cache", "pipeline", "lifecycle"],
-  http: ["core", "config", "tensor", "lifecycle", "metrics", "pipeline", "http"],
+  // The call pipeline: admission, decode, schedule, encode — protocol-neutral, below every route.
+  call: ["core", "config", "tensor", "lifecycle", "pipeline", "call"],
+  http: ["core", "config", "tensor", "call", "metrics", "http"],
 };
 
 // Third-party packages, each confined to its folder (STYLE.md).
@@ -70,7 +72,7 @@ describe("runtime/ import direction", () => {
     expect(bad).toEqual([]);
   });
 
-  it("follows http → lifecycle → scheduler → backends", () => {
+  it("follows http → call → lifecycle → scheduler → backends", () => {
     const bad = all.filter(({ file, target }) => {
       if (!target.startsWith("runtime/")) return false;
       const from = layer(file);
@@ -83,6 +85,32 @@ describe("runtime/ import direction", () => {
     const bad = all.filter(({ file, target }) => {
       const pkg = Object.keys(packages).find((p) => target === p || target.startsWith(`${p}/`));
       return pkg !== undefined && !packages[pkg]!.includes(layer(file));
+    });
+    expect(bad).toEqual([]);
+  });
+});
+
+describe("one route table", () => {
+  // Route paths are declared in runtime/http/routes.ts and nowhere else in the server: no route
+  // registered with a literal path, no path literal or path regex of the API. The dashboard's
+  // browser script is a client of the API, as tests are.
+  const exempt = new Set(["runtime/http/routes.ts", "runtime/http/dashboard/dashboard-script.ts"]);
+  const files = [...sources(join(root, "runtime")), ...sources(join(root, "adapters"))].filter((p) => !exempt.has(relative(root, p)));
+
+  it("finds the files it checks", () => {
+    expect(files.length).toBeGreaterThan(50);
+  });
+
+  it("keeps route paths out of every other file", () => {
+    const bad = files.flatMap((path) => {
+      const lines = readFileSync(path, "utf8").split("\n");
+      return lines.flatMap((line, i) => {
+        if (/^\s*(\*|\/\/|\/\*)/.test(line)) return []; // comments may name a route
+        const literal = /["'`]\/(v1|v2|metrics)(\/|["'`?])/.test(line);
+        const pattern = /\\\/v[12]\\\/|\\\/metrics/.test(line);
+        const registered = /\bapp\.(get|post|put|delete|patch|on)\(\s*["'`]/.test(line);
+        return literal || pattern || registered ? [`${relative(root, path)}:${i + 1}: ${line.trim()}`] : [];
+      });
     });
     expect(bad).toEqual([]);
   });

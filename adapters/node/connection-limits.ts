@@ -1,5 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import { isProbe } from "../../runtime/mod.ts";
 import type { ConnectionLimits } from "../host.ts";
 
 /** Connections past `maxConnections` that are still let in, answered 503 (probes served): past these they are closed at once. */
@@ -7,9 +8,6 @@ export const PROBE_ROOM = 64;
 
 /** How often the request and write deadlines are checked (Node checks requestTimeout at its own interval). */
 export const CHECK_INTERVAL_MS = 1000;
-
-/** Paths a connection past the cap is still served: liveness and readiness probes. */
-const PROBE = /^\/v2\/health\/(live|ready)(\?|$)/;
 
 /**
  * Holds `server`'s connections to `limits` — what a client that sends slowly, never reads, or
@@ -58,7 +56,7 @@ export function limitConnections(
   sweep.unref();
   return {
     guard: (listener) => (req, res) => {
-      if (!excess.has(req.socket) || PROBE.test(req.url ?? "")) return listener(req, res);
+      if (!excess.has(req.socket) || isProbe(req.url ?? "")) return listener(req, res);
       // Room again since it connected (a probe's keep-alive connection, reused): served as any other.
       if (open.size <= limits.maxConnections) {
         excess.delete(req.socket);

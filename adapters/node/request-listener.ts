@@ -14,7 +14,7 @@ const DRAIN_MAX_BYTES = 1024 * 1024;
 
 /**
  * Tells the runtime of each client connection of `server` opening and closing, so its batchers know
- * when every open connection already carries a request (runtime/http/client-connections.ts). One
+ * when every open connection already carries a request (runtime/call/client-connections.ts). One
  * listener per connection, none per request.
  */
 export function reportConnections(server: Server, clients: ClientConnections): void {

@@ -1,9 +1,9 @@
 import type { MiddlewareHandler } from "hono";
 import { RuntimeError } from "../core/mod.ts";
-import { API_GROUPS, apiGroup, CONTROL_GROUPS } from "./api-groups.ts";
-import type { ApiGroup } from "./api-groups.ts";
+import type { HeaderLookup } from "../call/mod.ts";
 import { KeySet } from "./key-set.ts";
-import type { HeaderLookup } from "./read-body.ts";
+import { API_GROUPS, apiGroup, CONTROL_GROUPS } from "./routes.ts";
+import type { ApiGroup } from "./routes.ts";
 
 /** Who may call what; every field is optional and absent means "not configured". */
 export interface AccessOptions {

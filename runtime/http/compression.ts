@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from "hono";
-import type { Reply } from "./error-status.ts";
+import type { Reply } from "../call/mod.ts";
 
 /**
  * Compresses responses when `Accept-Encoding` asks for gzip or deflate, as Triton does, whatever

@@ -1,17 +1,24 @@
 import { Hono } from "hono";
+import type { Context } from "hono";
 import { cors } from "hono/cors";
+import { jsonReply, requestBody } from "../call/mod.ts";
+import type { DirectBody, ServeEnv } from "../call/mod.ts";
+import { invalidArg } from "../core/mod.ts";
+import type { Prometheus, TraceEvent } from "../metrics/mod.ts";
 import { accessControl } from "./access.ts";
 import type { AccessOptions } from "./access.ts";
 import { compressResponses } from "./compression.ts";
-import { errorResponse, jsonError } from "./error-status.ts";
-import { registerKserveRoutes } from "./kserve-routes.ts";
-import { registerRepositoryRoutes } from "./repository-routes.ts";
-import { registerFunctionRoutes } from "./function-routes.ts";
-import { registerMetricsRoutes } from "./metrics-routes.ts";
-import type { Prometheus, TraceEvent } from "../metrics/mod.ts";
-import { registerDashboardRoutes } from "./dashboard/dashboard-routes.ts";
+import { dashboardHandlers } from "./dashboard/dashboard-routes.ts";
 import type { DashboardContext } from "./dashboard/dashboard-routes.ts";
+import { errorResponse, jsonError, toResponse } from "./error-status.ts";
+import { functionHandlers } from "./function-routes.ts";
+import { generateHandlers } from "./generate-routes.ts";
+import { kserveHandlers } from "./kserve-routes.ts";
 import type { KserveContext } from "./kserve-routes.ts";
+import { metricsHandlers } from "./metrics-routes.ts";
+import { repositoryHandlers } from "./repository-routes.ts";
+import { ROUTES, routerPattern } from "./routes.ts";
+import type { Answer, RouteHandler, RouteHandlers, RouteId, RouteRequest } from "./routes.ts";
 
 export interface AppContext extends KserveContext {
   prometheus: Prometheus;
@@ -26,29 +33,89 @@ export interface AppContext extends KserveContext {
   corsOrigins?: readonly string[];
 }
 
+/** Every route's handler, by the id routes.ts gives it; the dashboard's only where there is one. */
+export function routeHandlers(ctx: AppContext): Partial<RouteHandlers> {
+  return {
+    ...kserveHandlers(ctx),
+    ...generateHandlers(ctx),
+    ...repositoryHandlers(ctx),
+    ...functionHandlers(ctx),
+    ...metricsHandlers(ctx.prometheus),
+    // The trace timeline: Chrome Trace Event JSON for Perfetto or chrome://tracing.
+    trace: (r: RouteRequest) => {
+      const query = r.query("seconds");
+      const seconds = Number(query ?? 10);
+      if (!Number.isFinite(seconds) || seconds <= 0) throw invalidArg(`query parameter 'seconds' must be a positive number, got '${query}'`);
+      return jsonReply(200, ctx.trace(seconds));
+    },
+    ...(ctx.dashboard && dashboardHandlers(ctx.dashboard)),
+  } satisfies Omit<RouteHandlers, `dashboard-${string}`> & Partial<RouteHandlers>;
+}
+
 /** The whole HTTP server as one fetch handler; adapters only translate sockets to it. */
-export function createApp(ctx: AppContext): Hono {
+export function createApp(ctx: AppContext, handlers: Partial<RouteHandlers> = routeHandlers(ctx)): Hono {
   const app = new Hono();
   app.use(compressResponses());
   // CORS before access control: a preflight carries no key and must still be answered.
   if (ctx.corsOrigins?.length) app.use(corsPolicy(ctx.corsOrigins));
   app.use(accessControl({ ...ctx.access, trustedOrigins: ctx.corsOrigins }));
-  registerKserveRoutes(app, ctx);
-  registerRepositoryRoutes(app, ctx);
-  registerFunctionRoutes(app, ctx);
-  registerMetricsRoutes(app, ctx.prometheus);
-  if (ctx.dashboard) registerDashboardRoutes(app, ctx.dashboard);
-  // The trace timeline: Chrome Trace Event JSON for Perfetto or chrome://tracing.
-  app.get("/v2/trace", (c) => {
-    const seconds = Number(c.req.query("seconds") ?? 10);
-    if (!Number.isFinite(seconds) || seconds <= 0) return jsonError(400, `query parameter 'seconds' must be a positive number, got '${c.req.query("seconds")}'`);
-    return c.json(ctx.trace(seconds));
-  });
-  // Known paths with the wrong method answer 405, as Triton does; anything else 404.
-  app.all("/v2/*", (c) => (knownPath(c.req.path) ? jsonError(405, "Method Not Allowed") : jsonError(404, "Not Found")));
-  app.notFound(() => jsonError(404, "Not Found"));
+  mountRoutes(app, handlers);
   app.onError((error) => errorResponse(error, ctx.log.error, (text) => ctx.models.redact(text)));
   return app;
+}
+
+/**
+ * Registers the route table's rows that have a handler, in the table's order; a known path with
+ * the wrong method answers 405, as Triton does, and anything else 404.
+ */
+export function mountRoutes(app: Hono, handlers: Partial<Record<RouteId, RouteHandler>>): void {
+  const known: RegExp[] = [];
+  for (const route of ROUTES) {
+    const handle = handlers[route.id];
+    if (!handle) continue;
+    for (const path of route.paths) {
+      known.push(routerPattern(path));
+      const direct = "lane" in route;
+      app.on(route.method, path, async (c) => toAnswer(await handle(new HonoRequest(c, direct))));
+    }
+  }
+  app.all("*", (c) => (known.some((re) => re.test(c.req.path)) ? jsonError(405, "Method Not Allowed") : jsonError(404, "Not Found")));
+}
+
+function toAnswer(answer: Answer): Response {
+  return answer instanceof Response ? answer : toResponse(answer);
+}
+
+/**
+ * A Hono request as a route sees it; the body is built only when a route asks for it. `direct`:
+ * the lane's routes read the adapter's own body where it hands one over (on Node: the socket's,
+ * and a signal, without the web-stream bridge that touching `c.req.raw`'s body or signal builds);
+ * the others read the web Request's, as they always have (Node's server then drains what is left).
+ */
+class HonoRequest implements RouteRequest {
+  readonly #c: Context;
+  readonly #direct: boolean;
+  #body: DirectBody | undefined;
+
+  constructor(c: Context, direct: boolean) {
+    this.#c = c;
+    this.#direct = direct;
+  }
+
+  get params(): Record<string, string | undefined> {
+    return this.#c.req.param() as Record<string, string | undefined>;
+  }
+
+  readonly header = (name: string) => this.#c.req.header(name);
+
+  query(name: string): string | undefined {
+    return this.#c.req.query(name);
+  }
+
+  get body(): DirectBody {
+    const direct = this.#direct ? (this.#c.env as ServeEnv | undefined)?.directBody : undefined;
+    return (this.#body ??= direct ?? requestBody(this.#c.req.raw));
+  }
 }
 
 /** What a browser on an allowed origin may send and read: the binary extension's headers included. */
@@ -60,16 +127,4 @@ function corsPolicy(origins: readonly string[]) {
     exposeHeaders: ["Inference-Header-Content-Length", "Retry-After", "WWW-Authenticate"],
     maxAge: 600,
   });
-}
-
-const known = [
-  /^\/v2$/,
-  /^\/v2\/trace$/,
-  /^\/v2\/health\/(live|ready)$/,
-  /^\/v2\/repository\/(index|models\/[^/]+\/(load|unload|park))$/,
-  /^\/v2\/models\/[^/]+(\/versions\/[0-9]+)?(\/(ready|config|infer|stats))?$/,
-];
-
-function knownPath(path: string): boolean {
-  return known.some((re) => re.test(path));
 }

@@ -1,6 +1,7 @@
 import { RuntimeError } from "../core/mod.ts";
 import type { ErrorCode } from "../core/mod.ts";
-import { ClientAbortedError } from "./read-body.ts";
+import { ClientAbortedError, jsonReply } from "../call/mod.ts";
+import type { Reply } from "../call/mod.ts";
 
 const statusByCode: Record<ErrorCode, number> = {
   INVALID_ARG: 400,
@@ -16,14 +17,6 @@ const statusByCode: Record<ErrorCode, number> = {
   DEADLINE_EXCEEDED: 504,
   INTERNAL: 500,
 };
-
-/** A response as plain data, for the routes an adapter answers itself (fast-lane.ts). */
-export interface Reply {
-  status: number;
-  /** May be shared (a cached reply's): never changed once the reply is made. */
-  headers: Record<string, string>;
-  body: string | Uint8Array;
-}
 
 /** Characters of an error's message an answer carries: a message may quote whatever a client or a config held. */
 export const MAX_ERROR_CHARS = 8192;
@@ -65,11 +58,6 @@ export function errorResponse(error: unknown, log?: (message: string) => void, r
 
 export function toResponse(reply: Reply): Response {
   return new Response(reply.body as BodyInit, { status: reply.status, headers: reply.headers });
-}
-
-/** A JSON reply; errors are `{"error": message}`. */
-export function jsonReply(status: number, value: unknown): Reply {
-  return { status, headers: { "content-type": "application/json" }, body: JSON.stringify(value) };
 }
 
 export function jsonError(status: number, message: string): Response {

@@ -1,14 +1,12 @@
-import type { AppContext } from "./create-app.ts";
+import type { DirectBody, HeaderLookup, Reply } from "../call/mod.ts";
+import { requestBody } from "../call/mod.ts";
 import { createAuthorizer } from "./access.ts";
 import { compressReply } from "./compression.ts";
-import type { DirectBody } from "./direct-body.ts";
+import type { AppContext } from "./create-app.ts";
+import { routeHandlers } from "./create-app.ts";
 import { errorReply, toResponse } from "./error-status.ts";
-import type { Reply } from "./error-status.ts";
-import { inferCall } from "./infer-call.ts";
-import { functionCall } from "./function-routes.ts";
-import { health } from "./kserve-routes.ts";
-import { requestBody } from "./read-body.ts";
-import type { HeaderLookup } from "./read-body.ts";
+import { pathPattern, ROUTES } from "./routes.ts";
+import type { ApiGroup, LaneHandler, LaneRouteId, RouteHandlers, RouteRequest } from "./routes.ts";
 
 /** A request as an adapter's own HTTP server sees it, before any web `Request` is built. */
 export interface LaneRequest {
@@ -20,48 +18,96 @@ export interface LaneRequest {
 }
 
 /**
- * The routes a loaded server answers thousands of times a second, answered without the Hono app:
- * `undefined` when the request is not one of them (the adapter then hands it to `app.fetch`).
- * On Node, building the web `Request`, its `Headers`, the `Response` and the middleware chain cost
- * more CPU per small inference than decoding, batching and running the model, in a CPU profile of
- * the server under `simple` at 8 clients (`node --cpu-prof adapters/node/bin.mjs serve …`).
- * Same behaviour as the app: the same access policy, the same `inferCall`, `functionCall` and `health`, the same
- * error replies, compressed as the app compresses. A request with an Origin goes to the app when
- * `--cors-origin` is set (its CORS middleware answers preflights and adds the headers).
+ * The routes a loaded server answers thousands of times a second (the route table's `lane` rows),
+ * answered without the Hono app: `undefined` when the request is not one of them (the adapter then
+ * hands it to `app.fetch`). On Node, building the web `Request`, its `Headers`, the `Response` and
+ * the middleware chain cost more CPU per small inference than decoding, batching and running the
+ * model, in a CPU profile of the server under `simple` at 8 clients (`node --cpu-prof
+ * adapters/node/bin.mjs serve …`). Same behaviour as the app: the same access policy, the same
+ * handlers, the same error replies, compressed as the app compresses. A request with an Origin
+ * goes to the app when `--cors-origin` is set (its CORS middleware answers preflights and adds the headers).
  */
 export type FastLane = (request: LaneRequest) => Promise<Reply> | undefined;
 
-const INFER = /^\/v2\/models\/([A-Za-z0-9_.-]+)(?:\/versions\/([0-9]+))?\/infer(?:\?|$)/;
-const HEALTH = /^\/v2\/health\/(live|ready)(?:\?|$)/;
-const FUNCTION = /^\/v1\/functions\/([A-Za-z0-9_.-]+)(?:\?|$)/;
+// Names as the lane matches them: a name with other characters (percent-encoded) goes to the app, which decodes it.
+const NAME = "[A-Za-z0-9_.-]+";
 
-export function createFastLane(ctx: AppContext): FastLane {
+interface LaneRoute {
+  method: string;
+  re: RegExp;
+  group: ApiGroup;
+  handle: LaneHandler;
+}
+
+/** The lane's routes, matched on the request line (a query string may follow). */
+function laneRoutes(handlers: Record<LaneRouteId, LaneHandler>): LaneRoute[] {
+  return ROUTES.flatMap((route) => {
+    if (!("lane" in route)) return [];
+    const handle = handlers[route.id];
+    return route.paths.map((path) => ({ method: route.method, group: route.group, handle, re: pathPattern(path, (_, constraint) => (constraint ? `(?:${constraint})` : NAME), "(?:\\?|$)") }));
+  });
+}
+
+export function createFastLane(ctx: AppContext, handlers: Partial<RouteHandlers> = routeHandlers(ctx)): FastLane {
   const authorize = createAuthorizer({ ...ctx.access, trustedOrigins: ctx.corsOrigins });
   const cors = (ctx.corsOrigins?.length ?? 0) > 0;
   const fail = (error: unknown) => errorReply(error, ctx.log.error, (text) => ctx.models.redact(text));
+  const routes = laneRoutes(handlers as Record<LaneRouteId, LaneHandler>);
   return (request) => {
     const { method, url, header } = request;
     if (cors && header("origin") !== undefined) return undefined;
-    let answer: Promise<Reply>;
-    if (method === "POST") {
-      const m = INFER.exec(url);
-      const f = m ? undefined : FUNCTION.exec(url);
-      if (!m && !f) return undefined;
-      const run = m ? () => inferCall(ctx, { name: m[1]!, version: m[2], header, body: request.body }) : () => functionCall(ctx, { name: f![1]!, header, body: request.body });
-      // Both routes are inference (api-groups.ts; a test keeps them so): no second match to decide it.
-      const allowed = authorize(method, url, header, "inference");
-      answer = allowed ? allowed.then(run) : run();
-    } else if (method === "GET") {
-      const m = HEALTH.exec(url);
-      if (!m) return undefined;
-      answer = Promise.resolve(m[1] as "live" | "ready").then((which) => health(ctx, which));
-    } else {
-      return undefined;
+    let match: RegExpExecArray | null = null;
+    let route: LaneRoute | undefined;
+    for (const r of routes) {
+      if (r.method === method && (match = r.re.exec(url))) {
+        route = r;
+        break;
+      }
     }
+    if (!route) return undefined;
+    const routeRequest = new LaneRouteRequest(match!.groups ?? {}, request);
+    const run = () => route.handle(routeRequest);
+    // The group is the row's: no second match to decide it.
+    const allowed = authorize(method, url, header, route.group);
+    const answer = allowed ? allowed.then(run) : settle(run);
     const encoding = header("accept-encoding");
     const replied = answer.catch(fail);
     return encoding === undefined ? replied : replied.then((reply) => compressReply(reply, encoding));
   };
+}
+
+/** `run()` as a promise, a synchronous throw included, without waiting a turn when it returns one. */
+function settle(run: () => Reply | Promise<Reply>): Promise<Reply> {
+  try {
+    return Promise.resolve(run());
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** A lane request as a route sees it (a class: see call/call-options.ts on accessors in literals). */
+class LaneRouteRequest implements RouteRequest {
+  readonly params: Readonly<Record<string, string | undefined>>;
+  readonly #request: LaneRequest;
+
+  constructor(params: Record<string, string | undefined>, request: LaneRequest) {
+    this.params = params;
+    this.#request = request;
+  }
+
+  get header(): HeaderLookup {
+    return this.#request.header;
+  }
+
+  get body(): DirectBody {
+    return this.#request.body;
+  }
+
+  query(name: string): string | undefined {
+    const url = this.#request.url;
+    const q = url.indexOf("?");
+    return q < 0 ? undefined : (new URLSearchParams(url.slice(q + 1)).get(name) ?? undefined);
+  }
 }
 
 /**

@@ -1,15 +1,20 @@
-import type { Hono } from "hono";
 import type { Prometheus } from "../metrics/mod.ts";
+import type { RouteHandlers } from "./routes.ts";
+import { ROUTES } from "./routes.ts";
 
-/** `GET /metrics`: the Prometheus exposition (also served alone on `--metrics-port`). */
-export function registerMetricsRoutes(app: Hono, prometheus: Prometheus): void {
-  app.get("/metrics", () => new Response(prometheus.render(), { headers: { "content-type": prometheus.contentType } }));
+/** The Prometheus exposition (also served alone on `--metrics-port`). */
+export function metricsHandlers(prometheus: Prometheus) {
+  return {
+    metrics: () => ({ status: 200, headers: { "content-type": prometheus.contentType }, body: prometheus.render() }),
+  } satisfies Partial<RouteHandlers>;
 }
 
-/** A fetch handler that serves only /metrics, for a separate metrics port as Triton has (8002). */
+const METRICS_PATH = ROUTES.find((r) => r.id === "metrics")!.paths[0];
+
+/** A fetch handler that serves only the metrics route, for a separate metrics port as Triton has (8002). */
 export function metricsOnly(prometheus: Prometheus): (request: Request) => Promise<Response> {
   return async (request) => {
-    if (new URL(request.url).pathname !== "/metrics") return Response.json({ error: "Not Found" }, { status: 404 });
+    if (new URL(request.url).pathname !== METRICS_PATH) return Response.json({ error: "Not Found" }, { status: 404 });
     return new Response(prometheus.render(), { headers: { "content-type": prometheus.contentType } });
   };
 }

@@ -1,43 +1,42 @@
-import type { Hono } from "hono";
 import { invalidArg, RuntimeError } from "../core/mod.ts";
 import { CONFIG_FILE_LIMITS, functionNameProblem, MAX_VERSION, parseTritonJsonConfig, parseVersion } from "../config/mod.ts";
 import type { DeclaredConfig, LoadLimits } from "../config/mod.ts";
-import type { ModelManager } from "../lifecycle/mod.ts";
-import { readBody, requestBody } from "./read-body.ts";
+import { jsonReply, readBody } from "../call/mod.ts";
+import type { CallContext } from "../call/mod.ts";
+import type { RouteHandlers, RouteRequest } from "./routes.ts";
 
-/** Triton's model-repository extension: index, load (with config and file overrides), unload. */
-export function registerRepositoryRoutes(app: Hono, ctx: { models: ModelManager; maxInputBytes: number }): void {
-  app.post("/v2/repository/index", async (c) => {
-    const body = await jsonBody(c.req.raw, ctx.maxInputBytes);
-    const readyOnly = body.ready === true;
-    return c.json(ctx.models.index({ readyOnly }).map((r) => (r.version ? r : { name: r.name, state: r.state, reason: r.reason })));
-  });
-
-  app.post("/v2/repository/models/:name/load", async (c) => {
-    const name = validName(c.req.param("name"));
-    const parameters = ((await jsonBody(c.req.raw, ctx.maxInputBytes)).parameters ?? {}) as Record<string, unknown>;
-    await ctx.models.load(name, overrides(name, parameters, ctx.models.limits));
-    return c.json({ name, load: true });
-  });
-
-  // Ours: park a READY function now (release its sessions, keep its bytes), as the idle timeout would.
-  app.post("/v2/repository/models/:name/park", async (c) => {
-    const name = validName(c.req.param("name"));
-    await jsonBody(c.req.raw, ctx.maxInputBytes);
-    await ctx.models.park(name);
-    return c.json({ name, park: true });
-  });
-
-  // Triton's optional `unload_dependents`: an ensemble's composing functions unload with it.
-  app.post("/v2/repository/models/:name/unload", async (c) => {
-    const name = validName(c.req.param("name"));
-    const parameters = (await jsonBody(c.req.raw, ctx.maxInputBytes)).parameters ?? {};
-    if (typeof parameters !== "object" || parameters === null || Array.isArray(parameters)) throw invalidArg("parameters must be a JSON object");
-    const dependents = (parameters as Record<string, unknown>).unload_dependents ?? false;
-    if (typeof dependents !== "boolean") throw invalidArg(`parameters.unload_dependents must be true or false, not ${JSON.stringify(dependents)}`);
-    const unloaded = await ctx.models.unload(name, { dependents });
-    return c.json(dependents ? { name, unload: true, unloaded } : { name, unload: true });
-  });
+/** Triton's model-repository extension: index, load (with config and file overrides), unload; and our park. */
+export function repositoryHandlers(ctx: Pick<CallContext, "models" | "maxInputBytes">) {
+  const json = (r: RouteRequest) => jsonBody(r, ctx.maxInputBytes);
+  return {
+    "repository-index": async (r: RouteRequest) => {
+      const readyOnly = (await json(r)).ready === true;
+      return jsonReply(200, ctx.models.index({ readyOnly }).map((e) => (e.version ? e : { name: e.name, state: e.state, reason: e.reason })));
+    },
+    "repository-load": async (r: RouteRequest) => {
+      const name = validName(r.params.name!);
+      const parameters = ((await json(r)).parameters ?? {}) as Record<string, unknown>;
+      await ctx.models.load(name, overrides(name, parameters, ctx.models.limits));
+      return jsonReply(200, { name, load: true });
+    },
+    // Ours: park a READY function now (release its sessions, keep its bytes), as the idle timeout would.
+    "repository-park": async (r: RouteRequest) => {
+      const name = validName(r.params.name!);
+      await json(r);
+      await ctx.models.park(name);
+      return jsonReply(200, { name, park: true });
+    },
+    // Triton's optional `unload_dependents`: an ensemble's composing functions unload with it.
+    "repository-unload": async (r: RouteRequest) => {
+      const name = validName(r.params.name!);
+      const parameters = (await json(r)).parameters ?? {};
+      if (typeof parameters !== "object" || parameters === null || Array.isArray(parameters)) throw invalidArg("parameters must be a JSON object");
+      const dependents = (parameters as Record<string, unknown>).unload_dependents ?? false;
+      if (typeof dependents !== "boolean") throw invalidArg(`parameters.unload_dependents must be true or false, not ${JSON.stringify(dependents)}`);
+      const unloaded = await ctx.models.unload(name, { dependents });
+      return jsonReply(200, dependents ? { name, unload: true, unloaded } : { name, unload: true });
+    },
+  } satisfies Partial<RouteHandlers>;
 }
 
 /** The function name of a repository route, checked before the body is read (400 naming the rule). */
@@ -48,8 +47,8 @@ function validName(name: string): string {
 }
 
 /** An optional JSON object body (Triton accepts an empty one). */
-async function jsonBody(request: Request, limit: number): Promise<Record<string, unknown>> {
-  const bytes = await readBody((name) => request.headers.get(name) ?? undefined, requestBody(request), limit);
+async function jsonBody(request: RouteRequest, limit: number): Promise<Record<string, unknown>> {
+  const bytes = await readBody(request.header, request.body, limit);
   if (bytes.byteLength === 0) return {};
   let parsed: unknown;
   try {

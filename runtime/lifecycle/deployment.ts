@@ -1,7 +1,7 @@
 import type { Clock, InferRequest, InferResponse } from "../core/mod.ts";
 import { RuntimeError } from "../core/mod.ts";
 import type { Backend, Session } from "../backends/backend.ts";
-import { createScheduler, hasInstances } from "../scheduler/mod.ts";
+import { createScheduler, hasInstances, responses } from "../scheduler/mod.ts";
 import type { Arrivals, InstanceScheduler, ModelInstance, ResourceClaim, ResourceLimiter, ResourceNeeds, ScheduledRequest, ScheduledResult, Scheduler, SchedulerObserver, StepDispatch } from "../scheduler/mod.ts";
 import type { FunctionConfig } from "../config/mod.ts";
 import type { CachedReply, ResponseCache } from "../cache/mod.ts";
@@ -179,6 +179,39 @@ export class Deployment {
       this.stats.failed(clock.now() - started, failureReason(error));
       throw error;
     } finally {
+      if (--this.#active === 0) this.#options.onActivity?.(false);
+    }
+  }
+
+  /**
+   * Validates and queues one request and yields its responses as its scheduler makes them: one
+   * from a one-shot scheduler (`infer`'s, the response cache included), several from a streaming
+   * one (never cached). Counted as one request, as Triton counts a decoupled model's; a stream its
+   * consumer abandons counts as cancelled.
+   */
+  async *stream(request: InferRequest, options: { signal?: AbortSignal; checked?: Deployment } = {}): AsyncGenerator<InferResponse, void, undefined> {
+    if (!this.#scheduler.stream) {
+      yield await this.infer(request, options);
+      return;
+    }
+    if (this.#closing) throw new DeploymentClosedError(this.name, this.version);
+    const { clock } = this.#options;
+    const started = clock.now();
+    let outcome: "done" | "failed" | undefined;
+    if (this.#active++ === 0) this.#options.onActivity?.(true);
+    try {
+      const scheduled = prepareRequest(request, this.config, { checkInput: this.#options.backend.checkInput, headerChecked: options.checked === this });
+      for await (const result of responses(this.#scheduler, scheduled, options)) {
+        yield { modelName: this.name, modelVersion: String(this.version), id: request.id, outputs: collectOutputs(request, result, this.config) };
+      }
+      outcome = "done";
+      this.stats.succeeded(clock.now() - started);
+    } catch (error) {
+      outcome = "failed";
+      this.stats.failed(clock.now() - started, failureReason(error));
+      throw error;
+    } finally {
+      if (!outcome) this.stats.failed(clock.now() - started, "CANCELED");
       if (--this.#active === 0) this.#options.onActivity?.(false);
     }
   }

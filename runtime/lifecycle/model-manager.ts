@@ -157,6 +157,26 @@ export class ModelManager {
   }
 
   /**
+   * Runs one request and yields its responses (one from a one-shot scheduler); if its deployment
+   * starts closing before the first response, it runs on the successor, as `infer` does.
+   */
+  async *stream(name: string, version: string | undefined, request: InferRequest, options: { signal?: AbortSignal; acquired?: Deployment; checked?: Deployment } = {}): AsyncGenerator<InferResponse, void, undefined> {
+    for (let attempt = 0; ; attempt++) {
+      const deployment = attempt === 0 && options.acquired ? options.acquired : await this.acquire(name, version, options);
+      let yielded = false;
+      try {
+        for await (const response of deployment.stream(request, options)) {
+          yielded = true;
+          yield response;
+        }
+        return;
+      } catch (error) {
+        if (yielded || !(error instanceof DeploymentClosedError) || attempt >= 2) throw error;
+      }
+    }
+  }
+
+  /**
    * Whether `name` (or one version) can serve now or on demand — as a Knative service scaled to
    * zero is still Ready — and why not when it cannot.
    */
@@ -214,6 +234,7 @@ export class ModelManager {
         stats: v.stats,
         memory: v.footprint(),
         cacheEnabled: fn.declared?.response_cache?.enable === true && this.#options.responseCache !== undefined,
+        cold: isCold(fn, v),
       })),
     );
   }
@@ -222,13 +243,14 @@ export class ModelManager {
    * Every function with what serves it and its versions' states (`GET /v1/functions`): `handler`
    * for `backend: handler`, else the backend's name.
    */
-  functions(): { name: string; kind: string; handler?: string; ready: boolean; versions: { version: string; state: DeploymentState; reason: string }[] }[] {
+  functions(): { name: string; kind: string; handler?: string; ready: boolean; versions: { version: string; state: DeploymentState | "COLD"; reason: string }[] }[] {
     return this.#registry.functions().map((fn) => ({
       name: fn.name,
       kind: fn.declared?.backend ?? "unknown",
       ...(fn.declared?.handler ? { handler: fn.declared.handler } : {}),
       ready: fn.versions.size > 0 && this.readiness(fn.name).ready,
-      versions: [...fn.versions.values()].sort((a, b) => a.version - b.version).map((v) => ({ version: String(v.version), state: v.state, reason: fn.error ?? v.reason })),
+      // Ours, for people: COLD where KServe says UNAVAILABLE of a version the next request loads.
+      versions: [...fn.versions.values()].sort((a, b) => a.version - b.version).map((v) => ({ version: String(v.version), state: isCold(fn, v) ? "COLD" : v.state, reason: fn.error ?? v.reason })),
     }));
   }
 
@@ -374,4 +396,9 @@ function bounded<T>(work: Promise<T>, options: { ms: number; clock: Clock; signa
       signal?.removeEventListener("abort", onAbort);
     });
   });
+}
+
+/** Not in memory, and loaded by the next request that names it: wanted, without an error, UNAVAILABLE. */
+function isCold(fn: { wanted: boolean; error?: string }, v: { state: DeploymentState }): boolean {
+  return fn.wanted && !fn.error && v.state === "UNAVAILABLE";
 }

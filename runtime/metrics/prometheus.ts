@@ -18,6 +18,8 @@ export interface MetricsEntry {
   memory: { host: number; device: number };
   /** Whether the version answers from the response cache (Triton exports the cache families only for those). */
   cacheEnabled?: boolean;
+  /** Not in memory but loaded by the next request (lazy mode, or unloaded when idle): what a person watching calls cold. */
+  cold?: boolean;
 }
 
 /** Where the metrics come from; called on every scrape. */

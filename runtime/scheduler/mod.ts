@@ -17,3 +17,4 @@ export { DynamicBatcher } from "./dynamic/dynamic-batcher.ts";
 export type { DynamicBatcherOptions } from "./dynamic/dynamic-batcher.ts";
 export { ResourceLimiter } from "./resource-limiter.ts";
 export type { ResourceClaim, ResourceNeeds, ResourceOverride } from "./resource-limiter.ts";
+export { responses } from "./responses.ts";

@@ -35,6 +35,14 @@ export interface Scheduler {
   /** Queues a request; rejects with CANCELLED if `signal` aborts before it is dispatched. */
   enqueue(request: ScheduledRequest, options?: { signal?: AbortSignal }): Promise<ScheduledResult>;
   /**
+   * Present on a scheduler whose requests may yield several responses (a decoupled model, token
+   * generation): queues the request and yields its responses in order, then ends; throws as
+   * `enqueue` rejects. `signal` aborting (client gone, deadline, unload) must stop the producer,
+   * and so must the consumer's `return()`. Absent: one response, from `enqueue` — read a request's
+   * responses through `responses()` (responses.ts), which handles both.
+   */
+  stream?(request: ScheduledRequest, options: { signal: AbortSignal }): AsyncIterable<ScheduledResult>;
+  /**
    * Whether `enqueue` would find room now, so the HTTP layer can refuse a request with 503 before
    * reading its body. Without `priority` (the body is unread, so it is unknown): whether any level
    * has room. A cheap hint only: `enqueue` still decides. Called once per inference request.
@@ -66,7 +74,7 @@ export interface InstanceScheduler extends Scheduler {
 
 /**
  * What the server knows of the requests still to come, for a batcher deciding whether to wait
- * (the HTTP server's client connections implement it: http/client-connections.ts).
+ * (the HTTP server's client connections implement it: call/client-connections.ts).
  */
 export interface Arrivals {
   /** Whether another request can still arrive before one is answered. */

@@ -7,7 +7,8 @@ import { chromium } from "playwright-core";
 import type { Browser } from "playwright-core";
 import { ModelStats } from "../../runtime/metrics/mod.ts";
 import type { MetricsEntry, TraceEvent } from "../../runtime/metrics/mod.ts";
-import { registerDashboardRoutes } from "../../runtime/http/dashboard/dashboard-routes.ts";
+import { dashboardHandlers } from "../../runtime/http/dashboard/dashboard-routes.ts";
+import { mountRoutes } from "../../runtime/http/create-app.ts";
 import { requireTool } from "../support/require-tool.ts";
 
 // The repository API refuses names like these, so the snapshot is built here, in-process: the
@@ -29,11 +30,11 @@ describe("dev dashboard renders server-provided strings as text (headless Chromi
       { name: "execute", cat: "execution", ph: "X", pid: 1, tid: 0, ts: 0, dur: 1000, args: { rows: 1 } } as TraceEvent,
     ];
     const app = new Hono();
-    registerDashboardRoutes(app, { entries: () => [entry], trace: () => ({ traceEvents: trace }), now: () => 1, intervalMs: 200 });
     app.all("/v2/repository/*", (c) => {
       controlCalls.push(c.req.path);
       return c.json({});
     });
+    mountRoutes(app, dashboardHandlers({ entries: () => [entry], trace: () => ({ traceEvents: trace }), now: () => 1, intervalMs: 200 }));
     server = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 });
     await new Promise<void>((resolve) => server.once("listening", () => resolve()));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { responses } from "../../runtime/scheduler/mod.ts";
 import type { InstanceScheduler, Scheduler } from "../../runtime/scheduler/mod.ts";
 import type { LevelPolicy } from "../../runtime/scheduler/mod.ts";
 import { FakeClock } from "../support/fake-clock.ts";
@@ -395,6 +396,13 @@ export function schedulerBasicsContract(name: string, build: (instance: FakeInst
       const scheduler = build(new FakeInstance());
       const results = await Promise.all([1, 2, 3].map((v) => scheduler.enqueue(fakeRequest(v))));
       expect(results.map(values)).toEqual([[2], [4], [6]]);
+    });
+
+    it("streams: a request read through `responses()` yields its one answer, then ends", async () => {
+      const scheduler = build(new FakeInstance());
+      const got = [];
+      for await (const r of responses(scheduler, fakeRequest(4))) got.push(values(r));
+      expect(got).toEqual([[8]]);
     });
 
     it("`inflight()` counts requests until they are answered; `queued` never counts more than that", async () => {

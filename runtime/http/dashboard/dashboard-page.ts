@@ -41,7 +41,7 @@ th:first-child, td:first-child, td.state, th.state { text-align: left; }
 .state span { padding: 2px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; }
 .READY { background: #d9f2e1; color: #146c2e; } .PARKED { background: #e4e9f7; color: #2b4aa0; }
 .LOADING, .UNLOADING { background: #fff2cc; color: #8a6100; } .FAILED { background: #fde2e1; color: #a4161a; }
-.UNAVAILABLE { background: #eceef1; color: #555; }
+.UNAVAILABLE { background: #eceef1; color: #555; } .COLD { background: #e6f1f7; color: #275d7a; }
 .split { display: inline-block; width: 90px; height: 8px; background: #e3e6ea; vertical-align: middle; }
 .split i { display: block; height: 8px; background: #e08a00; }
 button { font-size: 12px; margin-left: 4px; }

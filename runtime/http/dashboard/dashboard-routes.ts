@@ -1,4 +1,5 @@
-import type { Hono } from "hono";
+import { jsonReply } from "../../call/mod.ts";
+import type { Reply } from "../../call/mod.ts";
 import { RuntimeError } from "../../core/mod.ts";
 import type { Clock } from "../../core/mod.ts";
 import type { MetricsEntry, TraceEvent } from "../../metrics/mod.ts";
@@ -6,6 +7,7 @@ import { DASHBOARD_CSS, DASHBOARD_HTML } from "./dashboard-page.ts";
 import { DASHBOARD_SCRIPT } from "./dashboard-script.ts";
 import { SnapshotBuilder } from "./dashboard-snapshot.ts";
 import { SnapshotBroadcaster } from "./snapshot-broadcaster.ts";
+import type { RouteHandlers, RouteRequest } from "../routes.ts";
 
 /** Event streams open at once; each further one is refused with 503 until one closes. */
 export const DEFAULT_MAX_DASHBOARD_STREAMS = 32;
@@ -34,15 +36,11 @@ const PAGE_HEADERS = {
 };
 
 /**
- * The dev dashboard: `GET /` (the page, its script and style), `/v2/dashboard/events` (SSE, shared
- * by every watcher) and `/v2/dashboard/snapshot` (JSON).
+ * The dev dashboard: the page, its script and style, an event stream shared by every watcher (SSE)
+ * and a JSON snapshot (routes.ts holds their paths).
  */
-export function registerDashboardRoutes(app: Hono, ctx: DashboardContext): void {
-  const page = (body: string, type: string) => () => new Response(body, { headers: { ...PAGE_HEADERS, "content-type": `${type}; charset=utf-8` } });
-  app.get("/", page(DASHBOARD_HTML, "text/html"));
-  app.get("/dashboard.js", page(DASHBOARD_SCRIPT, "text/javascript"));
-  app.get("/dashboard.css", page(DASHBOARD_CSS, "text/css"));
-  app.get("/v2/dashboard/snapshot", (c) => c.json(new SnapshotBuilder(ctx.entries, ctx.trace).next(ctx.now())));
+export function dashboardHandlers(ctx: DashboardContext) {
+  const page = (body: string, type: string) => (): Reply => ({ status: 200, headers: { ...PAGE_HEADERS, "content-type": `${type}; charset=utf-8` }, body });
   const maxStreams = ctx.maxStreams ?? DEFAULT_MAX_DASHBOARD_STREAMS;
   // One builder for all watchers: its rates are differences between the shared ticks.
   const builder = new SnapshotBuilder(ctx.entries, ctx.trace);
@@ -51,9 +49,15 @@ export function registerDashboardRoutes(app: Hono, ctx: DashboardContext): void 
     intervalMs: ctx.intervalMs ?? 1000,
     maxStreams,
   });
-  app.get("/v2/dashboard/events", (c) => {
-    const stream = broadcaster.open(c.req.raw.signal);
-    if (!stream) throw new RuntimeError("UNAVAILABLE", `too many dashboard event streams open (the limit is ${maxStreams}); close a dashboard tab and retry`, { retryAfterMs: 5000 });
-    return new Response(stream, { headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" } });
-  });
+  return {
+    "dashboard-page": page(DASHBOARD_HTML, "text/html"),
+    "dashboard-script": page(DASHBOARD_SCRIPT, "text/javascript"),
+    "dashboard-style": page(DASHBOARD_CSS, "text/css"),
+    "dashboard-snapshot": () => jsonReply(200, new SnapshotBuilder(ctx.entries, ctx.trace).next(ctx.now())),
+    "dashboard-events": (r: RouteRequest) => {
+      const stream = broadcaster.open(r.body.signal);
+      if (!stream) throw new RuntimeError("UNAVAILABLE", `too many dashboard event streams open (the limit is ${maxStreams}); close a dashboard tab and retry`, { retryAfterMs: 5000 });
+      return new Response(stream, { headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" } });
+    },
+  } satisfies Partial<RouteHandlers>;
 }

@@ -11,7 +11,7 @@ const status = document.getElementById("status");
 const canvas = document.getElementById("timeline");
 const keyForm = document.getElementById("key-form");
 const keyInput = document.getElementById("key");
-const STATES = new Set(["READY", "PARKED", "LOADING", "UNLOADING", "FAILED", "UNAVAILABLE"]);
+const STATES = new Set(["READY", "PARKED", "LOADING", "UNLOADING", "FAILED", "UNAVAILABLE", "COLD"]);
 const KEY = "tensorfn-admin-key";
 const fmt = (v, d = 1) => (v === undefined || v === null ? "–" : Number(v).toFixed(d));
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));

@@ -80,7 +80,7 @@ export class SnapshotBuilder {
     const key = `${e.name}/${e.version}`;
     const before = this.#previous.get(key);
     this.#previous.set(key, sample);
-    const row: FunctionRow = { name: e.name, version: e.version, state: e.state, instances: e.instances, pending: e.pending, inferPerS: 0, reqPerS: 0, failPerS: 0, rateLimitedPerS: 0 };
+    const row: FunctionRow = { name: e.name, version: e.version, state: e.cold ? "COLD" : e.state, instances: e.instances, pending: e.pending, inferPerS: 0, reqPerS: 0, failPerS: 0, rateLimitedPerS: 0 };
     if (!before || sample.at <= before.at) return row;
     const seconds = (sample.at - before.at) / 1000;
     const requests = sample.success - before.success;

@@ -39,7 +39,7 @@ export interface DynamicBatcherOptions {
   requestSignals?: boolean;
   /**
    * What the server knows of requests still to come (the HTTP server's connections,
-   * http/client-connections.ts). When none can arrive (`mayArrive`), waiting for a fuller batch
+   * call/client-connections.ts). When none can arrive (`mayArrive`), waiting for a fuller batch
    * gains nothing: the batch leaves as a delay's end would send it. Where the next one is expected
    * (`expectedAt`), the adaptive law weighs that instead of the mean gap. Absent: anything may
    * arrive, unpredicted.

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { apiGroup } from "../../../runtime/http/api-groups.ts";
+import { apiGroup } from "../../../runtime/http/routes.ts";
 import { createFastLane } from "../../../runtime/http/fast-lane.ts";
 import type { AppContext } from "../../../runtime/http/create-app.ts";
-import type { DirectBody } from "../../../runtime/http/direct-body.ts";
+import type { DirectBody } from "../../../runtime/call/direct-body.ts";
 
 // Which requests the lane takes (a promise) and which it leaves to the app (undefined). Routing
 // only: the answers themselves are compared with the app's in test/e2e/fast-lane.test.ts.

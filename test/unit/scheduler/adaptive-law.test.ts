@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DynamicBatcher, missesDeadline, planBatch } from "../../../runtime/scheduler/mod.ts";
 import type { ModelInstance, RunOptions } from "../../../runtime/scheduler/mod.ts";
 import type { Tensor } from "../../../runtime/mod.ts";
-import { ClientConnections } from "../../../runtime/http/client-connections.ts";
+import { ClientConnections } from "../../../runtime/call/client-connections.ts";
 import { FakeClock } from "../../support/fake-clock.ts";
 import { fakeRequest, settle } from "../../support/fake-instance.ts";
 

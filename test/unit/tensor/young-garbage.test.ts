@@ -2,9 +2,9 @@ import { describe, expect, it } from "vitest";
 import { GCProfiler, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { batchOf } from "../../../runtime/tensor/mod.ts";
-import { Admission, CallOptions } from "../../../runtime/http/call-options.ts";
-import { requestBody } from "../../../runtime/http/read-body.ts";
-import type { DirectBody } from "../../../runtime/http/direct-body.ts";
+import { Admission, CallOptions } from "../../../runtime/call/call-options.ts";
+import { requestBody } from "../../../runtime/call/read-body.ts";
+import type { DirectBody } from "../../../runtime/call/direct-body.ts";
 import type { Tensor } from "../../../runtime/core/mod.ts";
 
 // What the hot path builds per request must die young. V8 (Node 20) allocates an object literal

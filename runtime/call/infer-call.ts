@@ -11,51 +11,19 @@ import {
   fromConfigType,
 } from "../tensor/mod.ts";
 import type { RequestHeader } from "../tensor/mod.ts";
-import type { Deployment, ModelManager } from "../lifecycle/mod.ts";
-import { Admission, CallOptions } from "./call-options.ts";
-import type { ClientConnections } from "./client-connections.ts";
-import type { DirectBody } from "./direct-body.ts";
-import type { Reply } from "./error-status.ts";
-import { refuseDeclaredOversize, takeBody } from "./read-body.ts";
-import type { HeaderLookup } from "./read-body.ts";
-
-/** What an inference call needs from the server. */
-export interface InferContext {
-  models: ModelManager;
-  /** Largest accepted request body, compressed or inflated (`--max-input-size`). */
-  maxInputBytes: number;
-  /** Weighted elements one request may carry (`--max-elements`; see `checkElementBudget`). */
-  maxElements?: number;
-  /** The server's client connections, told which requests are settled (the batchers read it). */
-  clients?: ClientConnections;
-}
-
-/** One `POST /v2/models/{name}[/versions/{version}]/infer`, whoever carries it. */
-export interface InferCall {
-  name: string;
-  version: string | undefined;
-  header: HeaderLookup;
-  body: DirectBody;
-}
+import type { Deployment } from "../lifecycle/mod.ts";
+import { admit } from "./admission.ts";
+import type { Call, CallContext } from "./admission.ts";
+import type { Reply } from "./reply.ts";
 
 /**
- * KServe v2 inference, the one definition both the Hono route and an adapter's fast lane run.
- * Cheapest refusals first, all before the body is read: its declared size, the function and
- * version (404), the rate limit (429), room in the queue (503). Then read, check the header
- * against the model and the element budget, and only then decode tensor data.
+ * KServe v2 inference (`POST /v2/models/{name}[/versions/{version}]/infer`), whoever carries it:
+ * admission (admission.ts), then the header checked against the model and the element budget,
+ * and only then tensor data decoded, scheduled and encoded.
  */
-export async function inferCall(ctx: InferContext, call: InferCall): Promise<Reply> {
-  const { name, version, header, body } = call;
-  const refused = refuseDeclaredOversize(header, body, ctx.maxInputBytes);
-  if (refused) await refused;
-  const options = new CallOptions(body);
-  // One lookup for admission (rate_limit, 429, before any load) and the deployment, which
-  // inference then uses (a retry on a reload's successor looks up again, without admission).
-  // A READY deployment comes back at once, without a turn of the event loop.
-  const found = ctx.models.acquireNow(name, version, new Admission(header, body));
-  const d = (options.acquired = found instanceof Promise ? await found : found);
-  d.checkRoom();
-  const bytes = await takeBody(header, body, ctx.maxInputBytes);
+export async function inferCall(ctx: CallContext, call: Call): Promise<Reply> {
+  const { body, header } = call;
+  const { deployment: d, bytes, options } = await admit(ctx, call);
   const framing = header("inference-header-content-length");
   // With response_cache: a request of exactly these bytes answered before gets that reply as it was sent.
   const remembered = d.cachedReply(framing ?? "", bytes);
@@ -69,7 +37,7 @@ export async function inferCall(ctx: InferContext, call: InferCall): Promise<Rep
   clients?.settled(connection!);
   let response;
   try {
-    response = await ctx.models.infer(name, version, request, options);
+    response = await ctx.models.infer(call.name, call.version, request, options);
   } finally {
     clients?.answered(connection!);
   }
@@ -86,7 +54,7 @@ function sendsRequests(config: FunctionConfig): boolean {
 }
 
 /** The element budget of one request to `d`: the server's, or the function's `max_input_elements` when lower. */
-function elementLimit(ctx: InferContext, d: Deployment): { maxElements: number; limitName: string } {
+export function elementLimit(ctx: CallContext, d: Deployment): { maxElements: number; limitName: string } {
   const server = ctx.maxElements ?? DEFAULT_MAX_ELEMENTS;
   const own = d.config.max_input_elements;
   return own !== undefined && own < server ? { maxElements: own, limitName: `max_input_elements of '${d.name}'` } : { maxElements: server, limitName: "--max-elements" };

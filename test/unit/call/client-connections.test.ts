@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ClientConnections } from "../../../runtime/http/client-connections.ts";
-import type { ClientConnection } from "../../../runtime/http/client-connections.ts";
+import { ClientConnections } from "../../../runtime/call/client-connections.ts";
+import type { ClientConnection } from "../../../runtime/call/client-connections.ts";
 import { FakeClock } from "../../support/fake-clock.ts";
 
 /** `requests` requests on `connection`, each settled and answered before the next. */

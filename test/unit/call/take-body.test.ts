@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { takeBody } from "../../../runtime/http/read-body.ts";
-import type { DirectBody } from "../../../runtime/http/direct-body.ts";
+import { takeBody } from "../../../runtime/call/read-body.ts";
+import type { DirectBody } from "../../../runtime/call/direct-body.ts";
 
 /** A body whose `take` finds it buffered only from the `availableFrom`-th call; `read` counts its calls. Both stop at the limit. */
 function body(bytes: Uint8Array, availableFrom: number): DirectBody & { takes: number; reads: number } {

@@ -1,0 +1,15 @@
+// The call pipeline: what every protocol's route runs for a call — admission, decode, schedule,
+// encode — so KServe HTTP, the Node fast lane and /v1/functions (and gRPC and OpenAI next) share it.
+export { admit } from "./admission.ts";
+export type { Admitted, Call, CallContext } from "./admission.ts";
+export { inferCall } from "./infer-call.ts";
+export { functionCall } from "./function-call.ts";
+export { generateCall } from "./generate-call.ts";
+export { ClientAbortedError, readBody, requestBody, takeBody } from "./read-body.ts";
+export type { HeaderLookup } from "./read-body.ts";
+export type { DirectBody, ServeEnv } from "./direct-body.ts";
+export { ClientConnections } from "./client-connections.ts";
+export type { ClientConnection } from "./client-connections.ts";
+export { jsonReply } from "./reply.ts";
+export type { Reply } from "./reply.ts";
+export { modelConfig, modelMetadata, statistics, unhealthy } from "./server-info.ts";

@@ -1,0 +1,58 @@
+import { generateCall } from "../call/mod.ts";
+import type { CallContext, Reply } from "../call/mod.ts";
+import { invalidArg } from "../core/mod.ts";
+import { errorReply } from "./error-status.ts";
+import type { RouteHandlers, RouteRequest } from "./routes.ts";
+
+const utf8 = new TextEncoder();
+
+/**
+ * Triton's generate extension over HTTP: `generate` answers one JSON object; `generate_stream`
+ * answers Server-Sent Events, one `data:` event per response and no closing sentinel (Triton's
+ * format). A failure before the first response is an ordinary error reply with its status; after
+ * it the status line has gone, so the failure is a last `data: {"error": …}` event, as Triton sends.
+ */
+export function generateHandlers(ctx: CallContext & { log?: { error(message: string): void } }) {
+  const call = (r: RouteRequest) => generateCall(ctx, { name: r.params.name!, version: r.params.version, header: r.header, body: r.body });
+  return {
+    generate: async (r: RouteRequest): Promise<Reply> => {
+      const events = await call(r);
+      const first = await events.next();
+      if (first.done) throw invalidArg(`model '${r.params.name}' sent no response`);
+      if (!(await events.next()).done) {
+        await events.return();
+        throw invalidArg(`model '${r.params.name}' sends several responses to a request; call it with POST …/generate_stream`);
+      }
+      return { status: 200, headers: { "content-type": "application/json" }, body: first.value };
+    },
+    "generate-stream": async (r: RouteRequest): Promise<Response> => {
+      const events = await call(r);
+      const first = await events.next(); // fails as an ordinary reply, before any status is sent
+      const stream = new ReadableStream<Uint8Array>({
+        start(controller) {
+          if (!first.done) controller.enqueue(event(first.value));
+          if (first.done) controller.close();
+        },
+        async pull(controller) {
+          try {
+            const next = await events.next();
+            if (next.done) return controller.close();
+            controller.enqueue(event(next.value));
+          } catch (error) {
+            controller.enqueue(event(errorReply(error, ctx.log?.error, (t) => ctx.models.redact(t)).body as string));
+            controller.close();
+          }
+        },
+        // The client went away: the producer stops (scheduler/responses.ts).
+        async cancel() {
+          await events.return();
+        },
+      });
+      return new Response(stream, { headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" } });
+    },
+  } satisfies Partial<RouteHandlers>;
+}
+
+function event(json: string): Uint8Array {
+  return utf8.encode(`data: ${json}\n\n`);
+}

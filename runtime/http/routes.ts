@@ -1,0 +1,130 @@
+import type { DirectBody, HeaderLookup, Reply } from "../call/mod.ts";
+
+/**
+ * The API groups, after Triton's `--http-restricted-api`: each route belongs to one group, and
+ * access is decided per group (see access.ts for which key guards which).
+ */
+export type ApiGroup =
+  | "health" // server liveness and readiness: open, for Kubernetes probes (they name no function)
+  | "metadata" // GET /v2, model metadata, configuration and readiness (it names the reason), GET /v1/functions
+  | "inference" // POST …/infer, …/generate[_stream], POST /v1/functions/{name}
+  | "statistics" // GET …/stats
+  | "repository" // index, load, unload, park
+  | "trace" // GET /v2/trace
+  | "metrics" // GET /metrics (Prometheus)
+  | "dashboard" // the dev dashboard's data: /v2/dashboard/*
+  | "dashboard-page" // the dashboard's static page and assets (no data in them)
+  | "other"; // anything else: answered 404/405 by the router, guarded like metadata
+
+/** Groups that change or reveal server state beyond inference: the operator's, not the client's. */
+export const CONTROL_GROUPS: ReadonlySet<ApiGroup> = new Set(["repository", "trace", "dashboard", "dashboard-page"]);
+
+/** Groups an API key guards when one is configured. */
+export const API_GROUPS: ReadonlySet<ApiGroup> = new Set(["metadata", "inference", "statistics", "other"]);
+
+const MODEL = "/v2/models/:name";
+const VERSION = "/v2/models/:name/versions/:version{[0-9]+}";
+const both = (suffix: string) => [MODEL + suffix, VERSION + suffix] as const;
+
+/**
+ * Every route the server answers, declared once: the Hono app registers these rows in this order
+ * (a fixed path before a parameter that would match it), the fast lane matches the `lane` rows,
+ * 405 answers and access groups derive from them. Paths in Hono's syntax (`:param`,
+ * `:param{regex}`). A row's handler is found by its `id` (create-app.ts; the type makes every id
+ * need one). test/architecture.test.ts keeps route paths out of every other file.
+ */
+export const ROUTES = [
+  { id: "server-metadata", method: "GET", paths: ["/v2"], group: "metadata" },
+  { id: "health", method: "GET", paths: ["/v2/health/:probe{live|ready}"], group: "health", lane: true },
+  { id: "stats", method: "GET", paths: ["/v2/models/stats", ...both("/stats")], group: "statistics" },
+  { id: "model-metadata", method: "GET", paths: both(""), group: "metadata" },
+  { id: "model-ready", method: "GET", paths: both("/ready"), group: "metadata" },
+  { id: "model-config", method: "GET", paths: both("/config"), group: "metadata" },
+  { id: "infer", method: "POST", paths: both("/infer"), group: "inference", lane: true },
+  { id: "generate", method: "POST", paths: both("/generate"), group: "inference" },
+  { id: "generate-stream", method: "POST", paths: both("/generate_stream"), group: "inference" },
+  { id: "repository-index", method: "POST", paths: ["/v2/repository/index"], group: "repository" },
+  { id: "repository-load", method: "POST", paths: ["/v2/repository/models/:name/load"], group: "repository" },
+  { id: "repository-unload", method: "POST", paths: ["/v2/repository/models/:name/unload"], group: "repository" },
+  { id: "repository-park", method: "POST", paths: ["/v2/repository/models/:name/park"], group: "repository" },
+  { id: "trace", method: "GET", paths: ["/v2/trace"], group: "trace" },
+  { id: "functions", method: "GET", paths: ["/v1/functions"], group: "metadata" },
+  { id: "function-call", method: "POST", paths: ["/v1/functions/:name"], group: "inference", lane: true },
+  { id: "metrics", method: "GET", paths: ["/metrics"], group: "metrics" },
+  { id: "dashboard-page", method: "GET", paths: ["/"], group: "dashboard-page" },
+  { id: "dashboard-script", method: "GET", paths: ["/dashboard.js"], group: "dashboard-page" },
+  { id: "dashboard-style", method: "GET", paths: ["/dashboard.css"], group: "dashboard-page" },
+  { id: "dashboard-snapshot", method: "GET", paths: ["/v2/dashboard/snapshot"], group: "dashboard" },
+  { id: "dashboard-events", method: "GET", paths: ["/v2/dashboard/events"], group: "dashboard" },
+] as const satisfies readonly RouteRow[];
+
+/**
+ * Paths no route answers that still belong to a group: whatever a control route's prefix holds is
+ * the operator's (refused as a control route before a 404), never an open or API-key path.
+ */
+const GROUP_PREFIXES: readonly [string, ApiGroup][] = [
+  ["/v2/repository/", "repository"],
+  ["/v2/dashboard/", "dashboard"],
+];
+
+export interface RouteRow {
+  id: string;
+  method: "GET" | "POST";
+  paths: readonly string[];
+  group: ApiGroup;
+  /** Answered by the fast lane on servers that have one (fast-lane.ts): a handler that returns a Reply. */
+  lane?: boolean;
+}
+
+export type RouteId = (typeof ROUTES)[number]["id"];
+export type LaneRouteId = Extract<(typeof ROUTES)[number], { lane: true }>["id"];
+
+/** A request as a route handler sees it, whoever carried it (Hono, an adapter's fast lane). */
+export interface RouteRequest {
+  /** The path's parameters by name (percent-decoded). */
+  readonly params: Readonly<Record<string, string | undefined>>;
+  readonly header: HeaderLookup;
+  query(name: string): string | undefined;
+  /** The body, unread; its signal aborts when the client goes away. */
+  readonly body: DirectBody;
+}
+
+/** What a handler answers: plain data, or a web Response where it streams (SSE). */
+export type Answer = Reply | Response;
+export type RouteHandler = (request: RouteRequest) => Answer | Promise<Answer>;
+export type LaneHandler = (request: RouteRequest) => Reply | Promise<Reply>;
+export type RouteHandlers = Record<RouteId, RouteHandler> & Record<LaneRouteId, LaneHandler>;
+
+/** The group a request path belongs to (the path without its query). */
+export function apiGroup(path: string): ApiGroup {
+  for (const { re, group } of GROUP_PATTERNS) if (re.test(path)) return group;
+  for (const [prefix, group] of GROUP_PREFIXES) if (path.startsWith(prefix)) return group;
+  return "other";
+}
+
+/**
+ * A route path as a regular expression with a named group per parameter. `param` gives the
+ * pattern of a parameter from its name and its own constraint (undefined when it has none).
+ * `tail` follows the path (`$`, or what may come after it such as a query string).
+ */
+export function pathPattern(path: string, param: (name: string, constraint: string | undefined) => string, tail = "$"): RegExp {
+  let source = "^";
+  for (const part of path.split(/(:[A-Za-z_]+(?:\{[^}]*\})?)/)) {
+    const m = /^:([A-Za-z_]+)(?:\{([^}]*)\})?$/.exec(part);
+    source += m ? `(?<${m[1]}>${param(m[1]!, m[2])})` : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  }
+  return new RegExp(source + tail);
+}
+
+/** Paths as the router matches them: a parameter's own constraint, else any one segment. */
+export const routerPattern = (path: string) => pathPattern(path, (_, constraint) => (constraint ? `(?:${constraint})` : "[^/]+"));
+
+/** Whether a request line's target (path and query) is a health probe's, for an adapter that answers probes first. */
+export function isProbe(url: string): boolean {
+  return PROBE_PATTERNS.some((re) => re.test(url));
+}
+
+/** Any segment for every parameter: a version that is not a number is still the group's path. */
+const GROUP_PATTERNS = ROUTES.flatMap((r) => r.paths.map((p) => ({ re: pathPattern(p, () => "[^/]+"), group: r.group as ApiGroup })));
+
+const PROBE_PATTERNS = ROUTES.filter((r) => r.group === "health").flatMap((r) => r.paths.map((p) => pathPattern(p, (_, c) => (c ? `(?:${c})` : "[^/?]+"), "(?:\\?|$)")));
