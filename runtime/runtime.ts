@@ -103,11 +103,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   );
   const traceJson = (seconds: number) => trace.export(clock.now(), seconds);
   let draining = false;
+  const stopped = new AbortController();
   const appContext: AppContext = {
     draining: () => draining,
     prometheus,
     trace: traceJson,
-    dashboard: dashboard ? { entries: () => models.metricsEntries(), trace: traceJson, now: () => clock.now(), clock, maxStreams: dashboardMaxStreams } : undefined,
+    dashboard: dashboard ? { entries: () => models.metricsEntries(), trace: traceJson, now: () => clock.now(), clock, maxStreams: dashboardMaxStreams, stopped: stopped.signal } : undefined,
     access: { apiKeys, adminKeys },
     corsOrigins,
     models,
@@ -135,6 +136,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     escaped: (error, kind) => escapes.report(error, kind),
     stop: async () => {
       draining = true;
+      stopped.abort();
       await models.stop();
       await Promise.all(Object.values(backends).map((b) => b.close?.()));
     },

@@ -4,3 +4,4 @@ export { createPrometheus } from "./prometheus.ts";
 export type { MetricsEntry, MetricsSource, Prometheus } from "./prometheus.ts";
 export { observeAll, TraceRecorder } from "./trace-recorder.ts";
 export type { TraceEvent } from "./trace-recorder.ts";
+export { RateHistory } from "./rate-history.ts";

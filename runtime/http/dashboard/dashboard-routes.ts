@@ -1,11 +1,13 @@
 import { jsonReply } from "../../call/mod.ts";
 import type { Reply } from "../../call/mod.ts";
-import { RuntimeError } from "../../core/mod.ts";
+import { invalidArg, RuntimeError } from "../../core/mod.ts";
 import type { Clock } from "../../core/mod.ts";
+import { RateHistory } from "../../metrics/mod.ts";
 import type { MetricsEntry, TraceEvent } from "../../metrics/mod.ts";
 import { DASHBOARD_CSS, DASHBOARD_HTML } from "./dashboard-page.ts";
 import { DASHBOARD_SCRIPT } from "./dashboard-script.ts";
 import { SnapshotBuilder } from "./dashboard-snapshot.ts";
+import type { Sample } from "./dashboard-snapshot.ts";
 import { SnapshotBroadcaster } from "./snapshot-broadcaster.ts";
 import type { RouteHandlers, RouteRequest } from "../routes.ts";
 
@@ -21,7 +23,13 @@ export interface DashboardContext {
   /** How often the live page gets a new snapshot. */
   intervalMs?: number;
   maxStreams?: number;
+  /** Aborts at shutdown: the history's sampling timer stops. */
+  stopped?: AbortSignal;
 }
+
+/** How much history the snapshot's rates may cover, and the window they cover unless asked otherwise. */
+export const HISTORY_SECONDS = 300;
+export const DEFAULT_WINDOW_SECONDS = 10;
 
 /**
  * Nothing but the page's own files may run or load: a name that slipped past every other check
@@ -49,11 +57,30 @@ export function dashboardHandlers(ctx: DashboardContext) {
     intervalMs: ctx.intervalMs ?? 1000,
     maxStreams,
   });
+  // The last minutes, sampled each interval whether or not anyone watches: a snapshot asked for
+  // at any moment reports rates over a recent window, not zeros.
+  const history = new RateHistory<Sample>(HISTORY_SECONDS * 1000);
+  const timers = ctx.clock ?? { setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms), clearTimeout: (h: unknown) => clearTimeout(h as ReturnType<typeof setTimeout>) };
+  let timer: unknown;
+  const sample = () => {
+    builder.sampleInto(history, ctx.now());
+    timer = timers.setTimeout(sample, ctx.intervalMs ?? 1000);
+    (timer as { unref?(): void } | undefined)?.unref?.(); // never what keeps a process alive
+  };
+  if (!ctx.stopped?.aborted) sample();
+  ctx.stopped?.addEventListener("abort", () => timers.clearTimeout(timer), { once: true });
   return {
     "dashboard-page": page(DASHBOARD_HTML, "text/html"),
     "dashboard-script": page(DASHBOARD_SCRIPT, "text/javascript"),
     "dashboard-style": page(DASHBOARD_CSS, "text/css"),
-    "dashboard-snapshot": () => jsonReply(200, new SnapshotBuilder(ctx.entries, ctx.trace).next(ctx.now())),
+    "dashboard-snapshot": (r: RouteRequest) => {
+      const asked = r.query("window");
+      const seconds = asked === undefined ? DEFAULT_WINDOW_SECONDS : Number(asked);
+      if (!Number.isFinite(seconds) || seconds <= 0 || seconds > HISTORY_SECONDS) {
+        throw invalidArg(`query parameter 'window' must be a number of seconds in (0, ${HISTORY_SECONDS}], got '${asked}'`);
+      }
+      return jsonReply(200, builder.over(ctx.now(), seconds * 1000, history));
+    },
     "dashboard-events": (r: RouteRequest) => {
       const stream = broadcaster.open(r.body.signal);
       if (!stream) throw new RuntimeError("UNAVAILABLE", `too many dashboard event streams open (the limit is ${maxStreams}); close a dashboard tab and retry`, { retryAfterMs: 5000 });

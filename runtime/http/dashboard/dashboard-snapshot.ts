@@ -1,5 +1,5 @@
 import { LATENCY_BUCKETS } from "../../metrics/mod.ts";
-import type { Histogram, MetricsEntry, TraceEvent } from "../../metrics/mod.ts";
+import type { Histogram, MetricsEntry, RateHistory, TraceEvent } from "../../metrics/mod.ts";
 
 /** One function version on the dashboard; rates and latencies cover the time since the last snapshot. */
 export interface FunctionRow {
@@ -38,7 +38,7 @@ export interface Snapshot {
   timelineSeconds: number;
 }
 
-type Sample = { at: number; success: number; fail: number; rateLimited: number; inference: number; execution: number; queueNs: number; inferNs: number; histogram: Histogram; dispatches: Map<string, number> };
+export type Sample = { at: number; success: number; fail: number; rateLimited: number; inference: number; execution: number; queueNs: number; inferNs: number; histogram: Histogram; dispatches: Map<string, number> };
 
 /**
  * Turns cumulative statistics into what a person watches: throughput, p50/p99 (from the request
@@ -58,56 +58,85 @@ export class SnapshotBuilder {
   }
 
   next(nowMs: number, timelineSeconds = 10): Snapshot {
-    const functions = this.#entries().map((e) => this.#row(e, nowMs));
+    const functions = this.#entries().map((e) => {
+      const sample = sampleOf(e, nowMs);
+      const key = `${e.name}/${e.version}`;
+      const before = this.#previous.get(key);
+      this.#previous.set(key, sample);
+      return rowOf(e, sample, before);
+    });
     return { functions, timeline: timeline(this.#trace(timelineSeconds).traceEvents, nowMs), timelineSeconds };
   }
 
-  #row(e: MetricsEntry, now: number): FunctionRow {
-    const s = e.stats.toJSON(e.name, e.version);
-    const metrics = e.stats.metrics(); // copies its maps and histograms: once per row
-    const sample: Sample = {
-      at: now,
-      success: s.inference_stats.success.count,
-      fail: s.inference_stats.fail.count,
-      rateLimited: metrics.rateLimited,
-      inference: s.inference_count,
-      execution: s.execution_count,
-      queueNs: s.inference_stats.queue.ns,
-      inferNs: s.inference_stats.compute_infer.ns,
-      histogram: metrics.requestHistogram,
-      dispatches: metrics.dispatches,
-    };
-    const key = `${e.name}/${e.version}`;
-    const before = this.#previous.get(key);
-    this.#previous.set(key, sample);
-    const row: FunctionRow = { name: e.name, version: e.version, state: e.cold ? "COLD" : e.state, instances: e.instances, pending: e.pending, inferPerS: 0, reqPerS: 0, failPerS: 0, rateLimitedPerS: 0 };
-    if (!before || sample.at <= before.at) return row;
-    const seconds = (sample.at - before.at) / 1000;
-    const requests = sample.success - before.success;
-    const executions = sample.execution - before.execution;
-    row.inferPerS = (sample.inference - before.inference) / seconds;
-    row.reqPerS = requests / seconds;
-    row.failPerS = (sample.fail - before.fail) / seconds;
-    row.rateLimitedPerS = (sample.rateLimited - before.rateLimited) / seconds;
-    if (executions > 0) {
-      row.avgBatch = (sample.inference - before.inference) / executions;
-      const shares: Record<string, number> = {};
-      let counted = 0;
-      for (const [reason, n] of sample.dispatches) counted += shares[reason] = n - (before.dispatches.get(reason) ?? 0);
-      if (counted > 0) {
-        for (const reason of Object.keys(shares)) shares[reason] = shares[reason]! / counted;
-        row.dispatchShares = Object.fromEntries(Object.entries(shares).filter(([, share]) => share > 0));
-      }
-    }
-    if (requests > 0) {
-      const buckets = sample.histogram.buckets.map((n, i) => n - before.histogram.buckets[i]!);
-      row.p50Ms = quantile(0.5, buckets) * 1000;
-      row.p99Ms = quantile(0.99, buckets) * 1000;
-      row.queueMsPerRequest = (sample.queueNs - before.queueNs) / 1e6 / requests;
-      row.computeMsPerRequest = (sample.inferNs - before.inferNs) / 1e6 / requests;
-    }
-    return row;
+  /**
+   * A snapshot whose rates cover the last `windowMs` (or as much of it as `history` holds), for a
+   * reader with no previous snapshot of its own (`GET /v2/dashboard/snapshot`). `windowMs` is also
+   * reported, as the window actually covered.
+   */
+  over(nowMs: number, windowMs: number, history: RateHistory<Sample>, timelineSeconds = 10): Snapshot & { windowSeconds: number } {
+    let covered = 0;
+    const functions = this.#entries().map((e) => {
+      const before = history.at(`${e.name}/${e.version}`, nowMs - windowMs);
+      if (before) covered = Math.max(covered, nowMs - before.at);
+      return rowOf(e, sampleOf(e, nowMs), before?.value);
+    });
+    return { functions, timeline: timeline(this.#trace(timelineSeconds).traceEvents, nowMs), timelineSeconds, windowSeconds: covered / 1000 };
   }
+
+  /** Records every function's figures now, for `over` to take rates from later. */
+  sampleInto(history: RateHistory<Sample>, nowMs: number): void {
+    for (const e of this.#entries()) history.record(`${e.name}/${e.version}`, nowMs, sampleOf(e, nowMs));
+    history.prune(nowMs);
+  }
+}
+
+/** One function version's cumulative figures at `now`. */
+function sampleOf(e: MetricsEntry, now: number): Sample {
+  const s = e.stats.toJSON(e.name, e.version);
+  const metrics = e.stats.metrics(); // copies its maps and histograms: once per row
+  return {
+    at: now,
+    success: s.inference_stats.success.count,
+    fail: s.inference_stats.fail.count,
+    rateLimited: metrics.rateLimited,
+    inference: s.inference_count,
+    execution: s.execution_count,
+    queueNs: s.inference_stats.queue.ns,
+    inferNs: s.inference_stats.compute_infer.ns,
+    histogram: metrics.requestHistogram,
+    dispatches: metrics.dispatches,
+  };
+}
+
+/** A row with its rates between `before` and `sample` (none without an earlier sample). */
+function rowOf(e: MetricsEntry, sample: Sample, before: Sample | undefined): FunctionRow {
+  const row: FunctionRow = { name: e.name, version: e.version, state: e.cold ? "COLD" : e.state, instances: e.instances, pending: e.pending, inferPerS: 0, reqPerS: 0, failPerS: 0, rateLimitedPerS: 0 };
+  if (!before || sample.at <= before.at) return row;
+  const seconds = (sample.at - before.at) / 1000;
+  const requests = sample.success - before.success;
+  const executions = sample.execution - before.execution;
+  row.inferPerS = (sample.inference - before.inference) / seconds;
+  row.reqPerS = requests / seconds;
+  row.failPerS = (sample.fail - before.fail) / seconds;
+  row.rateLimitedPerS = (sample.rateLimited - before.rateLimited) / seconds;
+  if (executions > 0) {
+    row.avgBatch = (sample.inference - before.inference) / executions;
+    const shares: Record<string, number> = {};
+    let counted = 0;
+    for (const [reason, n] of sample.dispatches) counted += shares[reason] = n - (before.dispatches.get(reason) ?? 0);
+    if (counted > 0) {
+      for (const reason of Object.keys(shares)) shares[reason] = shares[reason]! / counted;
+      row.dispatchShares = Object.fromEntries(Object.entries(shares).filter(([, share]) => share > 0));
+    }
+  }
+  if (requests > 0) {
+    const buckets = sample.histogram.buckets.map((n, i) => n - before.histogram.buckets[i]!);
+    row.p50Ms = quantile(0.5, buckets) * 1000;
+    row.p99Ms = quantile(0.99, buckets) * 1000;
+    row.queueMsPerRequest = (sample.queueNs - before.queueNs) / 1e6 / requests;
+    row.computeMsPerRequest = (sample.inferNs - before.inferNs) / 1e6 / requests;
+  }
+  return row;
 }
 
 /** histogram_quantile over per-bucket counts (seconds). */

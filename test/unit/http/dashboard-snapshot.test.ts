@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { ModelStats } from "../../../runtime/metrics/mod.ts";
+import { ModelStats, RateHistory } from "../../../runtime/metrics/mod.ts";
 import type { MetricsEntry } from "../../../runtime/metrics/mod.ts";
 import { SnapshotBuilder } from "../../../runtime/http/dashboard/dashboard-snapshot.ts";
+import type { Sample } from "../../../runtime/http/dashboard/dashboard-snapshot.ts";
 
 describe("dashboard snapshots", () => {
   it("turn counters into per-second rates between two snapshots: requests, failures, rate-limit refusals", () => {
@@ -25,5 +26,42 @@ describe("dashboard snapshots", () => {
     for (let i = 0; i < 3; i++) execution("no_arrivals", 4);
     execution("delay", 2);
     expect(builder.next(1000).functions[0]).toMatchObject({ avgBatch: 3.5, dispatchShares: { no_arrivals: 0.75, delay: 0.25 } });
+  });
+
+  it("a snapshot asked for at any moment has rates over the last window, from the sampled history", () => {
+    const stats = new ModelStats();
+    const entry: MetricsEntry = { name: "mlp", version: "1", state: "READY", instances: 1, targetInstances: 1, pending: 0, stats, memory: { host: 0, device: 0 } };
+    const builder = new SnapshotBuilder(() => [entry], () => ({ traceEvents: [] }));
+    const history = new RateHistory<Sample>(300_000);
+    expect(builder.over(0, 10_000, history).functions[0]).toMatchObject({ reqPerS: 0 });
+    // One sample a second for 30 s: 5 requests a second for the first 20 s, then 50 a second.
+    for (let t = 0; t <= 30; t++) {
+      builder.sampleInto(history, t * 1000);
+      for (let i = 0; i < (t < 20 ? 5 : 50); i++) stats.succeeded(1);
+    }
+    const snapshot = builder.over(30_000, 10_000, history);
+    expect(snapshot.windowSeconds).toBe(10);
+    expect(snapshot.functions[0]!.reqPerS).toBeCloseTo((11 * 50) / 10, 5); // since the sample at 20 s: the 50-a-second requests of 20 s … 30 s
+    // A window longer than the history covers what there is, and says so.
+    expect(builder.over(30_000, 100_000, history).windowSeconds).toBe(30);
+  });
+
+  it("shows a version that the next request loads as COLD, whatever KServe calls it", () => {
+    const entry: MetricsEntry = { name: "lazy", version: "1", state: "UNAVAILABLE", cold: true, instances: 0, targetInstances: 0, pending: 0, stats: new ModelStats(), memory: { host: 0, device: 0 } };
+    const builder = new SnapshotBuilder(() => [entry], () => ({ traceEvents: [] }));
+    expect(builder.next(0).functions[0]!.state).toBe("COLD");
+  });
+});
+
+describe("RateHistory", () => {
+  it("keeps only its span per key, answers the newest sample at or before a time, and drops keys gone quiet", () => {
+    const h = new RateHistory<number>(10_000);
+    for (let t = 0; t <= 60_000; t += 1000) h.record("a", t, t);
+    expect(h.size).toBe(11);
+    expect(h.at("a", 55_500)!.value).toBe(55_000);
+    expect(h.at("a", 0)!.value).toBe(50_000); // older than the span: the oldest kept
+    expect(h.at("b", 0)).toBeUndefined();
+    h.prune(71_000);
+    expect(h.size).toBe(0);
   });
 });
