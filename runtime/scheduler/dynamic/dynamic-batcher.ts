@@ -1,12 +1,15 @@
 import { RuntimeError } from "../../core/mod.ts";
 import type { Clock } from "../../core/mod.ts";
-import { batchOf, splitBatch } from "../../tensor/mod.ts";
-import { PriorityQueue } from "../queue/priority-queue.ts";
+import { effectiveTimeout, PriorityQueue } from "../queue/priority-queue.ts";
 import type { LevelPolicy, QueueEntry } from "../queue/priority-queue.ts";
+import { SignalWatch } from "../queue/signal-watch.ts";
 import type { DispatchReason, SchedulerObserver } from "../scheduler-observer.ts";
 import type { Arrivals, InstanceScheduler, ModelInstance, ScheduledRequest, ScheduledResult } from "../scheduler.ts";
-import { missesDeadline, planBatch } from "./adaptive-law.ts";
 import { ArrivalOutlook } from "./arrival-outlook.ts";
+import { BatchExecutor } from "./batch-executor.ts";
+import type { Outcome } from "./batch-executor.ts";
+import { formBatch, missedDeadlines, planDispatch } from "./batch-planner.ts";
+import type { AdaptiveInputs, DispatchState, PlannedRequest } from "./batch-planner.ts";
 import { CostModel } from "./cost-model.ts";
 import { PreciseTimer } from "./precise-timer.ts";
 
@@ -55,16 +58,16 @@ interface Pending {
   reject(error: unknown): void;
   /** Its queue timeout's timer, while one runs. */
   timer?: unknown;
-  /** The signal it is registered under while it waits (see `#waiting`). */
+  /** The signal it is registered under while it waits (see `#watch`). */
   signal?: AbortSignal;
   /** Set once it left the queue (dispatched, shed, timed out, cancelled). */
   left?: boolean;
 }
 
-type Entry = QueueEntry<Pending>;
+/** A queued request: the queue's entry, with what the planner reads of it (`PlannedRequest`). */
+type Entry = QueueEntry<Pending> & PlannedRequest;
 /** A batch that leaves now, and why. */
 type Leaving = { entries: Entry[]; reason: DispatchReason };
-type Outcome = { ok: true; value: ScheduledResult } | { ok: false; error: RuntimeError };
 
 const UNLIMITED: LevelPolicy = { timeoutAction: "REJECT", defaultTimeoutMs: 0, allowTimeoutOverride: false, maxQueueSize: 0 };
 
@@ -90,8 +93,8 @@ export class DynamicBatcher implements InstanceScheduler {
   readonly #free: ModelInstance[];
   /** Fitted execution cost; present only with a latency target. */
   readonly #cost?: CostModel;
-  /** Smoothed wait of an execution for its turn before it computes (ms), where the instance tells it apart. */
-  #turnMs?: number;
+  readonly #executor: BatchExecutor;
+  readonly #watch = new SignalWatch<Entry>((entry) => this.#leave(entry, cancelled()));
   readonly #outlook = new ArrivalOutlook();
   readonly #timer: PreciseTimer;
   /** Rows formed when the current wait began (undefined: not waiting), to learn whether it paid. */
@@ -126,7 +129,23 @@ export class DynamicBatcher implements InstanceScheduler {
     this.#queue = new PriorityQueue(options.levels ?? [UNLIMITED], options.defaultLevel ?? 1);
     this.#timer = new PreciseTimer(options.clock);
     if (options.targetLatencyMs) this.#cost = new CostModel();
+    this.#executor = new BatchExecutor({ clock: options.clock, observer: options.observer, cost: this.#cost, requestSignals: options.requestSignals });
+    this.#state = {
+      now: 0,
+      formed: [],
+      queued: 0,
+      maxBatchSize: options.maxBatchSize,
+      preferredBatchSizes: options.preferredBatchSizes ?? [],
+      queueDelayMs: options.maxQueueDelayMs ?? 0,
+      adaptive: this.#cost ? () => this.#adaptiveInputs() : undefined,
+      mayArrive: () => options.arrivals?.mayArrive(),
+      waiting: false,
+      worthWaiting: () => this.#outlook.worthWaiting(),
+    };
   }
+
+  /** The planner's input, refilled for each decision (one object, not one per request). */
+  readonly #state: DispatchState;
 
   /** The fixed queue delay (without a latency target). */
   get queueDelayMs(): number {
@@ -147,7 +166,7 @@ export class DynamicBatcher implements InstanceScheduler {
     const { clock } = this.#options;
     return new Promise<ScheduledResult>((resolve, reject) => {
       const pending: Pending = { request, source: this.#options.requestSignals ? options : undefined, resolve, reject };
-      const entry: Entry = { item: pending, level, enqueuedAt: clock.now(), delayed: false };
+      const entry: Entry = { item: pending, level, enqueuedAt: clock.now(), delayed: false, batchSize: request.batchSize, shapeKey: request.shapeKey };
       const policy = this.#queue.policy(level);
       const timeoutMs = effectiveTimeout(policy, request.timeoutMs);
       if (timeoutMs > 0) {
@@ -167,53 +186,9 @@ export class DynamicBatcher implements InstanceScheduler {
       const signal = options.signal;
       if (!signal) return;
       if (signal.aborted) return this.#leave(entry, cancelled());
-      this.#watch(signal, entry);
+      this.#watch.watch(signal, entry);
+      pending.signal = signal;
     });
-  }
-
-  /**
-   * Registers a waiting request under its signal. One abort listener per signal, not per request:
-   * a signal is usually a connection's, shared by the requests it carries one after another, and
-   * an EventTarget listener added and removed per queued request cost ~2.5 µs of the hot path
-   * (a profile of simple at 8 JSON clients, Node). The listener holds the batcher weakly: a keep-alive connection
-   * must not keep an unloaded version's batcher alive. A connection outlives many batchers (each wake, reload
-   * or new version makes one), so a batcher takes its listeners off once it has stopped and drained.
-   */
-  #watch(signal: AbortSignal, entry: Entry): void {
-    let waiting = this.#waiting.get(signal);
-    if (!waiting) {
-      const entries = new Set<Entry>();
-      const batcher = new WeakRef(this);
-      waiting = entries;
-      this.#waiting.set(signal, entries);
-      const listener = () => {
-        const alive = batcher.deref();
-        if (alive) for (const waiter of [...entries]) alive.#leave(waiter, cancelled());
-      };
-      signal.addEventListener("abort", listener, { once: true });
-      this.#listening(signal, listener);
-    }
-    waiting.add(entry);
-    entry.item.signal = signal;
-  }
-
-  /** Waiting requests by the signal they are cancelled by. */
-  readonly #waiting = new WeakMap<AbortSignal, Set<Entry>>();
-  /** The abort listeners this batcher added, by signal held weakly (a closed connection's signal goes). */
-  #listeners: { signal: WeakRef<AbortSignal>; listener: () => void }[] = [];
-  /** Length at which `#listeners` is next cleared of signals already collected. */
-  #pruneAt = 64;
-
-  #listening(signal: AbortSignal, listener: () => void): void {
-    this.#listeners.push({ signal: new WeakRef(signal), listener });
-    if (this.#listeners.length < this.#pruneAt) return;
-    this.#listeners = this.#listeners.filter((l) => l.signal.deref() !== undefined);
-    this.#pruneAt = Math.max(64, 2 * this.#listeners.length);
-  }
-
-  #stopListening(): void {
-    for (const { signal, listener } of this.#listeners) signal.deref()?.removeEventListener("abort", listener);
-    this.#listeners = [];
   }
 
   /** Takes a request out of the queue with an error (no-op once it left: its result comes as usual). */
@@ -230,7 +205,7 @@ export class DynamicBatcher implements InstanceScheduler {
     const pending = entry.item;
     pending.left = true;
     if (pending.timer !== undefined) this.#options.clock.clearTimeout(pending.timer);
-    if (pending.signal) this.#waiting.get(pending.signal)?.delete(entry);
+    if (pending.signal) this.#watch.forget(pending.signal, entry);
   }
 
   hasRoom(priority?: number): boolean {
@@ -278,7 +253,7 @@ export class DynamicBatcher implements InstanceScheduler {
   stop(): Promise<void> {
     this.#stopping = true;
     if (this.inflight() === 0) {
-      this.#stopListening();
+      this.#watch.close();
       return Promise.resolve();
     }
     return new Promise((resolve) => this.#drained.push(resolve));
@@ -348,79 +323,53 @@ export class DynamicBatcher implements InstanceScheduler {
     const targetMs = this.#options.targetLatencyMs;
     if (!this.#cost || !targetMs || this.#cost.weight === 0) return batch;
     const now = this.#options.clock.now();
-    const costMs = this.#cost.predict(rowsOf(batch)) + (this.#turnMs ?? 0);
+    const costMs = this.#cost.predict(rowsOf(batch)) + (this.#executor.turnMs ?? 0);
+    const missed = missedDeadlines(batch, { now, readyAt, costMs, targetMs, timeoutMs: (i) => effectiveTimeout(this.#queue.policy(batch[i]!.level), batch[i]!.item.request.timeoutMs) });
     const kept: Entry[] = [];
-    for (const entry of batch) {
-      const timeoutMs = effectiveTimeout(this.#queue.policy(entry.level), entry.item.request.timeoutMs);
-      const deadlineMs = timeoutMs > 0 ? Math.min(timeoutMs, targetMs) : targetMs;
-      if (!missesDeadline(readyAt ?? now, entry.enqueuedAt, deadlineMs, costMs)) {
-        kept.push(entry);
-        continue;
-      }
+    batch.forEach((entry, i) => {
+      if (!missed[i]) return void kept.push(entry);
       this.#queue.remove(entry);
       this.#detach(entry);
+      const deadlineMs = Math.min(targetMs, effectiveTimeout(this.#queue.policy(entry.level), entry.item.request.timeoutMs) || targetMs);
       const waited = (now - entry.enqueuedAt).toFixed(1);
       entry.item.reject(
         new RuntimeError("UNAVAILABLE", `request shed: it waited ${waited} ms and its batch takes about ${costMs.toFixed(1)} ms, past its ${deadlineMs} ms deadline (target_latency_ms or its timeout)`),
       );
-    }
+    });
     if (kept.length < batch.length) this.#settle();
     return kept;
   }
 
-  /** The entries to dispatch now and why, or undefined to keep waiting for a fuller batch. */
+  /** The entries to dispatch now and why (batch-planner.ts decides), or undefined to keep waiting for a fuller batch. */
   #nextBatch(): Leaving | undefined {
-    const { maxBatchSize, preferredBatchSizes = [], clock } = this.#options;
-    const formed = this.#formable();
-    const sums: number[] = [];
-    for (const e of formed) sums.push((sums.at(-1) ?? 0) + e.item.request.batchSize);
-    const rows = sums.at(-1)!;
-    if (rows >= maxBatchSize) return { entries: formed, reason: "full" };
-    const preferred = preferredBatchSizes.filter((p) => sums.includes(p));
-    const best = preferred.length > 0 ? Math.max(...preferred) : undefined;
-    const take = (reason: DispatchReason): Leaving => ({ entries: best === undefined ? formed : formed.slice(0, sums.indexOf(best) + 1), reason });
-    if (best !== undefined && best === Math.max(...preferredBatchSizes)) return take("preferred");
-    const now = clock.now();
-    const blocked = formed.length < this.#queue.size; // the next request cannot join: waiting gains nothing
-    if (blocked) return take("blocked");
-    const oldestAt = formed[0]!.enqueuedAt;
-    let until: number;
-    if (this.#cost) {
-      const delayMs = this.queueDelayMs;
-      const targetMs = this.#options.targetLatencyMs!;
-      this.#readyAt ??= now;
-      if (this.#options.arrivals?.mayArrive() === false) return take("no_arrivals");
-      const expectedAt = this.#options.arrivals?.expectedAt?.();
-      const decision = planBatch({ now, rows, oldestAt, newestAt: formed.at(-1)!.enqueuedAt, targetMs, capMs: delayMs > 0 ? delayMs : undefined, cost: this.#cost.fit(), turnMs: this.#turnMs, gapMs: this.#outlook.gapMs, expectedAt, latenessMs: expectedAt === undefined ? undefined : this.#timer.latenessMs });
-      if (decision.dispatch) return take("law");
-      until = decision.untilMs;
-      this.#waitCoarse = expectedAt !== undefined;
-    } else {
-      until = oldestAt + this.queueDelayMs;
-      if (this.queueDelayMs <= 0) return take("at_once");
-      if (now >= until) return take("delay");
-      if (this.#options.arrivals?.mayArrive() === false) return take("no_arrivals");
-      this.#waitCoarse = false;
-    }
-    if (this.#waitRows === undefined) {
-      if (!this.#outlook.worthWaiting()) return take("not_paying");
-      this.#waitRows = rows;
-    }
-    this.#waitUntil = until;
+    const state = this.#state;
+    const formed = formBatch(this.#queue.ordered() as Iterable<Entry>, this.#options.maxBatchSize); // every entry is pushed as an Entry
+    state.now = this.#options.clock.now();
+    state.formed = formed;
+    state.queued = this.#queue.size;
+    state.waiting = this.#waitRows !== undefined;
+    const plan = planDispatch(state);
+    // With a latency target, the batch could first have left once it got past the rules that send it at once.
+    if (this.#cost && (!plan.dispatch || (plan.reason !== "full" && plan.reason !== "preferred" && plan.reason !== "blocked"))) this.#readyAt ??= state.now;
+    state.formed = [];
+    if (plan.dispatch) return { entries: plan.count === formed.length ? formed : formed.slice(0, plan.count), reason: plan.reason };
+    if (this.#waitRows === undefined) this.#waitRows = rowsOf(formed);
+    this.#waitUntil = plan.untilMs;
+    this.#waitCoarse = plan.coarse;
     return undefined;
   }
 
-  /** The longest run, in service order, that shares the first entry's shape and fits the limit. */
-  #formable(): Entry[] {
-    const formed: Entry[] = [];
-    let rows = 0;
-    for (const entry of this.#queue.ordered()) {
-      const { batchSize, shapeKey } = entry.item.request;
-      if (formed.length > 0 && (shapeKey !== formed[0]!.item.request.shapeKey || rows + batchSize > this.#options.maxBatchSize)) break;
-      formed.push(entry);
-      rows += batchSize;
-    }
-    return formed;
+  /** What the adaptive law weighs now. */
+  #adaptiveInputs(): AdaptiveInputs {
+    const expectedAt = this.#options.arrivals?.expectedAt?.();
+    return {
+      targetMs: this.#options.targetLatencyMs!,
+      cost: this.#cost!.fit(),
+      turnMs: this.#executor.turnMs,
+      gapMs: this.#outlook.gapMs,
+      expectedAt,
+      latenessMs: expectedAt === undefined ? undefined : this.#timer.latenessMs,
+    };
   }
 
   #dispatch(batch: Entry[], reason: DispatchReason): void {
@@ -449,7 +398,7 @@ export class DynamicBatcher implements InstanceScheduler {
       // Queue time ends when the batch may execute: a rate-limiter hold counts as queueing.
       const now = clock.now();
       for (const entry of batch) observer?.dequeued(now - entry.enqueuedAt, now);
-      outcomes = await this.#run(instance, batch.map((e) => e.item), reason);
+      outcomes = await this.#executor.run(instance, batch.map((e) => e.item), reason);
     } finally {
       letNextGo();
       this.#release(instance);
@@ -465,64 +414,6 @@ export class DynamicBatcher implements InstanceScheduler {
     this.#settle();
   }
 
-  /**
-   * Runs the requests as one execution. If it fails and held several requests, each is re-run
-   * alone, so only a request whose content broke the batch fails.
-   */
-  async #run(instance: ModelInstance, items: Pending[], reason: DispatchReason): Promise<Outcome[]> {
-    const requests = items.map((i) => i.request);
-    try {
-      const signals = this.#options.requestSignals ? items.map((i) => i.source?.signal) : undefined;
-      return (await this.#runOnce(instance, requests, reason, signals)).map((value) => ({ ok: true, value }));
-    } catch (error) {
-      const failed = asRuntimeError(error);
-      // A call cut off by its deadline says nothing about one request's content: re-running each
-      // alone would only wait the deadline out again, once per request.
-      if (requests.length === 1 || failed.code === "DEADLINE_EXCEEDED") return requests.map(() => ({ ok: false, error: failed }));
-      const outcomes: Outcome[] = [];
-      for (const item of items) outcomes.push(...(await this.#run(instance, [item], "retry")));
-      return outcomes;
-    }
-  }
-
-  async #runOnce(instance: ModelInstance, requests: ScheduledRequest[], reason: DispatchReason, signals?: (AbortSignal | undefined)[]): Promise<ScheduledResult[]> {
-    const { clock, observer } = this.#options;
-    const t0 = clock.now();
-    const feeds: ScheduledRequest["feeds"] = {};
-    for (const name of Object.keys(requests[0]!.feeds)) feeds[name] = batchOf(requests.map((r) => r.feeds[name]!));
-    const t1 = clock.now();
-    const wanted = neededOutputs(requests);
-    // An event-loop session's run first waits for its turn of the loop: the statistics and the
-    // cost model weigh what the execution costs, not that wait.
-    let ownMs: number | undefined;
-    const computed = (ms: number) => void (ownMs = ms);
-    const outputs = await instance.run(feeds, { requestSignals: signals, outputs: wanted, computed });
-    const t2 = clock.now();
-    const sizes = requests.map((r) => r.batchSize);
-    const results = requests.map((): ScheduledResult => ({}));
-    for (const [name, tensor] of Object.entries(outputs)) {
-      splitBatch(tensor, sizes).forEach((part, i) => (results[i]![name] = part));
-    }
-    const t3 = clock.now();
-    const rows = sizes.reduce((a, b) => a + b, 0);
-    const waitMs = ownMs === undefined ? 0 : Math.max(0, t2 - t1 - ownMs);
-    if (this.#cost) {
-      this.#cost.observe(rows, t3 - t0 - waitMs);
-      if (ownMs !== undefined) this.#turnMs = this.#turnMs === undefined ? waitMs : this.#turnMs + (waitMs - this.#turnMs) / 8;
-    }
-    observer?.executed({ reason, rows, requests: requests.length, inputMs: t1 - t0, inferMs: t2 - t1 - waitMs, waitMs, outputMs: t3 - t2, startMs: t0, instance: this.#instanceId(instance) });
-    return results;
-  }
-
-  #ids = new WeakMap<ModelInstance, number>();
-  #nextId = 1;
-
-  #instanceId(instance: ModelInstance): number {
-    let id = this.#ids.get(instance);
-    if (id === undefined) this.#ids.set(instance, (id = this.#nextId++));
-    return id;
-  }
-
   /** Returns an instance to the free list, or to a pending removeInstance(). */
   #release(instance: ModelInstance): void {
     const retire = this.#retiring.shift();
@@ -533,40 +424,15 @@ export class DynamicBatcher implements InstanceScheduler {
 
   #settle(): void {
     if (!this.#stopping || this.inflight() !== 0) return;
-    this.#stopListening();
+    this.#watch.close();
     for (const resolve of this.#drained.splice(0)) resolve();
   }
-}
-
-/** A level's timeout, shortened by the request's own where the level allows overrides. */
-function effectiveTimeout(policy: LevelPolicy, requestedMs: number | undefined): number {
-  if (!policy.allowTimeoutOverride || !requestedMs || requestedMs <= 0) return policy.defaultTimeoutMs;
-  return policy.defaultTimeoutMs > 0 ? Math.min(policy.defaultTimeoutMs, requestedMs) : requestedMs;
-}
-
-/** The outputs an execution must fetch: every one if any request needs all, else the union of theirs. */
-function neededOutputs(requests: readonly ScheduledRequest[]): readonly string[] | undefined {
-  const first = requests[0]!.outputs;
-  if (!first) return undefined;
-  if (requests.length === 1) return first;
-  const union = new Set(first);
-  for (let i = 1; i < requests.length; i++) {
-    const outputs = requests[i]!.outputs;
-    if (!outputs) return undefined;
-    for (const name of outputs) union.add(name);
-  }
-  return [...union];
 }
 
 function rowsOf(batch: Entry[]): number {
   let rows = 0;
   for (const entry of batch) rows += entry.item.request.batchSize;
   return rows;
-}
-
-function asRuntimeError(error: unknown): RuntimeError {
-  if (error instanceof RuntimeError) return error;
-  return new RuntimeError("INTERNAL", `inference failed: ${(error as Error)?.message ?? error}`, { cause: error });
 }
 
 function cancelled(): RuntimeError {

@@ -88,3 +88,9 @@ export class PriorityQueue<T> {
     }
   }
 }
+
+/** A level's timeout, shortened by the request's own where the level allows overrides (0: none). */
+export function effectiveTimeout(policy: LevelPolicy, requestedMs: number | undefined): number {
+  if (!policy.allowTimeoutOverride || !requestedMs || requestedMs <= 0) return policy.defaultTimeoutMs;
+  return policy.defaultTimeoutMs > 0 ? Math.min(policy.defaultTimeoutMs, requestedMs) : requestedMs;
+}
