@@ -300,7 +300,7 @@ function devUrls(url: string, names: string[]): string[] {
   ];
 }
 
-/** The server-wide ceilings (README "Limits"); `serve`, `dev` and `check` read the same flags. */
+/** The server-wide ceilings (docs/guides/security.md); `serve`, `dev` and `check` read the same flags. */
 const LIMIT_OPTIONS = {
   "max-instances": { type: "string" },
   "max-threads": { type: "string" },

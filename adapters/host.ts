@@ -1,7 +1,7 @@
 import type { ClientConnections, EscapeKind, FastLane, Platform, ServeEnv } from "../runtime/mod.ts";
 import type { ShutdownSignal } from "./graceful-shutdown.ts";
 
-/** The bounds a client connection is held to (`serve` flags; README "Connections"), where the adapter holds the sockets. */
+/** The bounds a client connection is held to (`serve` flags; docs/guides/security.md), where the adapter holds the sockets. */
 export interface ConnectionLimits {
   /** A request's head and body must have arrived within this (`--request-body-timeout`); then 408 and the connection closes. */
   requestTimeoutMs: number;

@@ -1,4 +1,4 @@
-/** Where one function version stands. Transitions belong to the model manager. */
+/** Where one function version stands. Transitions belong to its ManagedVersion (managed-version.ts), and only to it. */
 export type DeploymentState =
   | "UNAVAILABLE" // registered (or unloaded) but not in memory; requests are refused
   | "LOADING" // sessions are being created; requests wait or are refused

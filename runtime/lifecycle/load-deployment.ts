@@ -89,7 +89,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     interOpThreads: threads("inter_op_thread_count"),
     graphLevel: declared.optimization.graph.level,
     allowSpinning: onOff(declared.parameters.allow_spinning?.string_value),
-    // Applies where the bytes are the backend's optimised form (a wake from PARKED): see README, parameters.weights_in_place.
+    // Applies where the bytes are the backend's optimised form (a wake from PARKED): see docs/guides/lifecycle.md, parameters.weights_in_place.
     weightsInPlace: onOff(declared.parameters.weights_in_place?.string_value) ?? false,
     wakeUnpacked: onOff(declared.parameters.wake_unpacked?.string_value) ?? false,
     signature: declared.backend === "identity" ? identitySignature(declared) : declared.backend === "handler" ? handlerSignature(declared) : undefined,

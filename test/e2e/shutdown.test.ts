@@ -76,7 +76,7 @@ describe(`graceful shutdown (${TARGET_RUNTIME})`, () => {
     expect(result.code).toBe(command ? "SIGTERM" : 0);
     expect(result.exitMs).toBeLessThan(15_000);
     // Deno's shutdown closes a connection whose request headers are incomplete as idle, unanswered
-    // (README: Graceful shutdown); Node and Bun finish reading it and answer.
+    // (docs/reference/cli.md: Graceful shutdown); Node and Bun finish reading it and answer.
     const probeAnswered = TARGET_RUNTIME !== "deno" || result.readiness !== "";
     if (probeAnswered) {
       expect(result.readiness).toMatch(/^HTTP\/1\.1 503/);
