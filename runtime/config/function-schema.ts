@@ -1,3 +1,5 @@
+// Over 400 lines: one zod schema per section of function.yaml (Triton's model configuration has that many
+// fields, each with its own rules and messages); they read best together, as one description of the file.
 import { z } from "zod";
 import type { Accelerator, DynamicBatching, EnsembleScheduling, InstanceGroup, InstanceRateLimiter, RateLimitConfig, ScaleConfig, TritonDataType, WarmupSample } from "./function-config.ts";
 import { ensembleProblems } from "./_ensemble-rules.ts";

@@ -1,3 +1,5 @@
+// Over 400 lines until the registry is split along Triton's line (repository manager: scan, control modes,
+// poll, load/unload, quotas; a loader factory; the ensemble graph) — the next step of the "make room" work.
 import { invalidArg, RuntimeError } from "../core/mod.ts";
 import type { Clock, Platform, Tensor } from "../core/mod.ts";
 import { DEFAULT_HANDLER_TIMEOUT_MS, defaultLoadLimits, fieldPath, formatIssue, functionNameProblem, limitProblems, MAX_VERSION, parseFunctionConfig, resolveInside } from "../config/mod.ts";

@@ -1,3 +1,5 @@
+// Over 400 lines: admission, the pump (timers, the compute-turn forming) and instance management are
+// one state machine; the decisions are in batch-planner.ts, executions in batch-executor.ts.
 import { RuntimeError } from "../../core/mod.ts";
 import type { Clock } from "../../core/mod.ts";
 import { effectiveTimeout, PriorityQueue } from "../queue/priority-queue.ts";
