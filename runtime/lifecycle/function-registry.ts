@@ -1,27 +1,22 @@
-// Over 400 lines until the registry is split along Triton's line (repository manager: scan, control modes,
-// poll, load/unload, quotas; a loader factory; the ensemble graph) — the next step of the "make room" work.
 import { invalidArg, RuntimeError } from "../core/mod.ts";
-import type { Clock, Platform, Tensor } from "../core/mod.ts";
-import { DEFAULT_HANDLER_TIMEOUT_MS, defaultLoadLimits, fieldPath, formatIssue, functionNameProblem, limitProblems, MAX_VERSION, parseFunctionConfig, resolveInside } from "../config/mod.ts";
+import type { Clock, Platform } from "../core/mod.ts";
+import { defaultLoadLimits, fieldPath, formatIssue, functionNameProblem, limitProblems, MAX_VERSION, parseFunctionConfig } from "../config/mod.ts";
 import type { Accelerator, DeclaredConfig, FunctionConfig, LoadLimits } from "../config/mod.ts";
-import { computesTensors, ensembleWiringProblems } from "../config/mod.ts";
+import { ensembleWiringProblems } from "../config/mod.ts";
 import type { Backend } from "../backends/backend.ts";
-import { fingerprint, readModelFile, scanRepository, selectVersions } from "../repository/mod.ts";
-import { createHandlerBackend, HandlerHost } from "../pipeline/mod.ts";
+import { fingerprint, scanRepository, selectVersions } from "../repository/mod.ts";
 import type { HandlerEscapes } from "../pipeline/mod.ts";
 import type { FunctionEntry } from "../repository/mod.ts";
 import type { TraceRecorder } from "../metrics/mod.ts";
 import type { Arrivals, ResourceLimiter, StepDispatch } from "../scheduler/mod.ts";
 import type { ResponseCache } from "../cache/mod.ts";
-import { loadDeployment } from "./load-deployment.ts";
-import { loadEnsembleDeployment } from "./load-ensemble.ts";
-import { PlacementMemory } from "./execution-thread.ts";
-import { ManagedVersion, sharedBytes } from "./managed-version.ts";
-import type { IdlePolicy, VersionLoader } from "./managed-version.ts";
+import { includesItself, stepsOnlyOf } from "./ensemble-graph.ts";
+import { ManagedVersion } from "./managed-version.ts";
+import { VersionLoaders } from "./version-loaders.ts";
+import type { IdlePolicy } from "./managed-version.ts";
 import type { Budgets } from "./memory-budget.ts";
-import { estimateFootprint, PoolManager } from "./pool-manager.ts";
+import { PoolManager } from "./pool-manager.ts";
 import { KeyedRateLimiter } from "./rate-limiter.ts";
-import { serially } from "./serially.ts";
 import { pathRedaction } from "./path-redaction.ts";
 import { checkUploadQuota } from "./upload-quota.ts";
 
@@ -102,11 +97,7 @@ export class FunctionRegistry {
   /** Present when budgets are set: keeps loads within them. */
   readonly #pool?: PoolManager;
   readonly #limits: LoadLimits;
-  /** Session creates and `execution_thread: auto` probes, one at a time (see LoadDeploymentOptions.exclusive). */
-  readonly #loadWork = serially();
-  /** What `execution_thread: auto` measured, by model content (see PlacementMemory). */
-  readonly #placements = new PlacementMemory();
-  #inPlace?: boolean;
+  readonly #loaders: VersionLoaders;
   /** Scanner warnings already logged (skipped folders), so polls do not repeat them. */
   readonly #warned = new Set<string>();
   #generations = 0;
@@ -117,6 +108,13 @@ export class FunctionRegistry {
     this.#mode = options.controlMode ?? "lazy";
     const { budgets } = options;
     if (budgets && (budgets.host !== undefined || budgets.device !== undefined)) this.#pool = new PoolManager(budgets, options.platform.log);
+    this.#loaders = new VersionLoaders({
+      ...options,
+      limits: this.#limits,
+      pool: this.#pool,
+      versions: () => [...this.#functions.values()].flatMap((f) => [...f.versions.values()]),
+      includesItself: (name) => includesItself(name, this.#stepsOf),
+    });
   }
 
   get controlMode(): ControlMode {
@@ -267,19 +265,13 @@ export class FunctionRegistry {
     return names;
   }
 
+  /** The functions an ensemble's steps run, by its registered config (none for other functions). */
+  readonly #stepsOf = (name: string): string[] => (this.#functions.get(name)?.declared?.ensemble_scheduling?.step ?? []).map((step) => step.model_name);
+
   /** The functions `name`'s steps run (through nested ensembles) that no other wanted ensemble runs. */
   #stepsOnlyOf(name: string): string[] {
-    const reach = (roots: string[]) => {
-      const seen = new Set<string>();
-      const walk = (n: string) => this.#stepNames(n).forEach((m) => !seen.has(m) && (seen.add(m), walk(m)));
-      roots.forEach(walk);
-      return seen;
-    };
-    const mine = reach([name]);
-    mine.delete(name);
-    const others = [...this.#functions.values()].filter((f) => f.wanted && f.name !== name && !mine.has(f.name)).map((f) => f.name);
-    const kept = reach(others);
-    return [...mine].filter((m) => !kept.has(m) && this.#functions.has(m));
+    const wanted = [...this.#functions.values()].filter((f) => f.wanted).map((f) => f.name);
+    return stepsOnlyOf(name, wanted, this.#stepsOf, (n) => this.#functions.has(n));
   }
 
   /** Parks a READY function now (dev tools); no-op for others. */
@@ -361,7 +353,7 @@ export class FunctionRegistry {
     const served = fn.declared ? selectVersions(fn.declared.version_policy, entry.versions) : [];
     if (fn.declared && served.length === 0) fn.error = `no version folder to serve (found: ${entry.versions.join(", ") || "none"})`;
     for (const version of served) {
-      const loader = this.#loader(fn, version);
+      const loader = this.#loaders.loader(fn, version);
       const idle = this.#idlePolicy(fn.declared!);
       const kept = old?.versions.get(version);
       if (kept) {
@@ -374,7 +366,7 @@ export class FunctionRegistry {
           if (this.#stopping) return;
           // A full collection stalls the event loop 10–20 ms in a serving process: only where it frees
           // something (sessions that could not read the kept bytes in place held copies of their own).
-          if (droppedBytes || !this.#readsInPlace()) platform.collectGarbage?.();
+          if (droppedBytes || !this.#loaders.readsInPlace()) platform.collectGarbage?.();
           platform.trimMemory?.();
         };
         fn.versions.set(version, new ManagedVersion(entry.name, version, { loader, idle, clock: this.#options.clock, log: platform.log, onReleased }));
@@ -388,7 +380,7 @@ export class FunctionRegistry {
 
   /** Reloads a loaded version from the function's current files and config. */
   async #reload(fn: FunctionRecord, v: ManagedVersion): Promise<void> {
-    await v.reload(this.#loader(fn, v.version), this.#idlePolicy(fn.declared!));
+    await v.reload(this.#loaders.loader(fn, v.version), this.#idlePolicy(fn.declared!));
   }
 
   /** Unloads versions that left the served set, once a served version is READY (zero downtime). */
@@ -405,153 +397,7 @@ export class FunctionRegistry {
 
   /** Drops the cached answers of one registration of a function (it was replaced, removed or unloaded). */
   #forgetAnswers(fn: FunctionRecord): void {
-    this.#options.responseCache?.invalidate(cacheScope(fn.name, fn.generation, ""));
-  }
-
-  /** The response cache for this version, when its config enables it and the server has one (said once per load otherwise). */
-  #cacheFor(fn: FunctionRecord, version: number): { store: ResponseCache; scope: string } | undefined {
-    if (!fn.declared?.response_cache?.enable) return undefined;
-    const store = this.#options.responseCache;
-    if (!store) {
-      this.#options.platform.log.warn(`${fn.name} v${version}: response_cache is enabled but the server has no cache (start it with --cache-size); answering without one`);
-      return undefined;
-    }
-    return { store, scope: cacheScope(fn.name, fn.generation, String(version)) };
-  }
-
-  #loader(fn: FunctionRecord, version: number): VersionLoader {
-    const { platform, backends, clock } = this.#options;
-    const declared = fn.declared!;
-    return {
-      readBytes: async () => {
-        if (declared.backend === "identity" || declared.backend === "handler" || declared.backend === "ensemble") return new Uint8Array();
-        const file = fn.files?.get(version);
-        if (file) return file;
-        return await readModelFile(platform, fn.entry!.dir, fn.name, `${version}/${declared.default_model_filename}`);
-      },
-      load: async (bytes, managed, { signal, optimize } = {}) => {
-        if (declared.backend === "ensemble") return await this.#loadEnsemble(fn, version, managed);
-        // A handler's host lives as long as this deployment: `execute` as its backend, or preprocess / postprocess beside the model.
-        const handler = declared.handler ? await this.#handlerHost(fn, version, managed) : undefined;
-        const backend = declared.backend === "handler" ? createHandlerBackend(handler!, { tensors: computesTensors(declared), batching: (declared.max_batch_size ?? 0) > 0, name: fn.name }) : backends[declared.backend];
-        if (!backend) throw new RuntimeError("INVALID_ARG", `backend '${declared.backend}' is not available`);
-        const resolved = { ...declared, accelerator: declared.accelerator ?? this.#options.accelerator ?? "auto" };
-        const load = () =>
-          loadDeployment({
-            declared: resolved,
-            version,
-            bytes,
-            backend,
-            clock,
-            cpuCount: platform.cpuCount(),
-            log: platform.log,
-            stats: managed.stats,
-            trace: this.#options.trace,
-            resourceLimiter: this.#options.resourceLimiter,
-            arrivals: this.#options.arrivals,
-            onActivity: (busy) => managed.activity(busy),
-            signal,
-            exclusive: this.#loadWork,
-            placements: this.#placements,
-            cache: this.#cacheFor(fn, version),
-            handler,
-            // Not under a memory budget: the session that makes the form would hold memory the budget does not see.
-            optimizedForm: optimize && platform.scratchPath && !this.#pool && this.#readsInPlace() ? { scratch: platform.scratchPath, read: (path) => readShared(platform, path) } : undefined,
-          });
-        if (!this.#pool) return await load();
-        const versions = [...this.#functions.values()].flatMap((f) => [...f.versions.values()]);
-        return await this.#pool.withRoom(managed, estimateFootprint(resolved, bytes.byteLength), versions, load);
-      },
-    };
-  }
-
-  /**
-   * Whether sessions here read kept bytes in place (the adapter's plain view over shared memory: the
-   * native addon). A session reads an optimised form for its whole life: without such a view each
-   * would hold a copy of it, so the form is kept only with one.
-   */
-  #readsInPlace(): boolean {
-    if (this.#inPlace === undefined) {
-      try {
-        this.#inPlace = this.#options.platform.plainView?.(new Uint8Array(new SharedArrayBuffer(1))) !== undefined;
-      } catch {
-        this.#inPlace = false;
-      }
-    }
-    return this.#inPlace;
-  }
-
-  /**
-   * The handler of a function's next deployment: a HandlerHost over the handler file, which must
-   * resolve inside the function's folder (symlinks followed), imported on its first call under
-   * this registration's tag, so a reload runs the new code.
-   */
-  async #handlerHost(fn: FunctionRecord, version: number, managed: ManagedVersion): Promise<HandlerHost> {
-    const { platform, clock } = this.#options;
-    const declared = fn.declared!;
-    if (!platform.importModule) throw new RuntimeError("UNSUPPORTED", `function '${fn.name}': this runtime cannot import handlers`);
-    const path = fn.entry && (await resolveInside(platform, fn.entry.dir, declared.handler!));
-    if (!path) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': handler ${declared.handler} was not found inside the function's folder`);
-    const folder = this.#options.escapes && fn.entry && (await platform.realPath(fn.entry.dir));
-    return new HandlerHost({
-      name: fn.name,
-      version,
-      path,
-      importModule: platform.importModule,
-      tag: String(fn.generation),
-      log: platform.log,
-      clock,
-      timeoutMs: declared.handler_timeout_ms ?? DEFAULT_HANDLER_TIMEOUT_MS,
-      onCall: (step, ms, outcome) => managed.stats.handlerCall(step, ms, outcome),
-      dispatch: this.#options.dispatch,
-      escapes: folder ? { registry: this.#options.escapes!, folder } : undefined,
-      readFile: async (relative) => {
-        const file = fn.entry && (await resolveInside(platform, fn.entry.dir, relative));
-        return file === undefined ? undefined : await platform.readFile(file);
-      },
-    });
-  }
-
-  async #loadEnsemble(fn: FunctionRecord, version: number, managed: ManagedVersion) {
-    const { dispatch, lookup, platform, clock, trace } = this.#options;
-    if (!dispatch || !lookup) throw new RuntimeError("UNSUPPORTED", `ensemble '${fn.name}': this server cannot run ensembles`);
-    const loop = this.#includesItself(fn.name);
-    // Loading it would wait for a step that waits for it: refuse at once instead of at the load timeout.
-    if (loop) throw new RuntimeError("INVALID_ARG", `ensemble '${fn.name}' includes itself: ${loop.join(" → ")}`);
-    return await loadEnsembleDeployment({
-      declared: { ...fn.declared!, accelerator: fn.declared!.accelerator ?? "auto" },
-      version,
-      clock,
-      log: platform.log,
-      stats: managed.stats,
-      trace,
-      onActivity: (busy) => managed.activity(busy),
-      cache: this.#cacheFor(fn, version),
-      dispatch,
-      lookup,
-      outputRatio: this.#limits.ensembleOutputRatio,
-    });
-  }
-
-  /** The functions an ensemble's steps run, by its registered config (none for other functions). */
-  #stepNames(name: string): string[] {
-    return (this.#functions.get(name)?.declared?.ensemble_scheduling?.step ?? []).map((step) => step.model_name);
-  }
-
-  /** A path of ensemble steps from `name` back to itself, by the registered configs, or undefined. */
-  #includesItself(name: string): string[] | undefined {
-    const seen = new Set<string>();
-    const walk = (current: string, path: string[]): string[] | undefined => {
-      for (const step of this.#stepNames(current)) {
-        if (step === name) return [...path, name];
-        if (seen.has(step)) continue;
-        seen.add(step);
-        const found = walk(step, [...path, step]);
-        if (found) return found;
-      }
-      return undefined;
-    };
-    return walk(name, [name]);
+    this.#loaders.forgetAnswers(fn);
   }
 
   /** The function's rate limiter: the old one (with its buckets) when `rate_limit` did not change. */
@@ -578,18 +424,8 @@ export class FunctionRegistry {
   }
 }
 
-/** A file's bytes in shared memory: read there where the platform can, else read and copied. */
-async function readShared(platform: Platform, path: string): Promise<Uint8Array> {
-  return platform.readSharedFile ? await platform.readSharedFile(path) : sharedBytes(await platform.readFile(path));
-}
-
 function byName(a: { name: string }, b: { name: string }): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
-}
-
-/** A version's scope in the response cache; `version` "" gives the prefix of every version of that registration. */
-function cacheScope(name: string, generation: number, version: string): string {
-  return `${name}\u0001${generation}\u0001${version}`;
 }
 
 /** The files beside the model that a function's fingerprint covers: its handler (not the modules the handler imports). */

@@ -1,0 +1,186 @@
+import { RuntimeError } from "../core/mod.ts";
+import type { Platform } from "../core/mod.ts";
+import { computesTensors, DEFAULT_HANDLER_TIMEOUT_MS, resolveInside } from "../config/mod.ts";
+import type { LoadLimits } from "../config/mod.ts";
+import type { ResponseCache } from "../cache/mod.ts";
+import { createHandlerBackend, HandlerHost } from "../pipeline/mod.ts";
+import { readModelFile } from "../repository/mod.ts";
+import { PlacementMemory } from "./execution-thread.ts";
+import type { FunctionRecord, FunctionRegistryOptions } from "./function-registry.ts";
+import { loadDeployment } from "./load-deployment.ts";
+import { loadEnsembleDeployment } from "./load-ensemble.ts";
+import { sharedBytes } from "./managed-version.ts";
+import type { ManagedVersion, VersionLoader } from "./managed-version.ts";
+import { estimateFootprint } from "./pool-manager.ts";
+import type { PoolManager } from "./pool-manager.ts";
+import { serially } from "./serially.ts";
+
+/** What the loader factory needs: the registry's options, plus what the registry knows of all its functions. */
+export interface VersionLoadersOptions extends FunctionRegistryOptions {
+  limits: LoadLimits;
+  /** Present when budgets are set: a load waits there for room. */
+  pool?: PoolManager;
+  /** Every registered version, for the pool to choose what to park or evict. */
+  versions: () => ManagedVersion[];
+  /** A path of ensemble steps from `name` back to itself, by the registered configs (ensemble-graph.ts). */
+  includesItself: (name: string) => string[] | undefined;
+}
+
+/**
+ * The loader factory, after Triton's backend loading: how each registered version reads its bytes
+ * (the repository, or a load-API upload) and builds its deployment — sessions through a backend,
+ * a handler's host, an ensemble's steps — under the memory budgets, with session creates and
+ * `execution_thread: auto` probes one at a time, and the response cache scoped per registration.
+ */
+export class VersionLoaders {
+  readonly #options: VersionLoadersOptions;
+  /** Session creates and `execution_thread: auto` probes, one at a time (see LoadDeploymentOptions.exclusive). */
+  readonly #loadWork = serially();
+  /** What `execution_thread: auto` measured, by model content (see PlacementMemory). */
+  readonly #placements = new PlacementMemory();
+  #inPlace?: boolean;
+
+  constructor(options: VersionLoadersOptions) {
+    this.#options = options;
+  }
+
+  /** Drops the cached answers of one registration of a function (it was replaced, removed or unloaded). */
+  forgetAnswers(fn: FunctionRecord): void {
+    this.#options.responseCache?.invalidate(cacheScope(fn.name, fn.generation, ""));
+  }
+
+  /** The response cache for this version, when its config enables it and the server has one (said once per load otherwise). */
+  #cacheFor(fn: FunctionRecord, version: number): { store: ResponseCache; scope: string } | undefined {
+    if (!fn.declared?.response_cache?.enable) return undefined;
+    const store = this.#options.responseCache;
+    if (!store) {
+      this.#options.platform.log.warn(`${fn.name} v${version}: response_cache is enabled but the server has no cache (start it with --cache-size); answering without one`);
+      return undefined;
+    }
+    return { store, scope: cacheScope(fn.name, fn.generation, String(version)) };
+  }
+
+  /** How the version `version` of `fn` (as registered now) reads its bytes and builds its deployment. */
+  loader(fn: FunctionRecord, version: number): VersionLoader {
+    const { platform, backends, clock } = this.#options;
+    const declared = fn.declared!;
+    return {
+      readBytes: async () => {
+        if (declared.backend === "identity" || declared.backend === "handler" || declared.backend === "ensemble") return new Uint8Array();
+        const file = fn.files?.get(version);
+        if (file) return file;
+        return await readModelFile(platform, fn.entry!.dir, fn.name, `${version}/${declared.default_model_filename}`);
+      },
+      load: async (bytes, managed, { signal, optimize } = {}) => {
+        if (declared.backend === "ensemble") return await this.#loadEnsemble(fn, version, managed);
+        // A handler's host lives as long as this deployment: `execute` as its backend, or preprocess / postprocess beside the model.
+        const handler = declared.handler ? await this.#handlerHost(fn, version, managed) : undefined;
+        const backend = declared.backend === "handler" ? createHandlerBackend(handler!, { tensors: computesTensors(declared), batching: (declared.max_batch_size ?? 0) > 0, name: fn.name }) : backends[declared.backend];
+        if (!backend) throw new RuntimeError("INVALID_ARG", `backend '${declared.backend}' is not available`);
+        const resolved = { ...declared, accelerator: declared.accelerator ?? this.#options.accelerator ?? "auto" };
+        const load = () =>
+          loadDeployment({
+            declared: resolved,
+            version,
+            bytes,
+            backend,
+            clock,
+            cpuCount: platform.cpuCount(),
+            log: platform.log,
+            stats: managed.stats,
+            trace: this.#options.trace,
+            resourceLimiter: this.#options.resourceLimiter,
+            arrivals: this.#options.arrivals,
+            onActivity: (busy) => managed.activity(busy),
+            signal,
+            exclusive: this.#loadWork,
+            placements: this.#placements,
+            cache: this.#cacheFor(fn, version),
+            handler,
+            // Not under a memory budget: the session that makes the form would hold memory the budget does not see.
+            optimizedForm: optimize && platform.scratchPath && !this.#options.pool && this.readsInPlace() ? { scratch: platform.scratchPath, read: (path) => readShared(platform, path) } : undefined,
+          });
+        if (!this.#options.pool) return await load();
+        return await this.#options.pool.withRoom(managed, estimateFootprint(resolved, bytes.byteLength), this.#options.versions(), load);
+      },
+    };
+  }
+
+  /**
+   * Whether sessions here read kept bytes in place (the adapter's plain view over shared memory: the
+   * native addon). A session reads an optimised form for its whole life: without such a view each
+   * would hold a copy of it, so the form is kept only with one.
+   */
+  readsInPlace(): boolean {
+    if (this.#inPlace === undefined) {
+      try {
+        this.#inPlace = this.#options.platform.plainView?.(new Uint8Array(new SharedArrayBuffer(1))) !== undefined;
+      } catch {
+        this.#inPlace = false;
+      }
+    }
+    return this.#inPlace;
+  }
+
+  /**
+   * The handler of a function's next deployment: a HandlerHost over the handler file, which must
+   * resolve inside the function's folder (symlinks followed), imported on its first call under
+   * this registration's tag, so a reload runs the new code.
+   */
+  async #handlerHost(fn: FunctionRecord, version: number, managed: ManagedVersion): Promise<HandlerHost> {
+    const { platform, clock } = this.#options;
+    const declared = fn.declared!;
+    if (!platform.importModule) throw new RuntimeError("UNSUPPORTED", `function '${fn.name}': this runtime cannot import handlers`);
+    const path = fn.entry && (await resolveInside(platform, fn.entry.dir, declared.handler!));
+    if (!path) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': handler ${declared.handler} was not found inside the function's folder`);
+    const folder = this.#options.escapes && fn.entry && (await platform.realPath(fn.entry.dir));
+    return new HandlerHost({
+      name: fn.name,
+      version,
+      path,
+      importModule: platform.importModule,
+      tag: String(fn.generation),
+      log: platform.log,
+      clock,
+      timeoutMs: declared.handler_timeout_ms ?? DEFAULT_HANDLER_TIMEOUT_MS,
+      onCall: (step, ms, outcome) => managed.stats.handlerCall(step, ms, outcome),
+      dispatch: this.#options.dispatch,
+      escapes: folder ? { registry: this.#options.escapes!, folder } : undefined,
+      readFile: async (relative) => {
+        const file = fn.entry && (await resolveInside(platform, fn.entry.dir, relative));
+        return file === undefined ? undefined : await platform.readFile(file);
+      },
+    });
+  }
+
+  async #loadEnsemble(fn: FunctionRecord, version: number, managed: ManagedVersion) {
+    const { dispatch, lookup, platform, clock, trace } = this.#options;
+    if (!dispatch || !lookup) throw new RuntimeError("UNSUPPORTED", `ensemble '${fn.name}': this server cannot run ensembles`);
+    const loop = this.#options.includesItself(fn.name);
+    // Loading it would wait for a step that waits for it: refuse at once instead of at the load timeout.
+    if (loop) throw new RuntimeError("INVALID_ARG", `ensemble '${fn.name}' includes itself: ${loop.join(" → ")}`);
+    return await loadEnsembleDeployment({
+      declared: { ...fn.declared!, accelerator: fn.declared!.accelerator ?? "auto" },
+      version,
+      clock,
+      log: platform.log,
+      stats: managed.stats,
+      trace,
+      onActivity: (busy) => managed.activity(busy),
+      cache: this.#cacheFor(fn, version),
+      dispatch,
+      lookup,
+      outputRatio: this.#options.limits.ensembleOutputRatio,
+    });
+  }
+}
+
+/** A file's bytes in shared memory: read there where the platform can, else read and copied. */
+async function readShared(platform: Platform, path: string): Promise<Uint8Array> {
+  return platform.readSharedFile ? await platform.readSharedFile(path) : sharedBytes(await platform.readFile(path));
+}
+
+/** A version's scope in the response cache; `version` "" gives the prefix of every version of that registration. */
+function cacheScope(name: string, generation: number, version: string): string {
+  return `${name}\u0001${generation}\u0001${version}`;
+}
