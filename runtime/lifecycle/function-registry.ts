@@ -1,3 +1,6 @@
+// Over 400 lines: registering, the control modes, polling and the repository API all change one map of
+// records under the same invariants (a reload swaps only when ready; a removed version drains); loading
+// itself is version-loaders.ts, the ensemble graph ensemble-graph.ts.
 import { invalidArg, RuntimeError } from "../core/mod.ts";
 import type { Clock, Platform } from "../core/mod.ts";
 import { defaultLoadLimits, fieldPath, formatIssue, functionNameProblem, limitProblems, MAX_VERSION, parseFunctionConfig } from "../config/mod.ts";
