@@ -40,7 +40,7 @@ export async function runCli(host: Host): Promise<void> {
       return await check(host, rest);
     case "bench": {
       // Loaded on demand: the load generator (and undici) stay out of `serve`.
-      const { runBench } = await import("../bench/bench-command.ts");
+      const { runBench } = await import("./bench/bench-command.ts");
       return host.exit(await runBench(rest));
     }
     default:

@@ -9,7 +9,7 @@
  */
 import { systemClock } from "../runtime/core/clock.ts";
 import { PreciseTimer } from "../runtime/scheduler/dynamic/precise-timer.ts";
-import { percentile } from "./percentiles.ts";
+import { percentile } from "../adapters/bench/percentiles.ts";
 
 const WINDOWS_US = [100, 250, 500, 1000];
 const ROUNDS = 5;

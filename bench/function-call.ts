@@ -18,7 +18,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { benchRequest, measureStep } from "./scenarios/measure-step.ts";
 import type { Measured } from "./scenarios/measure-step.ts";
-import type { EncodedRequest } from "./request-body.ts";
+import type { EncodedRequest } from "../adapters/bench/request-body.ts";
 import { startServerProcess } from "./scenarios/server-process.ts";
 import type { ServerProcess } from "./scenarios/server-process.ts";
 import { writeResultsSection } from "./results-section.ts";

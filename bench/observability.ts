@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { runBench } from "./bench-command.ts";
+import { runBench } from "../adapters/bench/bench-command.ts";
 import { summariseObservability } from "./observability-verdict.ts";
 import type { ObservabilityRound } from "./observability-verdict.ts";
 import { writeResultsSection } from "./results-section.ts";

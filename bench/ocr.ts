@@ -19,7 +19,7 @@ import { TENSORS } from "../functions/ocr/ppocr.ts";
 import { encodeBinaryTensor } from "../runtime/tensor/mod.ts";
 import { measureStep } from "./scenarios/measure-step.ts";
 import type { Measured } from "./scenarios/measure-step.ts";
-import type { EncodedRequest } from "./request-body.ts";
+import type { EncodedRequest } from "../adapters/bench/request-body.ts";
 import { startServerProcess } from "./scenarios/server-process.ts";
 import type { ServerProcess } from "./scenarios/server-process.ts";
 import { writeResultsSection } from "./results-section.ts";

@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { runBench } from "./bench-command.ts";
+import { runBench } from "../adapters/bench/bench-command.ts";
 import { replaceSection, writeResultsSection } from "./results-section.ts";
 import { runtimeTargetsSection } from "./runtimes/runtime-targets-md.ts";
 import { roundSpread, runtimesProse } from "./runtimes/runtimes-prose.ts";

@@ -7,7 +7,7 @@
 import { rmSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
-import type { EncodedRequest } from "../request-body.ts";
+import type { EncodedRequest } from "../../adapters/bench/request-body.ts";
 import { writeBenchRepository } from "../scenarios/bench-repository.ts";
 import { benchRequest, measureStep } from "../scenarios/measure-step.ts";
 import { BUNDLED, warmServers } from "../scenarios/served.ts";

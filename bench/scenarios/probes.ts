@@ -1,6 +1,6 @@
 import { request } from "undici";
-import { summarizeLatencies } from "../percentiles.ts";
-import type { Percentiles } from "../percentiles.ts";
+import { summarizeLatencies } from "../../adapters/bench/percentiles.ts";
+import type { Percentiles } from "../../adapters/bench/percentiles.ts";
 
 /** Latencies of the control-plane probes sent while a step loads the server (issue 11, target 7). */
 export interface ProbeResults {

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import type { Percentiles } from "../percentiles.ts";
+import type { Percentiles } from "../../adapters/bench/percentiles.ts";
 import { simpleLatency, sweepBatches, workerRoundTrip } from "./raw.ts";
 import type { RawPoint, RawSweep, RawTiming } from "./raw.ts";
 import { leastDisturbed } from "./cpu-meter.ts";

@@ -1,8 +1,8 @@
 import os from "node:os";
 import { Worker } from "node:worker_threads";
 import * as ort from "onnxruntime-node";
-import { summarizeLatencies } from "../percentiles.ts";
-import type { Percentiles } from "../percentiles.ts";
+import { summarizeLatencies } from "../../adapters/bench/percentiles.ts";
+import type { Percentiles } from "../../adapters/bench/percentiles.ts";
 import { leastDisturbed, startCpuMeter } from "./cpu-meter.ts";
 
 /** One batch size of an in-process throughput sweep. */

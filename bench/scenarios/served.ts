@@ -1,4 +1,4 @@
-import type { EncodedRequest } from "../request-body.ts";
+import type { EncodedRequest } from "../../adapters/bench/request-body.ts";
 import { batchingYaml, RESNET_TENSORS } from "./bench-repository.ts";
 import type { BenchFunction } from "./bench-repository.ts";
 import { leastDisturbed } from "./cpu-meter.ts";

@@ -1,6 +1,6 @@
 import os from "node:os";
 import { Worker } from "node:worker_threads";
-import { summarizeLatencies } from "../percentiles.ts";
+import { summarizeLatencies } from "../../adapters/bench/percentiles.ts";
 import { startCpuMeter } from "./cpu-meter.ts";
 import type { RawPoint, RawTiming } from "./raw.ts";
 

@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runBench } from "../../bench/bench-command.ts";
+import { runBench } from "../../adapters/bench/bench-command.ts";
 import { startServer } from "../support/start-server.ts";
 import type { TestServer } from "../support/start-server.ts";
 

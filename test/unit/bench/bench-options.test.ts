@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseBenchArgs, parseDuration, parseRange, parseShape } from "../../../bench/bench-options.ts";
+import { parseBenchArgs, parseDuration, parseRange, parseShape } from "../../../adapters/bench/bench-options.ts";
 
 const int = { integer: true };
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { intervals, runClosedLoop, runOpenLoop } from "../../../bench/load-generator.ts";
-import type { Send, StepSamples } from "../../../bench/load-generator.ts";
-import { summarizeStep } from "../../../bench/step-summary.ts";
+import { intervals, runClosedLoop, runOpenLoop } from "../../../adapters/bench/load-generator.ts";
+import type { Send, StepSamples } from "../../../adapters/bench/load-generator.ts";
+import { summarizeStep } from "../../../adapters/bench/step-summary.ts";
 import { FakeClock } from "../../support/fake-clock.ts";
 
 /** Lets every pending promise continuation run (setImmediate comes after the microtask queue). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { percentile, summarizeLatencies } from "../../../bench/percentiles.ts";
+import { percentile, summarizeLatencies } from "../../../adapters/bench/percentiles.ts";
 
 describe("percentile()", () => {
   const hundred = Array.from({ length: 100 }, (_, i) => i + 1);

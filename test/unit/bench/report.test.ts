@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { parseBenchArgs } from "../../../bench/bench-options.ts";
-import { formatJson, formatTable } from "../../../bench/report.ts";
-import type { StepResult } from "../../../bench/report.ts";
+import { parseBenchArgs } from "../../../adapters/bench/bench-options.ts";
+import { formatJson, formatTable } from "../../../adapters/bench/report.ts";
+import type { StepResult } from "../../../adapters/bench/report.ts";
 
 const step: StepResult = {
   concurrency: 4,

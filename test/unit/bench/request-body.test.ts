@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { buildRequest } from "../../../bench/request-body.ts";
-import type { ModelMetadata, RequestBodyOptions } from "../../../bench/request-body.ts";
+import { buildRequest } from "../../../adapters/bench/request-body.ts";
+import type { ModelMetadata, RequestBodyOptions } from "../../../adapters/bench/request-body.ts";
 
 const metadata: ModelMetadata = {
   name: "m",

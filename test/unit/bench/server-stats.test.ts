@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { diffStats, parseModelStats } from "../../../bench/server-stats.ts";
+import { diffStats, parseModelStats } from "../../../adapters/bench/server-stats.ts";
 
 const d = (count: number, ns: number) => ({ count, ns });
 

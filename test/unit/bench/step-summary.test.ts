@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { summarizeStep } from "../../../bench/step-summary.ts";
+import { summarizeStep } from "../../../adapters/bench/step-summary.ts";
 
 describe("summarizeStep()", () => {
   const step = {
