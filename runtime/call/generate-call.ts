@@ -2,7 +2,7 @@ import { elementCount, invalidArg } from "../core/mod.ts";
 import type { InferResponse } from "../core/mod.ts";
 import type { FunctionConfig } from "../config/mod.ts";
 import type { Deployment } from "../lifecycle/mod.ts";
-import { decodeInferRequest, encodeJsonData, fromConfigType } from "../tensor/mod.ts";
+import { checkElementBudget, decodeInferRequest, encodeJsonData, fromConfigType } from "../tensor/mod.ts";
 import type { RequestHeader } from "../tensor/mod.ts";
 import { admit } from "./admission.ts";
 import type { Call, CallContext } from "./admission.ts";
@@ -23,9 +23,10 @@ const text = new TextDecoder();
  */
 export async function generateCall(ctx: CallContext, call: Call): Promise<AsyncGenerator<string, void, undefined>> {
   const { deployment: d, bytes, options } = await admit(ctx, call);
-  const request = decodeInferRequest(utf8.encode(JSON.stringify(kserveForm(parseBody(bytes), d.config))), {
+  const limit = elementLimit(ctx, d);
+  const request = decodeInferRequest(utf8.encode(JSON.stringify(kserveForm(parseBody(bytes), d.config, limit))), {
     check: (h: RequestHeader) => d.checkRequest(h),
-    ...elementLimit(ctx, d),
+    ...limit,
   });
   options.checked = d;
   const responses = ctx.models.stream(call.name, call.version, request, options);
@@ -50,7 +51,7 @@ function parseBody(bytes: Uint8Array): Record<string, unknown> {
  * [1], or [] for an input declared with no dims), with the batch dimension of 1 added when the
  * function batches and the value does not carry it.
  */
-function kserveForm(body: Record<string, unknown>, config: FunctionConfig) {
+function kserveForm(body: Record<string, unknown>, config: FunctionConfig, limit: { maxElements: number; limitName: string }) {
   const { id, parameters, ...fields } = body;
   if (id !== undefined && typeof id !== "string") throw invalidArg(`generate request: 'id' must be a string, not ${JSON.stringify(id)}`);
   if (parameters !== undefined && (typeof parameters !== "object" || parameters === null || Array.isArray(parameters))) {
@@ -66,6 +67,8 @@ function kserveForm(body: Record<string, unknown>, config: FunctionConfig) {
       continue;
     }
     let shape = nesting(value, name);
+    // Refused by its count before it is flattened and re-encoded (each a copy of its size).
+    checkElementBudget([{ name, datatype: fromConfigType(input.data_type), elements: elementCount(shape) }], limit.maxElements, limit.limitName);
     if (shape.length === 0 && input.dims.length > 0) shape = [1];
     if (config.max_batch_size > 0 && shape.length === input.dims.length) shape = [1, ...shape];
     inputs.push({ name, datatype: fromConfigType(input.data_type), shape, data: Array.isArray(value) ? value.flat(Infinity) : [value] });

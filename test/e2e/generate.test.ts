@@ -74,6 +74,10 @@ describe("generate extension", () => {
       expect((await post(`/v2/models/simple/${route}`, "not json")).status).toBe(400);
       expect((await post(`/v2/models/simple/${route}`, "[1]")).status).toBe(400);
       expect((await post(`/v2/models/nope/${route}`, { INPUT0: ints })).status).toBe(404);
+      // More elements than --max-elements: 413 from the count, before anything is copied.
+      const huge = await post(`/v2/models/simple/${route}`, `{"INPUT0": [${"0,".repeat(17_000_000)}0], "INPUT1": []}`);
+      expect(huge.status).toBe(413);
+      expect(JSON.parse(huge.text).error).toMatch(/INPUT0/);
     }
   });
 
