@@ -17,8 +17,8 @@ import { parseArgs } from "node:util";
 import { writeBenchRepository } from "./scenarios/bench-repository.ts";
 import { benchRequest, measureStep } from "./scenarios/measure-step.ts";
 import type { Encoding, Measured } from "./scenarios/measure-step.ts";
-import { startServerProcess } from "./scenarios/server-process.ts";
-import type { ServerProcess } from "./scenarios/server-process.ts";
+import { spawnServer } from "../harness/server-process.ts";
+import type { SpawnedServer } from "../harness/server-process.ts";
 import { writeResultsSection } from "./results-section.ts";
 import { median } from "./median-round.ts";
 
@@ -35,12 +35,12 @@ const repo = writeBenchRepository(FUNCTIONS, [
   { name: "simple", from: "simple", yaml: simpleYaml(false) },
   { name: "simple_cached", from: "simple", yaml: simpleYaml(true) },
 ]);
-const servers: ServerProcess[] = [];
+const servers: SpawnedServer[] = [];
 const rows: { label: string; encoding: Encoding; rounds: Measured[] }[] = [];
 try {
-  const tensorfn = await startServerProcess("node", [join(ROOT, "adapters", "node", "bin.mjs"), "serve", "--repo", repo, "--model-control-mode", "none", "--cache-size", "16M", "--port", "0"]);
+  const tensorfn = await spawnServer("node", [join(ROOT, "adapters", "node", "bin.mjs"), "serve", "--repo", repo, "--model-control-mode", "none", "--cache-size", "16M", "--port", "0"]);
   servers.push(tensorfn);
-  const bare = await startServerProcess("node", ["--import", "tsx", join(ROOT, "bench", "scenarios", "bare-http-server.ts"), "--port", "0"]);
+  const bare = await spawnServer("node", ["--import", "tsx", join(ROOT, "bench", "scenarios", "bare-http-server.ts"), "--port", "0"]);
   servers.push(bare);
   for (const encoding of ["binary", "json"] as Encoding[]) {
     const request = await benchRequest(tensorfn.url, "simple", { encoding });

@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { parseDocument } from "yaml";
 import { join } from "node:path";
 import { Pool } from "undici";
-import { spawnServer, tempRepository } from "../test/support/spawn-server.ts";
+import { spawnServer, tempRepository } from "../harness/server-process.ts";
 
 const rounds = Number(process.argv[2] ?? 5);
 const seconds = Number(process.argv[3] ?? 2);

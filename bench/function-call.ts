@@ -19,8 +19,8 @@ import { tmpdir } from "node:os";
 import { benchRequest, measureStep } from "./scenarios/measure-step.ts";
 import type { Measured } from "./scenarios/measure-step.ts";
 import type { EncodedRequest } from "../adapters/bench/request-body.ts";
-import { startServerProcess } from "./scenarios/server-process.ts";
-import type { ServerProcess } from "./scenarios/server-process.ts";
+import { spawnServer } from "../harness/server-process.ts";
+import type { SpawnedServer } from "../harness/server-process.ts";
 import { writeResultsSection } from "./results-section.ts";
 import { median, medianRound } from "./median-round.ts";
 
@@ -63,12 +63,12 @@ for (const steps of [1, 4]) {
 
 const json = (value: unknown): EncodedRequest => ({ body: new TextEncoder().encode(JSON.stringify(value)), headers: { "content-type": "application/json" }, inputs: [] });
 const numbers = Array.from({ length: 16 }, (_, i) => i);
-const servers: ServerProcess[] = [];
+const servers: SpawnedServer[] = [];
 const rows: { label: string; concurrency: number; rounds: Measured[] }[] = [];
 try {
-  const tensorfn = await startServerProcess("node", [join(ROOT, "adapters", "node", "bin.mjs"), "serve", "--repo", repo, "--model-control-mode", "none", "--port", "0"]);
+  const tensorfn = await spawnServer("node", [join(ROOT, "adapters", "node", "bin.mjs"), "serve", "--repo", repo, "--model-control-mode", "none", "--port", "0"]);
   servers.push(tensorfn);
-  const bare = await startServerProcess("node", ["--import", "tsx", join(ROOT, "bench", "scenarios", "bare-http-server.ts"), "--port", "0"]);
+  const bare = await spawnServer("node", ["--import", "tsx", join(ROOT, "bench", "scenarios", "bare-http-server.ts"), "--port", "0"]);
   servers.push(bare);
   const subjects = [
     { label: "bare node:http (the floor)", server: bare, model: "simple", request: await benchRequest(tensorfn.url, "simple", { encoding: "json" }), stats: false },

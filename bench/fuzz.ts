@@ -7,10 +7,10 @@
 import { parseArgs } from "node:util";
 import fc from "fast-check";
 import { Pool } from "undici";
-import { startServer } from "../test/support/start-server.ts";
-import { fuzzRepository, fuzzRequest } from "../test/support/fuzz-requests.ts";
-import type { FuzzRequest } from "../test/support/fuzz-requests.ts";
-import { checkStillCorrect, describeCase, sendFuzzRequest, violation } from "../test/support/fuzz-client.ts";
+import { startServer } from "../harness/start-server.ts";
+import { fuzzRepository, fuzzRequest } from "../harness/fuzz-requests.ts";
+import type { FuzzRequest } from "../harness/fuzz-requests.ts";
+import { checkStillCorrect, describeCase, sendFuzzRequest, violation } from "../harness/fuzz-client.ts";
 
 const { values } = parseArgs({
   options: {

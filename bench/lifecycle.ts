@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import { request } from "undici";
 import { rawColdStart } from "./lifecycle/raw-cold-start.ts";
 import { rssOf, servedColdStart } from "./lifecycle/served-cold-start.ts";
-import { spawnServer } from "../test/support/spawn-server.ts";
+import { spawnServer } from "../harness/server-process.ts";
 import { writeResultsSection } from "./results-section.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");

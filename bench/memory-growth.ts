@@ -12,7 +12,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Pool } from "undici";
-import { spawnServer } from "../test/support/spawn-server.ts";
+import { spawnServer } from "../harness/server-process.ts";
 
 const { values } = parseArgs({
   options: {

@@ -17,7 +17,7 @@ import { runBench } from "../adapters/bench/bench-command.ts";
 import { summariseObservability } from "./observability-verdict.ts";
 import type { ObservabilityRound } from "./observability-verdict.ts";
 import { writeResultsSection } from "./results-section.ts";
-import { spawnServer } from "../test/support/spawn-server.ts";
+import { spawnServer } from "../harness/server-process.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const BIN = join(ROOT, "adapters", "node", "bin.mjs");

@@ -20,8 +20,8 @@ import { encodeBinaryTensor } from "../runtime/tensor/mod.ts";
 import { measureStep } from "./scenarios/measure-step.ts";
 import type { Measured } from "./scenarios/measure-step.ts";
 import type { EncodedRequest } from "../adapters/bench/request-body.ts";
-import { startServerProcess } from "./scenarios/server-process.ts";
-import type { ServerProcess } from "./scenarios/server-process.ts";
+import { spawnServer } from "../harness/server-process.ts";
+import type { SpawnedServer } from "../harness/server-process.ts";
 import { writeResultsSection } from "./results-section.ts";
 import { median, medianRound } from "./median-round.ts";
 
@@ -72,13 +72,13 @@ const perRow: { batch: number; ms: number }[] = [];
   await session.release();
 }
 
-const servers: ServerProcess[] = [];
+const servers: SpawnedServer[] = [];
 const rows: Row[] = [];
 try {
   const models = ["ocr", "ocr_ensemble", "ocr_det", "ocr_cls", "ocr_rec"].flatMap((m) => ["--load-model", m]);
-  const tensorfn = await startServerProcess("node", [join(ROOT, "adapters", "node", "bin.mjs"), "serve", "--repo", join(ROOT, "functions"), "--model-control-mode", "explicit", ...models, "--port", "0"]);
+  const tensorfn = await spawnServer("node", [join(ROOT, "adapters", "node", "bin.mjs"), "serve", "--repo", join(ROOT, "functions"), "--model-control-mode", "explicit", ...models, "--port", "0"]);
   servers.push(tensorfn);
-  const script = await startServerProcess("node", ["--import", "tsx", join(ROOT, "bench", "scenarios", "ocr-script-server.ts"), "--port", "0"]);
+  const script = await spawnServer("node", ["--import", "tsx", join(ROOT, "bench", "scenarios", "ocr-script-server.ts"), "--port", "0"]);
   servers.push(script);
   // Both read the page right before anything is timed.
   for (const s of [tensorfn, script]) {
@@ -92,7 +92,7 @@ try {
     const text = ((await response.json()) as { outputs?: { name: string; data: string[] }[] }).outputs?.find((o) => o.name === "text")?.data.join(" | ");
     if (text !== LINES.join(" | ")) throw new Error(`ocr_ensemble read ${JSON.stringify(text)}, not ${JSON.stringify(LINES.join(" | "))}`);
   }
-  const subjects: { label: string; server: ServerProcess; model: string; path: string | undefined; stats: boolean; request?: EncodedRequest }[] = [
+  const subjects: { label: string; server: SpawnedServer; model: string; path: string | undefined; stats: boolean; request?: EncodedRequest }[] = [
     { label: "hand-written script (node:http, 3 sessions in sequence)", server: script, model: "ocr", path: "/", stats: false },
     { label: "tensorfn `ocr` (handler → ocr_det, ocr_cls, ocr_rec), POST /v1/functions/ocr", server: tensorfn, model: "ocr", path: "/v1/functions/ocr", stats: true },
     { label: "tensorfn `ocr_ensemble` (7 steps), KServe binary", server: tensorfn, model: "ocr_ensemble", path: undefined, stats: true, request: ensembleRequest },

@@ -24,7 +24,7 @@ import { roundSpread, runtimesProse } from "./runtimes/runtimes-prose.ts";
 import type { RuntimesRun, ServedStep } from "./runtimes/runtimes-prose.ts";
 import { measureRuntimeTargets } from "./runtimes/target-phase.ts";
 import type { ServeCommand } from "./runtimes/target-phase.ts";
-import { spawnServer } from "../test/support/spawn-server.ts";
+import { spawnServer } from "../harness/server-process.ts";
 import { COMPARE_WINDOW } from "./scenarios/served.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");

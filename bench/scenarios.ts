@@ -25,8 +25,8 @@ import { replaceSection } from "./results-section.ts";
 import type { Measured } from "./scenarios/measure-step.ts";
 import type { RunSubject, ScenarioResults } from "./scenarios/scenario-results.ts";
 import { benchFunctions, JIT_WARMUP_MS, plannedSeconds, planSteps, runServedSteps, warmServers } from "./scenarios/served.ts";
-import { startServerProcess } from "./scenarios/server-process.ts";
-import type { ServerProcess } from "./scenarios/server-process.ts";
+import { spawnServer } from "../harness/server-process.ts";
+import type { SpawnedServer } from "../harness/server-process.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const FUNCTIONS = join(ROOT, "functions");
@@ -70,13 +70,13 @@ log("bench: 1/5 raw onnxruntime-node limit (about 50 s)");
 const raw = await measureRaw(FUNCTIONS, { scale, log });
 
 const repo = writeBenchRepository(FUNCTIONS, benchFunctions());
-const servers: ServerProcess[] = [];
+const servers: SpawnedServer[] = [];
 let served: Measured[];
 let placements: Record<string, string> = {};
 try {
   log(`bench: 2/5 starting tensorfn (${serverRoot}) on ${repo}, the hand-written servers and the bare HTTP server`);
   const start = async (args: string[]) => {
-    const server = await startServerProcess("node", args);
+    const server = await spawnServer("node", args);
     servers.push(server);
     return server;
   };

@@ -9,7 +9,7 @@ import { parseArgs } from "node:util";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Pool } from "undici";
-import { spawnServer, tempRepository } from "../test/support/spawn-server.ts";
+import { spawnServer, tempRepository } from "../harness/server-process.ts";
 
 const { values } = parseArgs({
   options: {

@@ -12,9 +12,9 @@ function sources(dir: string): string[] {
   });
 }
 
-/** Every import/export-from specifier of a file, with the importing file relative to the root. */
-function edges(): { file: string; target: string }[] {
-  return sources(join(root, "runtime")).flatMap((path) => {
+/** Every import/export-from specifier of the files under `dir`, with the importing file relative to the root. */
+function edges(dir = "runtime"): { file: string; target: string }[] {
+  return sources(join(root, dir)).flatMap((path) => {
     const text = readFileSync(path, "utf8");
     const specs = [...text.matchAll(/(?:import|export)\s[^;]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g)].map((m) => m[1] ?? m[2]!);
     const file = relative(root, path);
@@ -113,5 +113,23 @@ describe("one route table", () => {
       });
     });
     expect(bad).toEqual([]);
+  });
+});
+
+describe("test/ and bench/", () => {
+  // What both need (starting a server in-process or as a process, the example repository, the fuzz
+  // generators) lives once, in harness/; a bench never reaches into the test suite.
+  const benchEdges = [...edges("bench"), ...edges("harness")];
+
+  it("finds the imports it checks", () => {
+    expect(benchEdges.filter(({ target }) => target.startsWith("harness/")).length).toBeGreaterThan(10);
+  });
+
+  it("bench/ and harness/ never import test/", () => {
+    expect(benchEdges.filter(({ target }) => target.startsWith("test/"))).toEqual([]);
+  });
+
+  it("harness/ never imports bench/", () => {
+    expect(benchEdges.filter(({ file, target }) => file.startsWith("harness/") && target.startsWith("bench/"))).toEqual([]);
   });
 });

@@ -11,8 +11,8 @@ import type { EncodedRequest } from "../../adapters/bench/request-body.ts";
 import { writeBenchRepository } from "../scenarios/bench-repository.ts";
 import { benchRequest, measureStep } from "../scenarios/measure-step.ts";
 import { BUNDLED, warmServers } from "../scenarios/served.ts";
-import { startServerProcess } from "../scenarios/server-process.ts";
-import type { ServerProcess } from "../scenarios/server-process.ts";
+import { spawnServer } from "../../harness/server-process.ts";
+import type { SpawnedServer } from "../../harness/server-process.ts";
 import { planTargetSteps, targetSeconds } from "./target-plan.ts";
 import type { TargetServer, TargetTiming } from "./target-plan.ts";
 import type { RuntimeStep, RuntimeTargetsRun } from "./runtime-targets.ts";
@@ -29,12 +29,12 @@ export async function measureRuntimeTargets(commands: Record<string, ServeComman
   const { root, timing, compareTiming, log } = options;
   // Copies of the examples with their bundled function.yaml, as `npm run bench` serves them.
   const repo = writeBenchRepository(join(root, "functions"), BUNDLED.map((name) => ({ name, from: name })));
-  const processes: ServerProcess[] = [];
+  const processes: SpawnedServer[] = [];
   const unavailable: Record<string, string> = {};
   const steps: RuntimeStep[] = [];
   try {
     const start = async (command: string, args: string[]) => {
-      const server = await startServerProcess(command, args, { timeoutMs: 90_000 });
+      const server = await spawnServer(command, args, { timeoutMs: 90_000 });
       processes.push(server);
       return server;
     };
@@ -45,7 +45,7 @@ export async function measureRuntimeTargets(commands: Record<string, ServeComman
     ]);
     // One after another: each server times its models at load (`execution_thread: auto`), and
     // three loading at once on 2 cores inflated those timings (mlp then went to a worker).
-    const started: PromiseSettledResult<readonly [string, ServerProcess]>[] = [];
+    const started: PromiseSettledResult<readonly [string, SpawnedServer]>[] = [];
     for (const [runtime, command] of Object.entries(commands)) {
       started.push(...(await Promise.allSettled([start(...command(repo)).then((server) => [runtime, server] as const)])));
     }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { execFileSync } from "node:child_process";
 import { median, rawColdStart } from "../lifecycle/raw-cold-start.ts";
 import { firstResponseAfterPark } from "../lifecycle/served-cold-start.ts";
-import { startServerProcess } from "./server-process.ts";
+import { spawnServer } from "../../harness/server-process.ts";
 
 /** One model's wake-up from PARKED against the raw cost of the same work (issue 11, target 6). */
 export interface ColdStart {
@@ -42,7 +42,7 @@ export async function measureColdStarts(functionsDir: string, options: { serverR
     const yaml = readFileSync(join(functionsDir, model, "function.yaml"), "utf8");
     writeFileSync(join(repo, model, "function.yaml"), `${yaml}\nscale: { idle_timeout_ms: 0, park: host }\n`);
   }
-  const server = await startServerProcess("node", [join(options.serverRoot, "adapters", "node", "bin.mjs"), "serve", "--repo", repo, "--port", "0"]);
+  const server = await spawnServer("node", [join(options.serverRoot, "adapters", "node", "bin.mjs"), "serve", "--repo", repo, "--port", "0"]);
   const results: ColdStart[] = [];
   try {
     for (const model of COLD_START_MODELS) {

@@ -11,7 +11,7 @@ import { resolve } from "node:path";
 import { writeBenchRepository } from "../scenarios/bench-repository.ts";
 import { benchFunctions } from "../scenarios/served.ts";
 import { benchRequest, measureStep } from "../scenarios/measure-step.ts";
-import { startServerProcess } from "../scenarios/server-process.ts";
+import { spawnServer } from "../../harness/server-process.ts";
 
 const roots = (process.argv[2] ?? ".").split(",").map((root) => resolve(root));
 const rounds = Number(process.argv[3] ?? 3);
@@ -21,7 +21,7 @@ const points = (process.argv[4] ?? "mlp:1:json,mlp:8:json,mlp:8:binary,mlp:32:bi
 });
 const repo = writeBenchRepository(resolve("functions"), benchFunctions().filter((f) => points.some((p) => p.model === f.name)));
 const servers = [];
-for (const root of roots) servers.push({ root, ...(await startServerProcess("node", [`${root}/adapters/node/bin.mjs`, "serve", "--repo", repo, "--model-control-mode", "none", "--port", "0"])) });
+for (const root of roots) servers.push({ root, ...(await spawnServer("node", [`${root}/adapters/node/bin.mjs`, "serve", "--repo", repo, "--model-control-mode", "none", "--port", "0"])) });
 /** Executions by dispatch reason so far (`tensorfn_batch_dispatches_total`; none before stop 27's checkouts). */
 async function dispatches(url: string, model: string): Promise<Map<string, number>> {
   const text = await (await fetch(`${url}/metrics`)).text();

@@ -6,7 +6,7 @@ import { cpSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { spawnServer } from "../../test/support/spawn-server.ts";
+import { spawnServer } from "../../harness/server-process.ts";
 import { compiledSources } from "../../adapters/node/compiled-sources.mjs";
 import { createNodePlatform } from "../../adapters/node/platform.ts";
 

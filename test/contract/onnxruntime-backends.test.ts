@@ -7,7 +7,7 @@ import type { Tensor } from "../../runtime/mod.ts";
 import { mlpReference } from "../../models/mlp.ts";
 import { mulberry32 } from "../../models/prng.ts";
 import { createNodePlatform } from "../../adapters/node/platform.ts";
-import { FUNCTIONS } from "../support/start-server.ts";
+import { FUNCTIONS } from "../../harness/start-server.ts";
 
 const platform = createNodePlatform();
 const simple = new Uint8Array(readFileSync(`${FUNCTIONS}/simple/1/model.onnx`));

@@ -2,8 +2,8 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runBench } from "../../adapters/bench/bench-command.ts";
-import { startServer } from "../support/start-server.ts";
-import type { TestServer } from "../support/start-server.ts";
+import { startServer } from "../../harness/start-server.ts";
+import type { TestServer } from "../../harness/start-server.ts";
 
 /** Runs the command with stdout and stderr captured. */
 async function bench(args: string[]) {

@@ -2,9 +2,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { request } from "undici";
-import { spawnServer, tempRepository } from "../support/spawn-server.ts";
-import type { SpawnedServer } from "../support/spawn-server.ts";
-import { TARGET_RUNTIME } from "../support/start-server.ts";
+import { spawnServer, tempRepository } from "../../harness/server-process.ts";
+import type { SpawnedServer } from "../../harness/server-process.ts";
+import { TARGET_RUNTIME } from "../../harness/start-server.ts";
 import { cliCommand } from "../support/keep-alive-load.ts";
 
 // The response cache under answers that are cheap to send and costly to keep as objects: BYTES

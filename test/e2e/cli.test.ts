@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { spawnServer, tempRepository } from "../support/spawn-server.ts";
+import { spawnServer, tempRepository } from "../../harness/server-process.ts";
 
 const BIN = "adapters/node/bin.mjs";
 

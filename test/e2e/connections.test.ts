@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { connect } from "node:net";
 import type { Socket } from "node:net";
 import { readFileSync } from "node:fs";
-import { spawnServer, tempRepository } from "../support/spawn-server.ts";
-import type { SpawnedServer } from "../support/spawn-server.ts";
+import { spawnServer, tempRepository } from "../../harness/server-process.ts";
+import type { SpawnedServer } from "../../harness/server-process.ts";
 import { cliCommand } from "../support/keep-alive-load.ts";
 
 // Clients that send slowly, never read, or open connections without end, against the Node CLI in

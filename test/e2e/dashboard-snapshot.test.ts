@@ -1,8 +1,8 @@
 import { Pool } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer } from "../support/start-server.ts";
-import type { TestServer } from "../support/start-server.ts";
-import { tempRepository } from "../support/spawn-server.ts";
+import { startServer } from "../../harness/start-server.ts";
+import type { TestServer } from "../../harness/start-server.ts";
+import { tempRepository } from "../../harness/server-process.ts";
 
 // The dashboard's snapshot as someone who asks for it once sees it: rates over a recent window
 // (sampled each second whether or not anyone watches), and a lazy function that has never loaded

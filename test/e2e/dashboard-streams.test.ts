@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { request } from "undici";
 import type { Dispatcher } from "undici";
-import { startServer } from "../support/start-server.ts";
-import type { TestServer } from "../support/start-server.ts";
-import { tempRepository } from "../support/spawn-server.ts";
+import { startServer } from "../../harness/start-server.ts";
+import type { TestServer } from "../../harness/start-server.ts";
+import { tempRepository } from "../../harness/server-process.ts";
 
 /** Hangs up on an event stream; undici reports its own abort as an error event, which is expected here. */
 function close(response: { body: { on(event: "error", listener: () => void): unknown; destroy(): unknown } }): void {

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startServer } from "../support/start-server.ts";
-import type { TestServer } from "../support/start-server.ts";
-import { tempRepository } from "../support/spawn-server.ts";
+import { startServer } from "../../harness/start-server.ts";
+import type { TestServer } from "../../harness/start-server.ts";
+import { tempRepository } from "../../harness/server-process.ts";
 
 // What answers say about files and failures: never an absolute path, never a function's name or
 // reason to a client without a key (once keys are set), never an error of unbounded size.

@@ -3,8 +3,8 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "n
 import { parseDocument } from "yaml";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FUNCTIONS, startServer } from "../support/start-server.ts";
-import type { TestServer } from "../support/start-server.ts";
+import { FUNCTIONS, startServer } from "../../harness/start-server.ts";
+import type { TestServer } from "../../harness/start-server.ts";
 import { mlpReference } from "../../models/mlp.ts";
 import { chooseThread, INLINE_MAX_BATCH_US, INLINE_THRESHOLD_US } from "../../runtime/lifecycle/execution-thread.ts";
 import { mulberry32 } from "../../models/prng.ts";

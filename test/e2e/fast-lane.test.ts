@@ -1,7 +1,7 @@
 import { Pool } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer } from "../support/start-server.ts";
-import type { TestServer } from "../support/start-server.ts";
+import { startServer } from "../../harness/start-server.ts";
+import type { TestServer } from "../../harness/start-server.ts";
 
 // On Node, inference and health are answered by the runtime's fast lane (runtime/http/fast-lane.ts)
 // straight on node:http; Bun, Deno and every other route go through the Hono app. The same

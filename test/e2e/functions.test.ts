@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer } from "../support/start-server.ts";
-import type { TestServer } from "../support/start-server.ts";
+import { startServer } from "../../harness/start-server.ts";
+import type { TestServer } from "../../harness/start-server.ts";
 import { mlpReference } from "../../models/mlp.ts";
 import { mulberry32 } from "../../models/prng.ts";
 import { drawText, ppocrClsPreprocess, rotate180, SAMPLE_TEXT } from "../../models/text-image.ts";

@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { Pool } from "undici";
 import { connect } from "node:net";
-import { startServer, TARGET_RUNTIME } from "../support/start-server.ts";
-import type { TestServer } from "../support/start-server.ts";
-import { fuzzRepository, fuzzRequest } from "../support/fuzz-requests.ts";
-import { checkStillCorrect, describeCase, sendFuzzRequest, violation } from "../support/fuzz-client.ts";
+import { startServer, TARGET_RUNTIME } from "../../harness/start-server.ts";
+import type { TestServer } from "../../harness/start-server.ts";
+import { fuzzRepository, fuzzRequest } from "../../harness/fuzz-requests.ts";
+import { checkStillCorrect, describeCase, sendFuzzRequest, violation } from "../../harness/fuzz-client.ts";
 
 // Property-based fuzzing of the HTTP surface (issue 10, "Tests"): mutated KServe JSON and binary
 // bodies, odd headers, paths and names against the real server with the bundled functions.

@@ -1,7 +1,7 @@
 import { Pool } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer } from "../support/start-server.ts";
-import type { TestServer } from "../support/start-server.ts";
+import { startServer } from "../../harness/start-server.ts";
+import type { TestServer } from "../../harness/start-server.ts";
 
 // Triton's generate extension (POST …/generate and …/generate_stream) through the real server and
 // ONNX Runtime: flat JSON fields name the inputs, each response is a flat JSON object, and the

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { spawnServer, tempRepository } from "../support/spawn-server.ts";
-import type { SpawnedServer } from "../support/spawn-server.ts";
-import { TARGET_RUNTIME } from "../support/start-server.ts";
+import { spawnServer, tempRepository } from "../../harness/server-process.ts";
+import type { SpawnedServer } from "../../harness/server-process.ts";
+import { TARGET_RUNTIME } from "../../harness/start-server.ts";
 import { cliCommand } from "../support/keep-alive-load.ts";
 
 // A careless handler's errors that escape its calls (a throw in a timer, a rejection nobody

@@ -2,9 +2,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { FUNCTIONS, inProcess, startServer } from "../support/start-server.ts";
-import type { TestServer } from "../support/start-server.ts";
-import { spawnServer, tempRepository } from "../support/spawn-server.ts";
+import { FUNCTIONS, inProcess, startServer } from "../../harness/start-server.ts";
+import type { TestServer } from "../../harness/start-server.ts";
+import { spawnServer, tempRepository } from "../../harness/server-process.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 
 let server: TestServer | undefined;

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cpSync, renameSync, writeFileSync } from "node:fs";
 import { mlpReference } from "../../models/mlp.ts";
 import { join } from "node:path";
-import { startServer } from "../support/start-server.ts";
-import type { TestServer } from "../support/start-server.ts";
-import { tempRepository } from "../support/spawn-server.ts";
+import { startServer } from "../../harness/start-server.ts";
+import type { TestServer } from "../../harness/start-server.ts";
+import { tempRepository } from "../../harness/server-process.ts";
 
 let server: TestServer;
 beforeAll(async () => {

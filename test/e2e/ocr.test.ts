@@ -3,10 +3,10 @@ import { encode } from "fast-png";
 import { drawPage, rotate, rotate180 } from "../../models/text-image.ts";
 import { encodeBinaryTensor } from "../../runtime/tensor/mod.ts";
 import type { RgbImage } from "../../models/text-image.ts";
-import { startServer } from "../support/start-server.ts";
-import { chunk, idat, ihdr, pack, png as pngOf } from "../support/png-chunks.ts";
+import { startServer } from "../../harness/start-server.ts";
+import { chunk, idat, ihdr, pack, png as pngOf } from "../../harness/png-chunks.ts";
 import { deflateSync } from "node:zlib";
-import type { TestServer } from "../support/start-server.ts";
+import type { TestServer } from "../../harness/start-server.ts";
 
 // The OCR example end to end: a PNG drawn here with the bitmap font, read back by the pretrained
 // PP-OCR detector, angle classifier and recogniser, each through its own function.

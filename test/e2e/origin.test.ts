@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { request } from "undici";
-import { startServer } from "../support/start-server.ts";
-import type { TestServer } from "../support/start-server.ts";
-import { spawnServer, tempRepository } from "../support/spawn-server.ts";
+import { startServer } from "../../harness/start-server.ts";
+import type { TestServer } from "../../harness/start-server.ts";
+import { spawnServer, tempRepository } from "../../harness/server-process.ts";
 
 type Init = { method?: string; headers?: Record<string, string>; body?: string };
 

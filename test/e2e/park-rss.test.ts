@@ -2,9 +2,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
 import { cpSync } from "node:fs";
 import { join } from "node:path";
-import { startServer } from "../support/start-server.ts";
-import type { TestServer } from "../support/start-server.ts";
-import { tempRepository } from "../support/spawn-server.ts";
+import { startServer } from "../../harness/start-server.ts";
+import type { TestServer } from "../../harness/start-server.ts";
+import { tempRepository } from "../../harness/server-process.ts";
 import { createNodePlatform } from "../../adapters/node/platform.ts";
 import { loadNative } from "../../native/index.ts";
 

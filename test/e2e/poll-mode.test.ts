@@ -2,9 +2,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { cpSync, mkdtempSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startServer } from "../support/start-server.ts";
-import type { TestServer } from "../support/start-server.ts";
-import { tempRepository } from "../support/spawn-server.ts";
+import { startServer } from "../../harness/start-server.ts";
+import type { TestServer } from "../../harness/start-server.ts";
+import { tempRepository } from "../../harness/server-process.ts";
 
 // Under Node, Bun and Deno alike: the server polls a real repository on the real clock every
 // 100 ms (`--repository-poll-secs 0.1`), and the test waits, bounded, for what the index says.

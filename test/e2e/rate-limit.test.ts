@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { inProcess, startServer } from "../support/start-server.ts";
-import type { TestServer } from "../support/start-server.ts";
-import { tempRepository } from "../support/spawn-server.ts";
+import { inProcess, startServer } from "../../harness/start-server.ts";
+import type { TestServer } from "../../harness/start-server.ts";
+import { tempRepository } from "../../harness/server-process.ts";
 import { FakeClock } from "../support/fake-clock.ts";
 
 /** A repository with `simple_identity` limited as `rate_limit` says (a token per 1000 s: no refill during a test). */

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync, cpSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FUNCTIONS, startServer } from "../support/start-server.ts";
-import type { TestServer } from "../support/start-server.ts";
-import { tempRepository } from "../support/spawn-server.ts";
+import { FUNCTIONS, startServer } from "../../harness/start-server.ts";
+import type { TestServer } from "../../harness/start-server.ts";
+import { tempRepository } from "../../harness/server-process.ts";
 
 // Everything here goes through real HTTP against the real server (and onnxruntime), under Node,
 // Bun and Deno alike: the load API is where a hostile client reaches the file system.

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { connect } from "node:net";
 import { join } from "node:path";
-import { spawnServer, tempRepository } from "../support/spawn-server.ts";
-import type { SpawnedServer } from "../support/spawn-server.ts";
-import { TARGET_RUNTIME } from "../support/start-server.ts";
+import { spawnServer, tempRepository } from "../../harness/server-process.ts";
+import type { SpawnedServer } from "../../harness/server-process.ts";
+import { TARGET_RUNTIME } from "../../harness/start-server.ts";
 
 // Issue 10: bodies under --max-input-size whose contents multiply in memory once decoded. Each
 // used to take the server to 2–4 GB (or abort it); now each is refused from its header, before

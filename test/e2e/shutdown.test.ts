@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { spawnServer, tempRepository } from "../support/spawn-server.ts";
-import type { SpawnedServer } from "../support/spawn-server.ts";
-import { TARGET_RUNTIME } from "../support/start-server.ts";
+import { spawnServer, tempRepository } from "../../harness/server-process.ts";
+import type { SpawnedServer } from "../../harness/server-process.ts";
+import { TARGET_RUNTIME } from "../../harness/start-server.ts";
 import { cliCommand, keepAliveLoad, partialRequest } from "../support/keep-alive-load.ts";
 
 // Graceful shutdown under the runtime TENSORFN_RUNTIME names (node by default), signalled the way

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { spawnServer, tempRepository } from "../support/spawn-server.ts";
+import { spawnServer, tempRepository } from "../../harness/server-process.ts";
 import { mlpReference } from "../../models/mlp.ts";
 
 // The same CLI and runtime, started under each runtime's own entry point (binaries from npm).

@@ -1,7 +1,7 @@
 import { connect } from "node:net";
 import type { Socket } from "node:net";
 import { Pool } from "undici";
-import type { TARGET_RUNTIME } from "./start-server.ts";
+import type { TARGET_RUNTIME } from "../../harness/start-server.ts";
 
 /** The command line that runs the tensorfn CLI under `runtime`, as CI runs it (start-server.ts). */
 export function cliCommand(runtime: typeof TARGET_RUNTIME, args: string[]): [string, string[]] {

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { intraOpSpinning, isOrtFormat, OrtSession, SPIN_DURATION_US } from "../../../runtime/backends/_ort-session.ts";
 import { ortNode } from "../../../runtime/backends/_ort-node.ts";
-import { FUNCTIONS } from "../../support/start-server.ts";
+import { FUNCTIONS } from "../../../harness/start-server.ts";
 import { loadNative } from "../../../native/index.ts";
 import { mlpWeights } from "../../../models/mlp.ts";
 

@@ -7,7 +7,7 @@ import { OrtSession } from "../../../runtime/backends/_ort-session.ts";
 import type { OrtSessionSettings } from "../../../runtime/backends/_ort-session.ts";
 import { ortNode } from "../../../runtime/backends/_ort-node.ts";
 import { loadNative } from "../../../native/index.ts";
-import { FUNCTIONS } from "../../support/start-server.ts";
+import { FUNCTIONS } from "../../../harness/start-server.ts";
 
 // `wake_unpacked`: a wake of an event-loop session whose weights stay in place answers first from a
 // session made without prepacking, then hands over to the prepacked one (onnxruntime-node-backend.ts).

@@ -4,7 +4,7 @@ import { createNodePlatform } from "../../../adapters/node/platform.ts";
 import { WorkerConnection } from "../../../runtime/backends/_worker-connection.ts";
 import { MAX_ARENA_BYTES } from "../../../runtime/backends/_shared-channel.ts";
 import type { Tensor } from "../../../runtime/core/mod.ts";
-import { FUNCTIONS } from "../../support/start-server.ts";
+import { FUNCTIONS } from "../../../harness/start-server.ts";
 
 // Real worker threads and onnxruntime-node: `simple` adds (OUTPUT0 = INPUT0 + INPUT1) and
 // subtracts (OUTPUT1 = INPUT0 − INPUT1) two INT32 [N, 16] tensors, so every answer is checkable.

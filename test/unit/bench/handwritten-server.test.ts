@@ -1,12 +1,12 @@
 import { join } from "node:path";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServerProcess } from "../../../bench/scenarios/server-process.ts";
-import type { ServerProcess } from "../../../bench/scenarios/server-process.ts";
+import { spawnServer } from "../../../harness/server-process.ts";
+import type { SpawnedServer } from "../../../harness/server-process.ts";
 
 // The baseline of target 1 must answer correctly, or the ratios against it mean nothing.
 describe("bench/handwritten-server.ts", () => {
-  let server: ServerProcess;
+  let server: SpawnedServer;
   const a = Array.from({ length: 16 }, (_, i) => i);
   const b = Array.from({ length: 16 }, () => 3);
   const inputs = (extra: (data: number[]) => object) => [
@@ -16,7 +16,7 @@ describe("bench/handwritten-server.ts", () => {
 
   beforeAll(async () => {
     const root = join(import.meta.dirname, "..", "..", "..");
-    server = await startServerProcess("node", ["--import", "tsx", join(root, "bench", "handwritten-server.ts"), "--repo", join(root, "functions"), "--models", "simple", "--port", "0"]);
+    server = await spawnServer("node", ["--import", "tsx", join(root, "bench", "handwritten-server.ts"), "--repo", join(root, "functions"), "--models", "simple", "--port", "0"]);
   });
   afterAll(() => server?.stop());
 

@@ -4,7 +4,7 @@ import { encode } from "fast-png";
 import { deflateSync } from "node:zlib";
 import { ImageError, boxesOf, boxesTensor, cropLine, ctcDecode, decodeImage, findBoxes, parseDictionary, recogniserWidth } from "../../../functions/ocr/ppocr.ts";
 import type { Box } from "../../../functions/ocr/ppocr.ts";
-import { chunk, ihdr, png } from "../../support/png-chunks.ts";
+import { chunk, ihdr, png } from "../../../harness/png-chunks.ts";
 
 // The OCR example's own steps, on inputs small enough to check by hand (the models' part is in
 // test/e2e/ocr.test.ts).

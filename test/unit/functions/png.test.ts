@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { decode, encode } from "fast-png";
 import { deflateSync } from "node:zlib";
 import { decodePng, ImageError } from "../../../functions/ocr/png.ts";
-import { chunk, idat, ihdr, pack, png } from "../../support/png-chunks.ts";
+import { chunk, idat, ihdr, pack, png } from "../../../harness/png-chunks.ts";
 
 // The OCR example's PNG decoder against the shapes an untrusted client can send: chunks a decoder
 // need not read, headers that lie, palettes out of range, every bit depth, interlacing.

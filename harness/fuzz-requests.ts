@@ -1,10 +1,10 @@
 import fc from "fast-check";
 import { deflateSync, gzipSync } from "node:zlib";
-import { encodeBinaryTensor } from "../../runtime/tensor/mod.ts";
+import { encodeBinaryTensor } from "../runtime/tensor/mod.ts";
 import { chunk, idat, ihdr, pack, png } from "./png-chunks.ts";
 import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { FUNCTIONS } from "./start-server.ts";
+import { FUNCTIONS } from "./repositories.ts";
 
 /**
  * Generators of hostile and careless HTTP requests for the bundled functions (test/e2e/fuzz.test.ts,

@@ -1,17 +1,17 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createRuntime } from "../../runtime/mod.ts";
-import type { Runtime, RuntimeOptions } from "../../runtime/mod.ts";
-import { LIMIT_FLAGS } from "../../runtime/config/mod.ts";
-import { createNodePlatform } from "../../adapters/node/platform.ts";
-import { answerClientErrors } from "../../adapters/node/client-error.ts";
-import { reportConnections, requestListener } from "../../adapters/node/request-listener.ts";
+import { createRuntime } from "../runtime/mod.ts";
+import type { Runtime, RuntimeOptions } from "../runtime/mod.ts";
+import { LIMIT_FLAGS } from "../runtime/config/mod.ts";
+import { createNodePlatform } from "../adapters/node/platform.ts";
+import { answerClientErrors } from "../adapters/node/client-error.ts";
+import { reportConnections, requestListener } from "../adapters/node/request-listener.ts";
 
-export const FUNCTIONS = fileURLToPath(new URL("../../functions", import.meta.url));
+export { FUNCTIONS } from "./repositories.ts";
+import { FUNCTIONS } from "./repositories.ts";
 
 export interface TestServer {
   url: string;
@@ -85,7 +85,7 @@ async function startServerUnder(runtime: "bun" | "deno", options: Partial<Runtim
     runtime === "bun"
       ? ["node_modules/.bin/bun", ["adapters/bun/main.ts", ...args]]
       : ["node_modules/.bin/deno", ["run", "-A", "--unstable-no-legacy-abort", "adapters/deno/main.ts", ...args]];
-  const { spawnServer } = await import("./spawn-server.ts");
+  const { spawnServer } = await import("./server-process.ts");
   const server = await spawnServer(entry[0] as string, entry[1] as string[], { timeoutMs: 90_000 });
   return { url: server.url, close: async () => void (await server.stop()) };
 }
