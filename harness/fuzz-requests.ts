@@ -8,7 +8,7 @@ import { FUNCTIONS } from "./repositories.ts";
 
 /**
  * Generators of hostile and careless HTTP requests for the bundled functions (test/e2e/fuzz.test.ts,
- * bench/fuzz.ts). Each case starts from a valid request and mutates its body, headers or path, so
+ * bench/suites/fuzz.ts). Each case starts from a valid request and mutates its body, headers or path, so
  * most cases get past the first check and reach the decoder, the scheduler and the model.
  *
  * Two kinds of case: `framed` ones are well-formed HTTP/1.1 (sent through an undici Pool, so the
@@ -454,5 +454,5 @@ export const rawRequest: fc.Arbitrary<FuzzRequest> = fc
     return { kind: "raw" as const, method: "POST", path, headers, body: body.body, declaredLength, label: `raw ${body.label} cl=${declared}` };
   });
 
-/** The mix the CI run and bench/fuzz.ts use: mostly framed, a few raw. */
+/** The mix the CI run and bench/suites/fuzz.ts use: mostly framed, a few raw. */
 export const fuzzRequest: fc.Arbitrary<FuzzRequest> = fc.oneof({ weight: 19, arbitrary: framedRequest }, { weight: 1, arbitrary: rawRequest });

@@ -66,7 +66,7 @@ export const RECOGNISER_OUTPUTS = { probabilities: "softmax_11.tmp_0", index: "c
  * the classes of its softmax, as two more outputs beside it. A caller that decodes greedily
  * fetches those (2 values a step) instead of the 6625 probabilities of every step: for one line
  * 480 wide, 480 bytes instead of 1.6 MB copied out of onnxruntime (about a sixth of a 3-line
- * run's time here, bench/RESULTS.md "ocr"). The softmax stays an output for other decoders.
+ * run's time here, bench/results/ocr.md). The softmax stays an output for other decoders.
  */
 export const buildRecogniser = Object.assign(writeRecogniser, {
   /** A recogniser copied before the CTC outputs existed is built again. */

@@ -30,7 +30,7 @@ function anchors(path: string): Set<string> {
   return new Set([...text.matchAll(/^#+ (.*)$/gm)].map((m) => slug(m[1]!)));
 }
 
-const pages = [join(root, "README.md"), ...markdown(join(root, "docs"))];
+const pages = [join(root, "README.md"), ...markdown(join(root, "docs")), join(root, "bench", "RESULTS.md"), ...markdown(join(root, "bench", "results"))];
 
 describe("docs", () => {
   it("README is a landing page (at most about 250 lines)", () => {

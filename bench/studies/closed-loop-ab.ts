@@ -8,9 +8,9 @@
 // files come from this checkout's functions/ (`npm ci` builds them).
 // Usage: tsx bench/studies/closed-loop-ab.ts <checkout>,<checkout> [rounds=3] [points=mlp:1:json,...]
 import { resolve } from "node:path";
-import { writeBenchRepository } from "../scenarios/bench-repository.ts";
-import { benchFunctions } from "../scenarios/served.ts";
-import { benchRequest, measureStep } from "../scenarios/measure-step.ts";
+import { writeBenchRepository } from "../suites/scenarios/bench-repository.ts";
+import { benchFunctions } from "../suites/scenarios/served.ts";
+import { benchRequest, measureStep } from "../suites/scenarios/measure-step.ts";
 import { spawnServer } from "../../harness/server-process.ts";
 
 const roots = (process.argv[2] ?? ".").split(",").map((root) => resolve(root));

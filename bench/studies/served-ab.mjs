@@ -3,7 +3,7 @@
 // falls on all), 0.5 s warm-up + the rest of `secs` counted; prints req/s per port per round. Start the
 // servers first, e.g. two tensorfn checkouts and the hand-written baseline on a copy of functions/mlp:
 //   node <checkout>/adapters/node/bin.mjs serve --repo <repo> --port 8201 --model-control-mode none
-//   node --import tsx bench/handwritten-server.ts --repo <repo> --models mlp --port 8203
+//   node --import tsx bench/suites/handwritten-server.ts --repo <repo> --models mlp --port 8203
 // Usage: [MODEL=mlp] node bench/studies/served-ab.mjs <port>[,<port>…] [c=1] [secs=3] [rounds=3]
 import { Pool } from "undici";
 const [ports, c = "1", secs = "3", rounds = "3"] = process.argv.slice(2);

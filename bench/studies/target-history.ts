@@ -1,15 +1,15 @@
 // Issue 11's targets across every `npm run bench` committed so far: each version of
-// bench/out/scenarios.json in git history, judged by today's bench/scenarios/targets.ts (so older
+// bench/out/scenarios.json in git history, judged by today's bench/suites/scenarios/targets.ts (so older
 // runs get today's checks, target 4's ceiling among them). Which targets a run met moves with the
 // VM's spell more than with the code; this table says which have been met at all, and how often.
 // Prints two Markdown tables: the runs (with the figures behind targets 2's CPU, 1's worst points and
 // 4), then target 1 point by point. `until`: the newest results commit to read (default HEAD), so a
-// table quoted in bench/RESULTS.md reads the same after later runs are committed.
+// table quoted in docs/notes/2026-12-scheduling-studies.md reads the same after later runs are committed.
 // Usage: tsx bench/studies/target-history.ts [limit=20] [until=HEAD]
 import { execFileSync } from "node:child_process";
-import { batchingGain, checkTargets, comparePoints } from "../scenarios/targets.ts";
-import { cpuPerRequest, fixed, step } from "../scenarios/scenario-results.ts";
-import type { ScenarioResults } from "../scenarios/scenario-results.ts";
+import { batchingGain, checkTargets, comparePoints } from "../suites/scenarios/targets.ts";
+import { cpuPerRequest, fixed, step } from "../suites/scenarios/scenario-results.ts";
+import type { ScenarioResults } from "../suites/scenarios/scenario-results.ts";
 
 const limit = Number(process.argv[2] ?? 20);
 const until = process.argv[3] ?? "HEAD";

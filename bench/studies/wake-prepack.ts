@@ -6,7 +6,7 @@
 // each session's runs at a few batch sizes (median), then whether one row's answer has the same bits in
 // every session and at every batch size as the copied session's at batch 1 (else the largest relative
 // difference). The third variant is what `parameters.wake_unpacked` answers a wake from first
-// (bench/RESULTS.md, "A wake without prepacking").
+// (docs/notes/2026-12-lifecycle-studies.md, "A wake without prepacking").
 // Usage: tsx bench/studies/wake-prepack.ts [mlp|resnet]
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,7 +1,7 @@
 // PP-OCR's steps around its three models, in plain TypeScript: PNG → RGB, the detector's input,
 // text boxes from its probability map (DBNet's post-processing), crops for the angle classifier and
 // the recogniser, CTC decoding. `readText` chains them over any `run(function, inputs)`: the
-// handler passes ctx.infer (each model through its own queue and batcher); bench/ocr.ts passes
+// handler passes ctx.infer (each model through its own queue and batcher); bench/suites/ocr.ts passes
 // three onnxruntime sessions called in sequence, the script a user would write by hand.
 //
 // Follows PaddleOCR's defaults (det_limit_side_len 960, det_db_thresh 0.3, det_db_box_thresh 0.6,

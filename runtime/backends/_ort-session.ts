@@ -65,7 +65,7 @@ function plainBytes(bytes: Uint8Array, plainView: PlainView | undefined): Uint8A
  * bound burnt the cores that batching and HTTP needed. `mlp` (interleaved, served, req/s, a slow
  * spell): c=1 1212-1482 never, 1618-2190 at 100 µs; c=32 5494-5606 never, 6773-7326 at 100 µs,
  * 7425 / 6790 unbounded against 10405 / 9560 for the default then; in a server of ten sessions c=1
- * +12 %, c=32 unchanged (bench/RESULTS.md, "Intra-op threads that spin a little").
+ * +12 %, c=32 unchanged (docs/notes/2026-12-scheduling-studies.md, "Intra-op threads that spin a little").
  */
 export const SPIN_DURATION_US = 100;
 

@@ -125,7 +125,7 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
  * Whether a load that asks for it (`LoadOptions.wakeUnpacked`) answers first from a session without
  * prepacking: a wake (kept ORT-format bytes) of a CPU session on the event loop whose weights stay in
  * place. Such a session is made in 1–2 ms without new memory where the prepacked one takes 13–16 ms of
- * faulting copies (mlp; bench/RESULTS.md, "A wake without prepacking"), so the first answer after a
+ * faulting copies (mlp; docs/notes/2026-12-lifecycle-studies.md, "A wake without prepacking"), so the first answer after a
  * wake comes that much sooner. Not by default: its kernels round differently in the last bits, where
  * tensorfn's answers are otherwise the same bits whatever the batch.
  */

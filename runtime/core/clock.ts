@@ -25,8 +25,8 @@ const SOON_KEEP_OPEN_MS = 100;
  * steps follow each other and is closed once none came for SOON_KEEP_OPEN_MS (closed, not just
  * silenced: an open port keeps Deno's event loop alive), so an idle process is not kept alive and
  * burns nothing. Opening a channel per wait, as this did until stop 31, made short batch windows
- * under Node close up to 573 µs late at p99, 37–98 µs since (`bench/batch-window.ts`,
- * bench/RESULTS.md "Batch windows"). Steps queued while a batch of them runs go to the other of
+ * under Node close up to 573 µs late at p99, 37–98 µs since (`bench/studies/batch-window.ts`,
+ * bench/results/body-json.md "Batch windows"). Steps queued while a batch of them runs go to the other of
  * two lists: no array is allocated per step.
  */
 export function messageChannelSoon(): (fn: () => void) => void {

@@ -70,7 +70,7 @@ interface Family {
  * between requests, and a readiness probe that arrives meanwhile waits it out. The registry's
  * formatting (labels merged and escaped per line) plus every family reading every version's
  * statistics again made a scrape of 16 versions take 4–6 ms, of 64 17–22 ms; one read per
- * version and this writer: 0.6 and 3 ms (bench/RESULTS.md, "A scrape's cost on the event loop").
+ * version and this writer: 0.6 and 3 ms (docs/notes/2026-12-scheduling-studies.md, "A scrape's cost on the event loop").
  */
 export function createPrometheus(source: MetricsSource, options: { histogramLatencies?: boolean } = {}): Prometheus {
   const families: Family[] = [];

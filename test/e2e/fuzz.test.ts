@@ -10,7 +10,7 @@ import { checkStillCorrect, describeCase, sendFuzzRequest, violation } from "../
 // Property-based fuzzing of the HTTP surface (issue 10, "Tests"): mutated KServe JSON and binary
 // bodies, odd headers, paths and names against the real server with the bundled functions.
 // Reproduce a failure with TENSORFN_FUZZ_SEED=<seed printed on failure>; TENSORFN_FUZZ_RUNS scales it
-// (each run sends CONCURRENCY cases at once). bench/fuzz.ts runs the same generators for longer.
+// (each run sends CONCURRENCY cases at once). bench/suites/fuzz.ts runs the same generators for longer.
 const SEED = Number(process.env.TENSORFN_FUZZ_SEED ?? Date.now() % 2 ** 31);
 const CONCURRENCY = 4;
 const RUNS = Number(process.env.TENSORFN_FUZZ_RUNS ?? 1250);

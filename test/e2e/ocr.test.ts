@@ -17,7 +17,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 const png = (image: RgbImage) => new Uint8Array(encode({ width: image.width, height: image.height, data: image.data, channels: 3, depth: 8 }));
-// Scale 3 with a printed word gap: the layout the models read exactly (see bench/ocr.ts).
+// Scale 3 with a printed word gap: the layout the models read exactly (see bench/suites/ocr.ts).
 const page = (lines: string[]) => drawPage(lines, { scale: 3, margin: 32, lineGap: 12, spaceWidth: 2 });
 
 interface Line {

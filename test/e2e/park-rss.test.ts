@@ -34,7 +34,7 @@ describe("memory after a park", () => {
       collectGarbage: () => void (order.push("collect"), node.collectGarbage!()),
       trimMemory: () => void (order.push("trim"), trims.push(native!.trimMemory())),
     };
-    // Three copies of mlp (a 12 MiB file; bench/RESULTS.md: about 67 MiB per READY copy, 15 MiB parked).
+    // Three copies of mlp (a 12 MiB file; bench/results/lifecycle.md: about 67 MiB per READY copy, 15 MiB parked).
     const repo = tempRepository("mlp");
     for (const name of ["mlp_b", "mlp_c"]) cpSync(join(repo, "mlp"), join(repo, name), { recursive: true });
     server = await startServer({ repository: repo, platform });

@@ -4,18 +4,18 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-// bench/gpu-check.sh as the GPU host runs it, on the adapter this machine has (llvmpipe): packed
+// bench/suites/gpu-check.sh as the GPU host runs it, on the adapter this machine has (llvmpipe): packed
 // here, then run with no Node on PATH and no node_modules, from its own bundle.
-describe("bench/gpu-check.sh", () => {
+describe("bench/suites/gpu-check.sh", () => {
   it("its program type-checks under Deno (tsc leaves it out: it uses Deno's globals)", () => {
-    const check = spawnSync("node_modules/.bin/deno", ["check", "--no-config", "--node-modules-dir=manual", "bench/gpu-check/main.ts"], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+    const check = spawnSync("node_modules/.bin/deno", ["check", "--no-config", "--node-modules-dir=manual", "bench/suites/gpu-check/main.ts"], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
     expect(check.status, check.stderr).toBe(0);
   }, 120_000);
 
   it("packs under 64 MiB and, run the host's way, serves on WebGPU with outputs that agree with WASM", () => {
     const out = mkdtempSync(join(tmpdir(), "gpu-check-out-"));
     const bundle = mkdtempSync(join(tmpdir(), "gpu-check-bundle-"));
-    const run = spawnSync("bash", ["bench/gpu-check.sh", "selftest"], {
+    const run = spawnSync("bash", ["bench/suites/gpu-check.sh", "selftest"], {
       encoding: "utf8",
       env: { ...process.env, OUT: out, GPU_CHECK_BUNDLE: bundle, GPU_CHECK_XZ_LEVEL: "0", GPU_CHECK_MODELS: "mlp", GPU_CHECK_SECONDS: "0.5" },
       timeout: 170_000,

@@ -107,7 +107,7 @@ export class DynamicBatcher implements InstanceScheduler {
    * Whether it ends on the clock's timer alone, without polling: a closed loop's wait under the
    * adaptive law, which an arrival or `no_arrivals` ends long before the timer as a rule; polling
    * its tail spent the event loop that reads those arrivals (mlp_adaptive at 32 clients: 4844 req/s
-   * polled, 5670 not; bench/RESULTS.md, "Batches formed on the compute turn").
+   * polled, 5670 not; docs/notes/2026-12-scheduling-studies.md, "Batches formed on the compute turn").
    */
   #waitCoarse = false;
   /** When the batch being formed could first have left (an instance free, a request queued); undefined between batches. */
@@ -289,7 +289,7 @@ export class DynamicBatcher implements InstanceScheduler {
    * it would take (`ModelInstance.computeTurn`: an event-loop instance whose runs start on a later
    * macrotask). The execution could not start before that turn anyway, so forming it there costs
    * its requests no wait and lets the requests read meanwhile join: 8 closed-loop clients of the
-   * bundled mlp formed batches of 6.9 instead of 4.3 (bench/RESULTS.md, "Batches formed on the
+   * bundled mlp formed batches of 6.9 instead of 4.3 (docs/notes/2026-12-scheduling-studies.md, "Batches formed on the
    * compute turn"). A batch that is full, has its largest preferred size, or is blocked by a
    * request that cannot join it leaves at once, as before; so does one that nothing more can reach
    * (`arrivals`), unless the instance just came back (`afterRun`): its batch's clients are

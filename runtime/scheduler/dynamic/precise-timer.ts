@@ -24,7 +24,7 @@ export function planWait(remainingMs: number, latenessMs: number): WaitStep {
  * poll (`Clock.soon`), so a 500 µs batch window lasts 500 µs, not the 1.1–2.1 ms timers give.
  * Polling happens only in the tail of a pending wait: an idle batcher holds no timer at all.
  * Lateness is learned online from the coarse timers it sets (a decaying maximum), starting at
- * 2 ms, which covers every runtime measured in bench/batch-window.ts.
+ * 2 ms, which covers every runtime measured in bench/studies/batch-window.ts.
  */
 export class PreciseTimer {
   readonly #clock: Clock;

@@ -22,7 +22,7 @@ describe("Node's TypeScript load hook", () => {
   });
 
   it("hands everything else on (node_modules, other folders, files that are not .ts)", async () => {
-    for (const url of [pathToFileURL("functions/ocr/ppocr.ts").href, pathToFileURL("bench/fuzz.ts").href, pathToFileURL("node_modules/zod/index.js").href, `${own}?tsx-namespace=1`]) {
+    for (const url of [pathToFileURL("functions/ocr/ppocr.ts").href, pathToFileURL("bench/suites/fuzz.ts").href, pathToFileURL("node_modules/zod/index.js").href, `${own}?tsx-namespace=1`]) {
       expect((await load(url, {}, next)).format).toBe("next");
     }
   });

@@ -1,4 +1,4 @@
-import type { Measured } from "../../../bench/scenarios/measure-step.ts";
+import type { Measured } from "../../../bench/suites/scenarios/measure-step.ts";
 
 /** A latency summary with the given p50 and p99 (the other percentiles follow them). */
 export const latency = (p50: number, p99: number) => ({ p50, p90: p99, p95: p99, p99, avg: p50, max: p99 });

@@ -5,7 +5,7 @@ import { spawnServer } from "../../../harness/server-process.ts";
 import type { SpawnedServer } from "../../../harness/server-process.ts";
 
 // The baseline of target 1 must answer correctly, or the ratios against it mean nothing.
-describe("bench/handwritten-server.ts", () => {
+describe("bench/suites/handwritten-server.ts", () => {
   let server: SpawnedServer;
   const a = Array.from({ length: 16 }, (_, i) => i);
   const b = Array.from({ length: 16 }, () => 3);
@@ -16,7 +16,7 @@ describe("bench/handwritten-server.ts", () => {
 
   beforeAll(async () => {
     const root = join(import.meta.dirname, "..", "..", "..");
-    server = await spawnServer("node", ["--import", "tsx", join(root, "bench", "handwritten-server.ts"), "--repo", join(root, "functions"), "--models", "simple", "--port", "0"]);
+    server = await spawnServer("node", ["--import", "tsx", join(root, "bench", "suites", "handwritten-server.ts"), "--repo", join(root, "functions"), "--models", "simple", "--port", "0"]);
   });
   afterAll(() => server?.stop());
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { summariseObservability } from "../../../bench/observability-verdict.ts";
+import { summariseObservability } from "../../../bench/suites/observability-verdict.ts";
 
 const round = (off: number, on: number, first: "off" | "on" = "off") => ({ order: first === "off" ? (["off", "on"] as const).slice() : (["on", "off"] as const).slice(), off, on });
 

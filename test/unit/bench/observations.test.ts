@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { Encoding, Measured } from "../../../bench/scenarios/measure-step.ts";
-import { observations } from "../../../bench/scenarios/observations.ts";
-import type { ScenarioResults } from "../../../bench/scenarios/scenario-results.ts";
+import type { Encoding, Measured } from "../../../bench/suites/scenarios/measure-step.ts";
+import { observations } from "../../../bench/suites/scenarios/observations.ts";
+import type { ScenarioResults } from "../../../bench/suites/scenarios/scenario-results.ts";
 import { latency, measured, RUN } from "./_measured.ts";
 
 const cores = (server: number) => ({ self: 0.2, server, serverMain: server, other: 0 });

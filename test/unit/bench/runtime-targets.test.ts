@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import type { Encoding, Measured } from "../../../bench/scenarios/measure-step.ts";
-import { runtimeTargetsSection } from "../../../bench/runtimes/runtime-targets-md.ts";
-import { runtimeChecks } from "../../../bench/runtimes/runtime-targets.ts";
-import type { RuntimeStep, RuntimeTargetsRun } from "../../../bench/runtimes/runtime-targets.ts";
-import { planTargetSteps, targetSeconds } from "../../../bench/runtimes/target-plan.ts";
+import type { Encoding, Measured } from "../../../bench/suites/scenarios/measure-step.ts";
+import { runtimeTargetsSection } from "../../../bench/suites/runtimes/runtime-targets-md.ts";
+import { runtimeChecks } from "../../../bench/suites/runtimes/runtime-targets.ts";
+import type { RuntimeStep, RuntimeTargetsRun } from "../../../bench/suites/runtimes/runtime-targets.ts";
+import { planTargetSteps, targetSeconds } from "../../../bench/suites/runtimes/target-plan.ts";
 import { latency, measured as measuredStep } from "./_measured.ts";
-import type { TargetServer } from "../../../bench/runtimes/target-plan.ts";
+import type { TargetServer } from "../../../bench/suites/runtimes/target-plan.ts";
 
 function measured(runtime: string | null, target: string, model: string, concurrency: number, inferPerS: number, extra: Partial<Measured> = {}): RuntimeStep {
   return { runtime, ...measuredStep(target, model, concurrency, inferPerS, extra) };

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { roundSpread, runtimesProse } from "../../../bench/runtimes/runtimes-prose.ts";
-import type { Hops, RuntimesRun, ServedStep } from "../../../bench/runtimes/runtimes-prose.ts";
+import { roundSpread, runtimesProse } from "../../../bench/suites/runtimes/runtimes-prose.ts";
+import type { Hops, RuntimesRun, ServedStep } from "../../../bench/suites/runtimes/runtimes-prose.ts";
 
 const step = (rounds: number[], computeUsPerExecution: number | null = null): ServedStep => ({ inferPerS: Math.max(...rounds), p50Ms: 1, rounds, computeUsPerExecution });
 const hops = (runtime: string, roundTripUs: number, mlpWorkerUs: number, timeout500usUs: number, timeout2msUs: number): Hops => ({ runtime, roundTripUs, mlpMainUs: mlpWorkerUs, mlpWorkerUs, timeout500usUs, timeout2msUs });
 
-/** The run bench/RESULTS.md shows (2026-11-29): best-of-two figures, with second rounds 5 % apart. */
+/** The run bench/results/runtimes.md shows (2026-11-29): best-of-two figures, with second rounds 5 % apart. */
 function lastRun(): RuntimesRun {
   const pair = (best: number, c?: number) => step([best, best * 0.95], c);
   return {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { COMPARE_ROUNDS, plannedSeconds, planSteps, SWEEP_ROUNDS } from "../../../bench/scenarios/served.ts";
-import type { Target } from "../../../bench/scenarios/served.ts";
+import { COMPARE_ROUNDS, plannedSeconds, planSteps, SWEEP_ROUNDS } from "../../../bench/suites/scenarios/served.ts";
+import type { Target } from "../../../bench/suites/scenarios/served.ts";
 
 const target = (name: Target["name"]): Target => ({ name, url: `http://${name}`, pid: 1 });
 const targets = { tensorfn: target("tensorfn"), naive: target("naive"), handwritten: target("handwritten"), bare: target("bare") };

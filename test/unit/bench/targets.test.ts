@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { Encoding, Measured } from "../../../bench/scenarios/measure-step.ts";
-import type { RawPoint } from "../../../bench/scenarios/raw.ts";
-import type { ScenarioResults } from "../../../bench/scenarios/scenario-results.ts";
-import { checkTargets, comparePoints, cpuText } from "../../../bench/scenarios/targets.ts";
-import { targetsSection } from "../../../bench/scenarios/targets-md.ts";
+import type { Encoding, Measured } from "../../../bench/suites/scenarios/measure-step.ts";
+import type { RawPoint } from "../../../bench/suites/scenarios/raw.ts";
+import type { ScenarioResults } from "../../../bench/suites/scenarios/scenario-results.ts";
+import { checkTargets, comparePoints, cpuText } from "../../../bench/suites/scenarios/targets.ts";
+import { targetsSection } from "../../../bench/suites/scenarios/targets-md.ts";
 import { latency, measured, RUN } from "./_measured.ts";
 
 
