@@ -1,4 +1,4 @@
-import { elementCount, invalidArg } from "../core/mod.ts";
+import { elementCount, fillVariableDim, invalidArg } from "../core/mod.ts";
 import type { InferRequest } from "../core/mod.ts";
 import type { FunctionConfig } from "../config/mod.ts";
 import {
@@ -88,7 +88,5 @@ function rawInput(config: FunctionConfig, bytes: number) {
   }
   const variable = dims.filter((d) => d === -1).length;
   if (variable > 1) throw invalidArg(`raw binary input '${input.name}' has more than one variable dimension`);
-  const known = dims.reduce((n, d) => (d === -1 ? n : n * d), 1);
-  const elements = bytes / byteSize(datatype);
-  return { name: input.name, datatype, shape: dims.map((d) => (d === -1 ? elements / known : d)) };
+  return { name: input.name, datatype, shape: fillVariableDim(dims, bytes / byteSize(datatype)) };
 }

@@ -3,6 +3,8 @@
  * Triton's names and enum strings, plus our own keys (`accelerator`, `scale`, `handler`).
  * Produced by `parseFunctionConfig()` and completed from the model by `completeConfig()`.
  */
+import type { ConfigDataType } from "../tensor/mod.ts";
+
 export interface FunctionConfig {
   name: string;
   /** "onnxruntime_onnx" for ONNX models; empty when `backend` names a built-in. */
@@ -89,21 +91,8 @@ export interface ScaleConfig {
   park: "host" | "none";
 }
 
-export type TritonDataType =
-  | "TYPE_BOOL"
-  | "TYPE_UINT8"
-  | "TYPE_UINT16"
-  | "TYPE_UINT32"
-  | "TYPE_UINT64"
-  | "TYPE_INT8"
-  | "TYPE_INT16"
-  | "TYPE_INT32"
-  | "TYPE_INT64"
-  | "TYPE_FP16"
-  | "TYPE_FP32"
-  | "TYPE_FP64"
-  | "TYPE_BF16"
-  | "TYPE_STRING";
+/** Triton's datatype enum as configs spell it; defined with the datatypes in tensor/datatypes.ts. */
+export type TritonDataType = ConfigDataType;
 
 export interface TensorConfig {
   name: string;

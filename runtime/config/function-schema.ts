@@ -2,6 +2,7 @@
 // fields, each with its own rules and messages); they read best together, as one description of the file.
 import { z } from "zod";
 import type { Accelerator, DynamicBatching, EnsembleScheduling, InstanceGroup, InstanceRateLimiter, RateLimitConfig, ScaleConfig, TritonDataType, WarmupSample } from "./function-config.ts";
+import { CONFIG_DATA_TYPES } from "../tensor/mod.ts";
 import { ensembleProblems } from "./_ensemble-rules.ts";
 import { identityProblems } from "./_identity-rules.ts";
 import { formatDims, knownElementCount } from "./_dims.ts";
@@ -16,22 +17,6 @@ import { modelPathProblem } from "./model-path.ts";
  */
 export type Dialect = "yaml" | "json";
 
-export const DATA_TYPES = [
-  "TYPE_BOOL",
-  "TYPE_UINT8",
-  "TYPE_UINT16",
-  "TYPE_UINT32",
-  "TYPE_UINT64",
-  "TYPE_INT8",
-  "TYPE_INT16",
-  "TYPE_INT32",
-  "TYPE_INT64",
-  "TYPE_FP16",
-  "TYPE_FP32",
-  "TYPE_FP64",
-  "TYPE_BF16",
-  "TYPE_STRING",
-] as const satisfies readonly TritonDataType[];
 
 export const INSTANCE_KINDS = ["KIND_AUTO", "KIND_GPU", "KIND_CPU", "KIND_MODEL"] as const satisfies readonly InstanceGroup["kind"][];
 
@@ -124,7 +109,7 @@ function dims(dialect: Dialect) {
 function tensorShape(dialect: Dialect) {
   return {
     name: z.string().min(1),
-    data_type: z.enum(DATA_TYPES),
+    data_type: z.enum(CONFIG_DATA_TYPES),
     dims: dims(dialect).min(1, {
       error: "must not be empty; for a scalar use dims: [1] with reshape: { shape: [] }",
     }),
@@ -220,7 +205,7 @@ function dynamicBatchingSchema(dialect: Dialect) {
 
 function warmupSchema(dialect: Dialect) {
   const input = message({
-    data_type: z.enum(DATA_TYPES),
+    data_type: z.enum(CONFIG_DATA_TYPES),
     dims: dims(dialect),
     zero_data: z.boolean().optional(),
     random_data: z.boolean().optional(),

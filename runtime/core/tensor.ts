@@ -46,3 +46,9 @@ export function elementCount(shape: readonly number[]): number {
   for (const d of shape) n *= d;
   return n;
 }
+
+/** `dims` with its variable dimension (-1; at most one) filled so that they hold `count` elements. */
+export function fillVariableDim(dims: readonly number[], count: number): number[] {
+  const known = dims.reduce((n, d) => (d === -1 ? n : n * d), 1);
+  return dims.map((d) => (d === -1 ? count / known : d));
+}

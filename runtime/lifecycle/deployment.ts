@@ -11,6 +11,7 @@ import type { FailureReason, ModelStats } from "../metrics/mod.ts";
 import type { RequestHeader } from "../tensor/mod.ts";
 import { checkRequestHeader, collectOutputs, prepareRequest } from "./prepare-request.ts";
 import { SelfHealingSession } from "./self-healing-session.ts";
+import { holdsOnDevice } from "./memory-budget.ts";
 
 /** What `cachedReply` answers where there is no reply cache. */
 const NO_REPLY: { key?: string; reply?: CachedReply } = Object.freeze({});
@@ -120,6 +121,11 @@ export class Deployment {
   /** Instances serving now. */
   get instanceCount(): number {
     return this.#sessions.length;
+  }
+
+  /** Instances whose session runs on an execution provider that holds weights on the device. */
+  get deviceInstanceCount(): number {
+    return this.#sessions.filter((s) => holdsOnDevice(s.provider)).length;
   }
 
   /** Requests queued and not yet executing (`nv_inference_pending_request_count`). */

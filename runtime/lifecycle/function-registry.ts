@@ -3,7 +3,7 @@
 // itself is version-loaders.ts, the ensemble graph ensemble-graph.ts.
 import { invalidArg, RuntimeError } from "../core/mod.ts";
 import type { Clock, Platform } from "../core/mod.ts";
-import { defaultLoadLimits, fieldPath, formatIssue, functionNameProblem, limitProblems, MAX_VERSION, parseFunctionConfig } from "../config/mod.ts";
+import { defaultLoadLimits, fieldPath, formatIssue, FUNCTION_FILE, functionNameProblem, limitProblems, MAX_VERSION, parseFunctionConfig } from "../config/mod.ts";
 import type { Accelerator, DeclaredConfig, FunctionConfig, LoadLimits } from "../config/mod.ts";
 import { ensembleWiringProblems } from "../config/mod.ts";
 import type { Backend } from "../backends/backend.ts";
@@ -344,7 +344,7 @@ export class FunctionRegistry {
       fn.declared = override.config;
     } else {
       // Named relative to the repository: the issue reaches answers (readiness, 503s, the index).
-      const file = `${entry.name}/${entry.configFile?.split("/").pop() ?? "function.yaml"}`;
+      const file = `${entry.name}/${entry.configFile?.split("/").pop() ?? FUNCTION_FILE}`;
       const text = entry.configFile ? await platform.readTextFile(entry.configFile).catch(() => "") : "";
       const parsed = parseFunctionConfig(text, { file, name: entry.name, limits: this.#limits });
       if (parsed.config && parsed.errors.length === 0) fn.declared = parsed.config;

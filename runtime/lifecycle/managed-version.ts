@@ -4,6 +4,7 @@ import { ModelStats } from "../metrics/mod.ts";
 import type { Deployment } from "./deployment.ts";
 import type { DeploymentState } from "./deployment-state.ts";
 import type { Footprint } from "./memory-budget.ts";
+import { versionFootprint } from "./memory-budget.ts";
 
 /** What a version needs from its function to (re)load. */
 export interface VersionLoader {
@@ -102,13 +103,13 @@ export class ManagedVersion {
     return this.#loading !== undefined;
   }
 
-  /** Bytes held now: model bytes when kept, plus one model-sized estimate per instance. */
+  /** Bytes held now (`versionFootprint`): the kept model bytes, plus the sessions of the deployment if any. */
   footprint(): Footprint {
     const model = this.#bytes?.byteLength ?? 0;
     const d = this.#deployment;
-    if (!d) return { host: model, device: 0 };
-    const sessions = model * d.instanceCount;
-    return /cuda|tensorrt/.test(d.provider) ? { host: model, device: sessions } : { host: model + sessions, device: 0 };
+    if (!d) return versionFootprint(model, 0, 0);
+    const device = d.deviceInstanceCount;
+    return versionFootprint(model, d.instanceCount - device, device);
   }
 
   /** What parking would leave held: the model bytes with `park: host`, nothing with `park: none`. */

@@ -4,6 +4,20 @@ export interface Footprint {
   device: number;
 }
 
+/** True for an accelerator or execution provider whose sessions hold their weights on the device. */
+export function holdsOnDevice(acceleratorOrProvider: string): boolean {
+  return /^(cuda|tensorrt)\b/.test(acceleratorOrProvider);
+}
+
+/**
+ * The one estimate of what a version holds: its model bytes on the host (kept to load, park and
+ * wake from), plus one model-sized session per instance — on the device for device instances.
+ * Used before a load (from the declared instance groups) and after it (from the sessions made).
+ */
+export function versionFootprint(modelBytes: number, hostInstances: number, deviceInstances: number): Footprint {
+  return { host: modelBytes * (1 + hostInstances), device: modelBytes * deviceInstances };
+}
+
 /** Budgets in bytes; undefined = unlimited (`--host-memory-budget`, `--device-memory-budget`). */
 export interface Budgets {
   host?: number;

@@ -3,14 +3,14 @@ import type { Logger } from "../core/mod.ts";
 import type { Accelerator, DeclaredConfig } from "../config/mod.ts";
 import { instancePlacements } from "./instance-placement.ts";
 import type { ManagedVersion } from "./managed-version.ts";
-import { planRoom } from "./memory-budget.ts";
+import { holdsOnDevice, planRoom, versionFootprint } from "./memory-budget.ts";
 import type { Budgets, Footprint, RoomCandidate } from "./memory-budget.ts";
 
-/** Model bytes plus one model-sized session per instance, on the host or the device. */
+/** What a version will hold once loaded, from its declared instance groups (`versionFootprint`). */
 export function estimateFootprint(declared: DeclaredConfig & { accelerator: Accelerator }, bytes: number): Footprint {
   const placements = instancePlacements(declared.instance_group, declared.accelerator);
-  const onDevice = placements.filter((p) => p.accelerator === "cuda" || p.accelerator === "tensorrt").length;
-  return { host: bytes + bytes * (placements.length - onDevice), device: bytes * onDevice };
+  const onDevice = placements.filter((p) => holdsOnDevice(p.accelerator)).length;
+  return versionFootprint(bytes, placements.length - onDevice, onDevice);
 }
 
 /**

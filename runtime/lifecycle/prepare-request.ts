@@ -1,4 +1,4 @@
-import { elementCount, invalidArg } from "../core/mod.ts";
+import { elementCount, fillVariableDim, invalidArg } from "../core/mod.ts";
 import type { InferOutput, InferRequest, Tensor } from "../core/mod.ts";
 import type { FunctionConfig, TensorConfig } from "../config/function-config.ts";
 import { fromConfigType } from "../tensor/mod.ts";
@@ -161,7 +161,7 @@ export function collectOutputs(request: InferRequest, result: ScheduledResult, c
     const spec = specs.get(name)!;
     if (!spec.reshape) return void collected.push({ name, tensor });
     const rows = batching ? [tensor.shape[0]!] : [];
-    collected.push({ name, tensor: { ...tensor, shape: [...rows, ...resolveDims(spec.dims, elementCount(tensor.shape) / elementCount(rows))] } });
+    collected.push({ name, tensor: { ...tensor, shape: [...rows, ...fillVariableDim(spec.dims, elementCount(tensor.shape) / elementCount(rows))] } });
   };
   if (request.outputs) for (const o of request.outputs) collect(o.name);
   else for (const o of config.output) collect(o.name);
@@ -196,13 +196,7 @@ function reshapeFeed(tensor: Tensor, spec: TensorConfig, batching: boolean): Ten
   if (!spec.reshape) return tensor;
   const rows = batching ? [tensor.shape[0]!] : [];
   const perRow = elementCount(tensor.shape) / elementCount(rows);
-  return { ...tensor, shape: [...rows, ...resolveDims(spec.reshape.shape, perRow)] };
-}
-
-/** Fills at most one -1 so the dims hold `count` elements. */
-function resolveDims(dims: readonly number[], count: number): number[] {
-  const known = dims.reduce((n, d) => (d === -1 ? n : n * d), 1);
-  return dims.map((d) => (d === -1 ? count / known : d));
+  return { ...tensor, shape: [...rows, ...fillVariableDim(spec.reshape.shape, perRow)] };
 }
 
 function shapeMatches(actual: readonly number[], expected: readonly number[]): boolean {

@@ -1,4 +1,5 @@
 import type { Platform } from "../core/mod.ts";
+import { FUNCTION_FILE } from "../config/mod.ts";
 import type { FunctionEntry } from "./scan-repository.ts";
 
 /**
@@ -7,7 +8,7 @@ import type { FunctionEntry } from "./scan-repository.ts";
  * functions changed without reading them.
  */
 export async function fingerprint(platform: Platform, entry: FunctionEntry, modelFile: string, extra: readonly string[] = []): Promise<string> {
-  const paths = [entry.configFile ?? `${entry.dir}/function.yaml`, ...entry.versions.map((v) => `${entry.dir}/${v}/${modelFile}`), ...extra.map((f) => `${entry.dir}/${f}`)];
+  const paths = [entry.configFile ?? `${entry.dir}/${FUNCTION_FILE}`, ...entry.versions.map((v) => `${entry.dir}/${v}/${modelFile}`), ...extra.map((f) => `${entry.dir}/${f}`)];
   const parts = await Promise.all(
     paths.map(async (path) => {
       const s = await platform.stat(path);

@@ -1,4 +1,4 @@
-export { CONFIG_FILE, scanRepository, selectVersions } from "./scan-repository.ts";
+export { scanRepository, selectVersions } from "./scan-repository.ts";
 export type { FunctionEntry, ScanOptions } from "./scan-repository.ts";
 export { fingerprint } from "./fingerprint.ts";
 export { readModelFile } from "./read-model-file.ts";

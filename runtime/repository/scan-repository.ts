@@ -1,5 +1,5 @@
 import type { Platform } from "../core/mod.ts";
-import { FUNCTION_NAME_RULE, functionNameProblem, MAX_VERSION, parseVersion, quoteName } from "../config/mod.ts";
+import { FUNCTION_FILE, FUNCTION_NAME_RULE, functionNameProblem, MAX_VERSION, parseVersion, quoteName } from "../config/mod.ts";
 import type { VersionPolicy } from "../config/function-config.ts";
 
 /** One function folder as found on disk, before its configuration is parsed. */
@@ -11,8 +11,6 @@ export interface FunctionEntry {
   /** Numeric version folders ≤ MAX_VERSION, ascending (Triton ignores non-numeric and 0-prefixed names). */
   versions: number[];
 }
-
-export const CONFIG_FILE = "function.yaml";
 
 export interface ScanOptions {
   /**
@@ -49,8 +47,8 @@ export async function scanRepository(platform: Platform, root: string, options: 
       else if (version !== undefined) versions.push(version);
     }
     versions.sort((a, b) => a - b);
-    const hasConfig = children.some((c) => c.isFile && c.name === CONFIG_FILE);
-    functions.push({ name: entry.name, dir, configFile: hasConfig ? `${dir}/${CONFIG_FILE}` : undefined, versions });
+    const hasConfig = children.some((c) => c.isFile && c.name === FUNCTION_FILE);
+    functions.push({ name: entry.name, dir, configFile: hasConfig ? `${dir}/${FUNCTION_FILE}` : undefined, versions });
   }
   return functions;
 }

@@ -1,21 +1,7 @@
 import type { DataType, Tensor, TensorData } from "../core/tensor.ts";
 
-/** Triton config.pbtxt enum for a datatype (`TYPE_FP32`…; BYTES is `TYPE_STRING`). */
-export type ConfigDataType =
-  | "TYPE_BOOL"
-  | "TYPE_UINT8"
-  | "TYPE_UINT16"
-  | "TYPE_UINT32"
-  | "TYPE_UINT64"
-  | "TYPE_INT8"
-  | "TYPE_INT16"
-  | "TYPE_INT32"
-  | "TYPE_INT64"
-  | "TYPE_FP16"
-  | "TYPE_FP32"
-  | "TYPE_FP64"
-  | "TYPE_BF16"
-  | "TYPE_STRING";
+/** Triton config.pbtxt enum for a datatype (`TYPE_FP32`…; BYTES is `TYPE_STRING`): read off TABLE below. */
+export type ConfigDataType = (typeof TABLE)[DataType]["config"];
 
 /** ONNX Runtime JS tensor type strings that have a wire datatype. */
 export type OrtType =
@@ -51,12 +37,13 @@ interface DataTypeInfo {
   size: number;
   /** Storage for fixed-size types; undefined for BYTES (an array of Uint8Array). */
   storage: StorageConstructor | undefined;
-  config: ConfigDataType;
+  config: `TYPE_${string}`;
   /** undefined where ONNX Runtime has no such type (BF16). */
   ort: OrtType | undefined;
 }
 
-const TABLE: Readonly<Record<DataType, DataTypeInfo>> = {
+// The one definition of the datatypes: wire name, size, storage, config enum, ONNX Runtime name.
+const TABLE = {
   BOOL: { size: 1, storage: Uint8Array, config: "TYPE_BOOL", ort: "bool" },
   UINT8: { size: 1, storage: Uint8Array, config: "TYPE_UINT8", ort: "uint8" },
   UINT16: { size: 2, storage: Uint16Array, config: "TYPE_UINT16", ort: "uint16" },
@@ -71,10 +58,13 @@ const TABLE: Readonly<Record<DataType, DataTypeInfo>> = {
   FP64: { size: 8, storage: Float64Array, config: "TYPE_FP64", ort: "float64" },
   BF16: { size: 2, storage: Uint16Array, config: "TYPE_BF16", ort: undefined },
   BYTES: { size: 0, storage: undefined, config: "TYPE_STRING", ort: "string" },
-};
+} as const satisfies Readonly<Record<DataType, DataTypeInfo>>;
 
 /** Every wire datatype, in the protocol's table order. */
 export const DATA_TYPES: readonly DataType[] = Object.keys(TABLE) as DataType[];
+
+/** Every config enum name (`TYPE_BOOL` … `TYPE_STRING`), in the same order. */
+export const CONFIG_DATA_TYPES: readonly ConfigDataType[] = DATA_TYPES.map((dt) => TABLE[dt].config);
 
 const FROM_CONFIG = new Map<string, DataType>(DATA_TYPES.map((dt) => [TABLE[dt].config, dt]));
 const FROM_ORT = new Map<string, DataType>(

@@ -3,6 +3,7 @@ export {
   byteSize,
   type ConfigDataType,
   DATA_TYPES,
+  CONFIG_DATA_TYPES,
   fromConfigType,
   fromOrtType,
   isDataType,
