@@ -2,7 +2,8 @@ import { createHash, hash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { availableParallelism, tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, sep } from "node:path";
+import { createRequire } from "node:module";
 import { mkdtemp, open, readdir, readFile, realpath, rm, stat } from "node:fs/promises";
 import process from "node:process";
 import { Worker } from "node:worker_threads";
@@ -59,10 +60,14 @@ export function createNodePlatform(name = `node ${process.versions.node}`, optio
     // Each new tag must evaluate the file again (a reload's new code). Node: tsx's tsImport, which
     // compiles TypeScript as ESM whatever the nearest package.json says (a repository outside a
     // "type": "module" package would otherwise load it as CommonJS and fail) and gives each call
-    // its own module graph, the handler's own imports included. Bun compiles TypeScript itself; a
-    // query string on a plain path makes it a new module (Bun ignores one on a file URL).
+    // its own module graph, the handler's own imports included — except where tsx compiles the
+    // handler as CommonJS (no "type": "module" above it): its imports then sit in require's cache,
+    // so that cache forgets the handler folder's files first. Bun compiles TypeScript itself; a
+    // query string on a plain path makes it a new module (Bun ignores one on a file URL), but
+    // the modules it imports stay cached until the server restarts.
     importModule: async (path, tag) => {
       if (typeof process.versions.bun === "string") return await import(`${path}?tensorfn=${encodeURIComponent(tag)}`);
+      forgetRequired(dirname(path) + sep);
       const { tsImport } = await import("tsx/esm/api");
       return (await tsImport(pathToFileURL(path).href, import.meta.url)) as Record<string, unknown>;
     },
@@ -102,4 +107,11 @@ export function createNodePlatform(name = `node ${process.versions.node}`, optio
       };
     },
   };
+}
+
+const requireCache = createRequire(import.meta.url).cache;
+
+/** Drops CommonJS modules loaded from under `folder` (keys may carry tsx's `?namespace=…`). */
+function forgetRequired(folder: string): void {
+  for (const key of Object.keys(requireCache)) if (key.startsWith(folder)) delete requireCache[key];
 }

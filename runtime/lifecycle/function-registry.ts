@@ -304,7 +304,7 @@ export class FunctionRegistry {
     for (const entry of entries) {
       const fn = this.#functions.get(entry.name);
       if (fn?.files) continue;
-      const print = await fingerprint(platform, entry, fn?.declared?.default_model_filename ?? "model.onnx", handlerFiles(fn?.declared));
+      const print = await fingerprint(platform, entry, fn?.declared?.default_model_filename ?? "model.onnx", fn?.declared?.handler !== undefined);
       if (fn && fn.fingerprint === print) continue;
       platform.log.info(`${entry.name}: ${fn ? "changed" : "new"}; ${fn ? "reloading" : "registering"}`);
       const previous = fn && new Set(fn.versions.values());
@@ -350,7 +350,7 @@ export class FunctionRegistry {
       if (parsed.config && parsed.errors.length === 0) fn.declared = parsed.config;
       else fn.error = parsed.errors.map(formatIssue).join("; ");
     }
-    fn.fingerprint = await fingerprint(platform, entry, fn.declared?.default_model_filename ?? "model.onnx", handlerFiles(fn.declared));
+    fn.fingerprint = await fingerprint(platform, entry, fn.declared?.default_model_filename ?? "model.onnx", fn.declared?.handler !== undefined);
     fn.limiter = this.#limiter(fn.declared, old);
     if (fn.error) platform.log.error(`${entry.name}: invalid configuration: ${fn.error}`);
     const served = fn.declared ? selectVersions(fn.declared.version_policy, entry.versions) : [];
@@ -429,9 +429,4 @@ export class FunctionRegistry {
 
 function byName(a: { name: string }, b: { name: string }): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
-}
-
-/** The files beside the model that a function's fingerprint covers: its handler (not the modules the handler imports). */
-function handlerFiles(declared: DeclaredConfig | undefined): string[] {
-  return declared?.handler ? [declared.handler] : [];
 }

@@ -109,6 +109,17 @@ export function finalize() { log("finalize"); }
     expect((await call("fn", "{}")).json).toBe("new");
   });
 
+  // Node only: Bun and Deno keep a module the handler imports cached until the server restarts.
+  it.skipIf(!inProcess)("reloads a function when a module its handler imports from its folder changes (poll mode, as `tensorfn dev`)", async () => {
+    const repo = handlerRepository(`import { word } from "./lib/word.ts";\nexport const execute = (rs) => rs.map(() => word);\n`);
+    mkdirSync(join(repo, "fn", "lib"));
+    writeFileSync(join(repo, "fn", "lib", "word.ts"), `export const word = "old";\n`);
+    server = await startServer({ repository: repo, controlMode: "poll", pollIntervalMs: 100 });
+    expect((await call("fn", "{}")).json).toBe("old");
+    writeFileSync(join(repo, "fn", "lib", "word.ts"), `export const word = "new, and longer";\n`);
+    await expect.poll(async () => (await call("fn", "{}")).json, { timeout: 20_000, interval: 200 }).toBe("new, and longer");
+  });
+
   it("imports TypeScript handlers in `tensorfn serve` under Node too, from a repository outside any package (no \"type\": \"module\")", async () => {
     // The in-process server runs under vitest, which compiles TypeScript itself; the CLI relies on tsx.
     const repo = handlerRepository(`import type { FunctionRequest } from "./nowhere.ts"; // types only: erased
