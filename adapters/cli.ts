@@ -334,7 +334,7 @@ async function check(host: Host, args: string[]): Promise<void> {
   const limits = { ...defaultLoadLimits(host.platform.cpuCount()), ...loadLimits(host, values as Record<string, string | undefined>) };
   // Ensemble steps' models are opened (and released) to check the wiring as a load would.
   const signatures = await modelSignatureReader(host.platform);
-  const issues = await checkRepository(host.platform, dir.replace(/\/+$/, ""), { limits, signatureOf: signatures.read }).finally(() => signatures.close());
+  const issues = await checkRepository(host.platform, dir.replace(/\/+$/, ""), { limits, signatureOf: signatures.read, checkModule: host.platform.checkModule }).finally(() => signatures.close());
   for (const issue of issues) console.log(formatIssue(issue));
   if (issues.length === 0) console.log(`${dir}: ok`);
   host.exit(issues.length > 0 ? 1 : 0);

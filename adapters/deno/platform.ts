@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import type { Platform } from "../../runtime/mod.ts";
 import { consoleLogger } from "../console-logger.ts";
+import { checkModule } from "../check-module.ts";
 
 /** Platform over Deno's own file and env APIs. */
 export function createDenoPlatform(): Platform {
@@ -23,6 +24,7 @@ export function createDenoPlatform(): Platform {
     cpuCount: () => navigator.hardwareConcurrency,
     log: consoleLogger(),
     importModule: (path, tag) => import(`${pathToFileURL(path).href}?tensorfn=${encodeURIComponent(tag)}`),
+    checkModule,
     // Deno's node:crypto: native and synchronous, where WebCrypto's digest is neither.
     sha256Hex: (chunks) => {
       const hash = createHash("sha256");

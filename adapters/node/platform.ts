@@ -9,6 +9,7 @@ import process from "node:process";
 import { Worker } from "node:worker_threads";
 import type { Platform } from "../../runtime/mod.ts";
 import { consoleLogger } from "../console-logger.ts";
+import { checkModule } from "../check-module.ts";
 import { loadNative } from "../../native/index.ts";
 import { fullCollection } from "./full-collection.mjs";
 
@@ -71,6 +72,7 @@ export function createNodePlatform(name = `node ${process.versions.node}`, optio
       const { tsImport } = await import("tsx/esm/api");
       return (await tsImport(pathToFileURL(path).href, import.meta.url)) as Record<string, unknown>;
     },
+    checkModule,
     // One chunk (a cached reply's key, every hit) in one call: crypto.hash costs 0.8 µs for a
     // 436-byte body where a Hash object costs 2.8 (Node 20; the Hash is a stream class).
     sha256Hex: (chunks) => {

@@ -28,7 +28,8 @@ export function checkFunctionConfig(name: string, file: string, text: string, li
  * it needs at least one numeric version folder (≤ MAX_VERSION), and each must hold the model file
  * (`default_model_filename`; a file or a folder, for models with external data) whose real path
  * stays inside the function's folder. Identity functions have no model file and need only a version
- * folder. Folder-level issues carry line 0, meaning "no line: the folder itself". The model's
+ * folder. A handler must resolve inside the folder and, with `checkModule`, compile (syntax and
+ * relative imports, nothing run). Folder-level issues carry line 0, meaning "no line: the folder itself". The model's
  * contents are not opened: what only the model can tell (a warm-up against undeclared inputs) is
  * checked at load.
  */
@@ -40,6 +41,8 @@ export interface CheckOptions {
    * it, only against steps whose config stands without a model (handlers, identity, ensembles).
    */
   signatureOf?: (modelPath: string) => Promise<ModelSignature>;
+  /** Compiles a handler without running it (`Platform.checkModule`); with it, each handler's syntax and relative imports are checked as a load checks them. */
+  checkModule?: Platform["checkModule"];
 }
 
 export async function checkRepository(reader: RepositoryReader, dir: string, options: CheckOptions = {}): Promise<ConfigIssue[]> {
@@ -57,7 +60,7 @@ export async function checkRepository(reader: RepositoryReader, dir: string, opt
       issues.push({ file: `${dir}/${quoteName(name)}`, line: 0, field: "name", problem: `skipped at load: ${FUNCTION_NAME_RULE}` });
       continue;
     }
-    issues.push(...(await checkFunction(reader, `${dir}/${name}`, name, options.limits, parsed)));
+    issues.push(...(await checkFunction(reader, `${dir}/${name}`, name, options.limits, parsed, options.checkModule)));
   }
   issues.push(...(await checkEnsembles(reader, parsed, options.signatureOf)));
   return issues;
@@ -112,7 +115,7 @@ async function checkEnsembles(reader: RepositoryReader, parsed: Map<string, Pars
   return issues;
 }
 
-async function checkFunction(reader: RepositoryReader, folder: string, name: string, limits: LoadLimits | undefined, parsedOut: Map<string, Parsed>): Promise<ConfigIssue[]> {
+async function checkFunction(reader: RepositoryReader, folder: string, name: string, limits: LoadLimits | undefined, parsedOut: Map<string, Parsed>, checkModule?: Platform["checkModule"]): Promise<ConfigIssue[]> {
   const entries = await reader.readDir(folder);
   const issues: ConfigIssue[] = [];
   let modelFile = "model.onnx";
@@ -159,8 +162,12 @@ async function checkFunction(reader: RepositoryReader, folder: string, name: str
   steps.forEach((step, i) => {
     if (!siblings.has(step)) issues.push({ file: `${folder}/${FUNCTION_FILE}`, line: 0, field: `ensemble_scheduling.step[${i}].model_name`, problem: `no function '${step}' in the repository` });
   });
-  if (handler !== undefined && !(await resolveInside(reader, folder, handler))) {
+  const handlerPath = handler === undefined ? undefined : await resolveInside(reader, folder, handler);
+  if (handler !== undefined && !handlerPath) {
     issues.push({ file: `${folder}/${FUNCTION_FILE}`, line: 0, field: "handler", problem: `${handler} was not found inside the function's folder` });
+  }
+  if (handlerPath && checkModule) {
+    for (const p of await checkModule(handlerPath, folder)) issues.push({ file: `${folder}/${p.file}`, line: p.line, column: p.column, field: "", problem: p.message });
   }
   if (identity) return issues;
   for (const version of versions) {

@@ -5,6 +5,19 @@ export interface DirEntry {
   isDirectory: boolean;
 }
 
+/** Where a module does not compile (`Platform.checkModule`). */
+export interface CompileProblem {
+  file: string;
+  line: number;
+  column: number;
+  message: string;
+}
+
+/** `file:line:col: message`, as compilers print it. */
+export function formatCompileProblem(p: CompileProblem): string {
+  return p.line > 0 ? `${p.file}:${p.line}:${p.column}: ${p.message}` : `${p.file}: ${p.message}`;
+}
+
 /** Leveled log lines; adapters decide where they go. */
 export interface Logger {
   info(message: string): void;
@@ -90,4 +103,10 @@ export interface Platform {
    * each new `tag` (a reload's new code) and shared for the same one. Absent: no handlers.
    */
   importModule?(path: string, tag: string): Promise<Record<string, unknown>>;
+  /**
+   * Compiles the module at `path` and the files it imports relatively, without running any of
+   * it: each syntax error or unresolvable relative import, its file relative to `root` (line 0:
+   * no position); empty when it compiles. Absent: handlers are checked only by importing them.
+   */
+  checkModule?(path: string, root: string): Promise<CompileProblem[]>;
 }

@@ -1,4 +1,4 @@
-import { RuntimeError } from "../core/mod.ts";
+import { formatCompileProblem, RuntimeError } from "../core/mod.ts";
 import type { Platform } from "../core/mod.ts";
 import { computesTensors, DEFAULT_HANDLER_TIMEOUT_MS, resolveInside } from "../config/mod.ts";
 import type { LoadLimits } from "../config/mod.ts";
@@ -124,8 +124,8 @@ export class VersionLoaders {
 
   /**
    * The handler of a function's next deployment: a HandlerHost over the handler file, which must
-   * resolve inside the function's folder (symlinks followed), imported on its first call under
-   * this registration's tag, so a reload runs the new code.
+   * resolve inside the function's folder (symlinks followed) and compile, imported on its first
+   * call under this registration's tag, so a reload runs the new code.
    */
   async #handlerHost(fn: FunctionRecord, version: number, managed: ManagedVersion): Promise<HandlerHost> {
     const { platform, clock } = this.#options;
@@ -133,6 +133,12 @@ export class VersionLoaders {
     if (!platform.importModule) throw new RuntimeError("UNSUPPORTED", `function '${fn.name}': this runtime cannot import handlers`);
     const path = fn.entry && (await resolveInside(platform, fn.entry.dir, declared.handler!));
     if (!path) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': handler ${declared.handler} was not found inside the function's folder`);
+    // Compiled, not run, at load: code that does not compile fails this load, so a reload keeps
+    // the version that serves now instead of replacing it with one that fails every call.
+    const problems = (await platform.checkModule?.(path, fn.entry!.dir)) ?? [];
+    if (problems.length > 0) {
+      throw new RuntimeError("INVALID_ARG", `function '${fn.name}': handler does not compile: ${problems.slice(0, 3).map((p) => formatCompileProblem({ ...p, file: `${fn.name}/${p.file}` })).join("; ")}${problems.length > 3 ? ` (and ${problems.length - 3} more)` : ""}`);
+    }
     const folder = this.#options.escapes && fn.entry && (await platform.realPath(fn.entry.dir));
     return new HandlerHost({
       name: fn.name,

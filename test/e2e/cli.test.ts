@@ -26,6 +26,20 @@ describe("tensorfn check", () => {
     expect(lines).toContainEqual(expect.stringMatching(/broken\/function\.yaml:4: input\[0\]\.data_type: .*TYPE_FP32/));
   });
 
+  it("compiles each handler without running it: a syntax error or a missing relative import at file:line:col", () => {
+    const repo = tempRepository();
+    mkdirSync(join(repo, "fn", "1"), { recursive: true });
+    writeFileSync(join(repo, "fn", "function.yaml"), "backend: handler\nhandler: handler.ts\n");
+    writeFileSync(join(repo, "fn", "handler.ts"), `import { a } from "./lib.ts";\nimport { b } from "./gone.ts";\nthrow new Error("ran");\nexport const execute = (rs) => rs.map(() => a + b);\n`);
+    writeFileSync(join(repo, "fn", "lib.ts"), `export const a = 1 +;\n`);
+    const run = spawnSync("node", [BIN, "check", repo], { encoding: "utf8" });
+    expect(run.status).toBe(1);
+    const lines = run.stdout.trim().split("\n");
+    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${repo}/fn/lib\\.ts:1:\\d+: Unexpected ";"`)));
+    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${repo}/fn/handler\\.ts:2:\\d+: Could not resolve "\\./gone\\.ts"`)));
+    expect(run.stderr).not.toContain("ran");
+  });
+
   it("checks an ensemble's wiring against its steps as a load would, the model's own tensors included, at the step's line", () => {
     const repo = tempRepository("simple", "simple_twice");
     // The ensemble says FP32 where simple (its ONNX model, read by check) takes and gives INT32.

@@ -120,6 +120,22 @@ export function finalize() { log("finalize"); }
     await expect.poll(async () => (await call("fn", "{}")).json, { timeout: 20_000, interval: 200 }).toBe("new, and longer");
   });
 
+  it("keeps the serving version when a reload's handler does not compile, and says where it fails", async () => {
+    const repo = handlerRepository(`import { word } from "./word.ts";\nexport const execute = (rs) => rs.map(() => word);\n`);
+    writeFileSync(join(repo, "fn", "word.ts"), `export const word = "old";\n`);
+    server = await startServer({ repository: repo, controlMode: "explicit", loadModels: ["fn"] });
+    expect((await call("fn", "{}")).json).toBe("old");
+    writeFileSync(join(repo, "fn", "word.ts"), `export const word = "new" +;\n`);
+    const load = await fetch(`${server.url}/v2/repository/models/fn/load`, { method: "POST" });
+    expect(load.status).toBe(400);
+    expect((await load.json()).error).toMatch(/handler does not compile: fn\/word\.ts:1:\d+: /);
+    expect((await call("fn", "{}")).json).toBe("old");
+    writeFileSync(join(repo, "fn", "handler.ts"), `import { word } from "./missing.ts";\nexport const execute = (rs) => rs.map(() => word);\n`);
+    const again = await fetch(`${server.url}/v2/repository/models/fn/load`, { method: "POST" });
+    expect((await again.json()).error).toMatch(/fn\/handler\.ts:1:\d+: Could not resolve "\.\/missing\.ts"/);
+    expect((await call("fn", "{}")).json).toBe("old");
+  });
+
   it("imports TypeScript handlers in `tensorfn serve` under Node too, from a repository outside any package (no \"type\": \"module\")", async () => {
     // The in-process server runs under vitest, which compiles TypeScript itself; the CLI relies on tsx.
     const repo = handlerRepository(`import type { FunctionRequest } from "./nowhere.ts"; // types only: erased
