@@ -27,13 +27,17 @@ export function repositoryHandlers(ctx: Pick<CallContext, "models" | "maxInputBy
       return jsonReply(200, { name, park: true });
     },
     // Triton's optional `unload_dependents`: an ensemble's composing functions unload with it.
+    // Ours, `disable`: in lazy mode an unloaded function is cold (its next request loads it)
+    // unless disabled, when it stays unavailable until loaded again.
     "repository-unload": async (r: RouteRequest) => {
       const name = validName(r.params.name!);
       const parameters = (await json(r)).parameters ?? {};
       if (typeof parameters !== "object" || parameters === null || Array.isArray(parameters)) throw invalidArg("parameters must be a JSON object");
       const dependents = (parameters as Record<string, unknown>).unload_dependents ?? false;
       if (typeof dependents !== "boolean") throw invalidArg(`parameters.unload_dependents must be true or false, not ${JSON.stringify(dependents)}`);
-      const unloaded = await ctx.models.unload(name, { dependents });
+      const disable = (parameters as Record<string, unknown>).disable ?? false;
+      if (typeof disable !== "boolean") throw invalidArg(`parameters.disable must be true or false, not ${JSON.stringify(disable)}`);
+      const unloaded = await ctx.models.unload(name, { dependents, disable });
       return jsonReply(200, dependents ? { name, unload: true, unloaded } : { name, unload: true });
     },
   } satisfies Partial<RouteHandlers>;

@@ -250,18 +250,20 @@ export class FunctionRegistry {
   }
 
   /**
-   * Drains and unloads every version of a function; it stays registered, UNAVAILABLE. With
+   * Drains and unloads every version of a function; it stays registered, UNAVAILABLE (cold in lazy
+   * mode: wanted, so its next request loads it, unless `disable`). With
    * `dependents` (Triton's `unload_dependents`), an ensemble's step functions unload too, through
    * nested ensembles, except those another wanted ensemble still runs. Resolves with every
    * function it unloaded, `name` first.
    */
-  async unload(name: string, options: { dependents?: boolean } = {}): Promise<string[]> {
+  async unload(name: string, options: { dependents?: boolean; disable?: boolean } = {}): Promise<string[]> {
     this.#checkControl(name);
     const fn = this.function(name);
     const names = [name, ...(options.dependents ? this.#stepsOnlyOf(name) : [])];
     const records = [fn, ...names.slice(1).map((n) => this.function(n))];
     for (const r of records) {
-      r.wanted = false;
+      // Lazy mode promises a function loads on its first request: an unload leaves it cold.
+      r.wanted = this.#mode === "lazy" && !options.disable;
       this.#forgetAnswers(r);
     }
     await Promise.all(records.flatMap((r) => [...r.versions.values()].map((v) => v.unload())));

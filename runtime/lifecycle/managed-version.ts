@@ -31,6 +31,10 @@ export interface IdlePolicy {
  * callers share one), a reload swaps in the new deployment only once it is ready, and the old one
  * drains before it is released.
  */
+/** Lazy mode's retry backoff after a failed load (`retryAt`). */
+const RETRY_FIRST_MS = 1_000;
+const RETRY_MAX_MS = 60_000;
+
 export class ManagedVersion {
   readonly name: string;
   readonly version: number;
@@ -38,6 +42,9 @@ export class ManagedVersion {
   readonly stats = new ModelStats();
   #state: DeploymentState = "UNAVAILABLE";
   #reason = "";
+  /** Loads failed in a row, and when the last one did (for lazy mode's retries). */
+  #failures = 0;
+  #failedAt = 0;
   #deployment?: Deployment;
   /** Model bytes kept in host memory while READY or PARKED with `park: host` (see `keptBytes`). */
   #bytes?: Uint8Array;
@@ -231,6 +238,7 @@ export class ManagedVersion {
       this.#keep(this.#idle.park === "host" ? bytes : undefined);
       this.#deployment = deployment;
       this.#set("READY", "");
+      this.#failures = 0;
       const ms = Math.round(this.#clock.now() - started);
       this.stats.loaded(this.#clock.now() - started, from === "PARKED" ? "parked" : "disk");
       const woke = from === "PARKED" ? (fromForm ? " (from PARKED, its optimised model)" : " (from PARKED)") : "";
@@ -243,6 +251,8 @@ export class ManagedVersion {
         this.#log.info(`${this.name} v${this.version}: load cancelled by an unload`);
         throw new RuntimeError("UNAVAILABLE", `loading '${this.name}' version ${this.version} was cancelled by an unload`, { cause: error });
       }
+      this.#failures++;
+      this.#failedAt = this.#clock.now();
       this.#set("FAILED", `failed to load '${this.name}' version ${this.version}: ${(error as Error).message}`);
       this.#log.error(`${this.name} v${this.version}: ${this.#reason}`);
       // For the request that wanted it, a version that cannot load is the server's problem: 503.
@@ -250,6 +260,20 @@ export class ManagedVersion {
     } finally {
       if (this.#abortLoad === abort) this.#abortLoad = undefined;
     }
+  }
+
+  /**
+   * When a FAILED version may be tried again on a request (lazy mode): 1 s after the first failure,
+   * doubling with each failure in a row, at most a minute. Undefined unless FAILED.
+   */
+  retryAt(): number | undefined {
+    if (this.#state !== "FAILED" || this.#failures === 0) return undefined;
+    return this.#failedAt + Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** (this.#failures - 1));
+  }
+
+  /** Loads failed in a row. */
+  get failures(): number {
+    return this.#failures;
   }
 
   /** Keeps `bytes` to wake from (nothing with undefined). */

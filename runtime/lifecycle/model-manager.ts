@@ -104,9 +104,27 @@ export class ModelManager {
       return v.deployment;
     }
     if (fn.error) throw new RuntimeError("UNAVAILABLE", `model '${name}' is not ready: ${fn.error}`);
-    if (v.state === "FAILED") throw new RuntimeError("UNAVAILABLE", v.reason);
-    if (!fn.wanted) throw new RuntimeError("UNAVAILABLE", `model '${name}' is not loaded (control mode ${this.controlMode}); load it first`);
+    if (v.state === "FAILED") this.#retryOrRefuse(v);
+    if (!fn.wanted) {
+      const why = this.controlMode === "lazy" ? "was disabled (unloaded with parameters.disable)" : `is not loaded (control mode ${this.controlMode})`;
+      throw new RuntimeError("UNAVAILABLE", `model '${name}' ${why}; load it first`);
+    }
     return bounded(v.ensureReady(), { ms: this.#options.loadTimeoutMs ?? 120_000, clock: this.#options.clock, signal: options.signal, what: `'${name}' version ${v.version}` });
+  }
+
+  /**
+   * A FAILED version: in lazy mode, once its backoff has passed, a request tries the load again
+   * (and the log says so); until then, and in the other modes (where the load API retries), 503
+   * with the failure and, in lazy mode, when the next try may come.
+   */
+  #retryOrRefuse(v: ManagedVersion): void {
+    const at = this.controlMode === "lazy" ? v.retryAt() : undefined;
+    const wait = at === undefined ? undefined : at - this.#options.clock.now();
+    if (wait === undefined || wait > 0) {
+      const next = wait === undefined ? "" : ` (tried ${v.failures} time${v.failures === 1 ? "" : "s"}; a request after ${Math.ceil(wait / 1000)} s tries again)`;
+      throw new RuntimeError("UNAVAILABLE", `${v.reason}${next}`, wait === undefined ? undefined : { retryAfterMs: wait });
+    }
+    this.#options.platform.log.info(`${v.name} v${v.version}: retrying the load that failed ${v.failures} time${v.failures === 1 ? "" : "s"} (lazy mode)`);
   }
 
   /**
@@ -278,11 +296,11 @@ export class ModelManager {
   }
 
   /**
-   * Drains and unloads every version of a function; it stays registered, UNAVAILABLE. With
-   * `dependents`, an ensemble's step functions too (those no other wanted ensemble runs); resolves
-   * with the functions unloaded.
+   * Drains and unloads every version of a function; it stays registered, UNAVAILABLE (in lazy
+   * mode cold, its next request loads it, unless `disable`). With `dependents`, an ensemble's step
+   * functions too (those no other wanted ensemble runs); resolves with the functions unloaded.
    */
-  unload(name: string, options: { dependents?: boolean } = {}): Promise<string[]> {
+  unload(name: string, options: { dependents?: boolean; disable?: boolean } = {}): Promise<string[]> {
     return this.#registry.unload(name, options);
   }
 

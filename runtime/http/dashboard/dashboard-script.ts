@@ -11,6 +11,11 @@ const status = document.getElementById("status");
 const canvas = document.getElementById("timeline");
 const keyForm = document.getElementById("key-form");
 const keyInput = document.getElementById("key");
+const BUTTON_TITLES = {
+  load: "load it now (again, from its files)",
+  unload: "release its sessions and model; in lazy mode it is cold: the next request loads it again",
+  park: "release its sessions, keep the model in host memory: the next request wakes it",
+};
 const STATES = new Set(["READY", "PARKED", "LOADING", "UNLOADING", "FAILED", "UNAVAILABLE", "COLD"]);
 const KEY = "tensorfn-admin-key";
 const fmt = (v, d = 1) => (v === undefined || v === null ? "–" : Number(v).toFixed(d));
@@ -83,6 +88,7 @@ function render(snapshot) {
     for (const action of ["load", "unload", "park"]) {
       const b = document.createElement("button");
       b.textContent = action;
+      b.title = BUTTON_TITLES[action];
       b.dataset.action = action;
       b.onclick = () => act(name, action);
       buttons.appendChild(b);

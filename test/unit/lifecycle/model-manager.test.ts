@@ -100,6 +100,41 @@ describe("ModelManager", () => {
       expect(await answer(manager, "a")).toBe(4);
     });
 
+    it("retries a failed load on a later request, after a backoff that doubles (1 s, 2 s…), and serves once it loads", async () => {
+      const files = repo(["a", 1]);
+      files["repo/a/1/model.onnx"] = fakeModel(255); // corrupt
+      const { manager, clock, platform, backend } = setup(files);
+      await manager.start();
+      await expect(answer(manager, "a")).rejects.toMatchObject({ code: "UNAVAILABLE", message: expect.stringMatching(/failed to load 'a'.*corrupt/) });
+      const tries = backend.loads;
+      // Within the backoff: refused at once, saying when a request may try again, nothing loaded.
+      clock.advance(500);
+      await expect(answer(manager, "a")).rejects.toMatchObject({ code: "UNAVAILABLE", retryAfterMs: 500, message: expect.stringMatching(/tried 1 time; a request after 1 s tries again/) });
+      expect(backend.loads).toBe(tries);
+      clock.advance(500);
+      await expect(answer(manager, "a")).rejects.toMatchObject({ message: expect.stringMatching(/corrupt/) }); // the second try fails too
+      clock.advance(1999);
+      await expect(answer(manager, "a")).rejects.toMatchObject({ retryAfterMs: 1, message: expect.stringMatching(/tried 2 times/) });
+      platform.write("repo/a/1/model.onnx", fakeModel(4)); // fixed
+      clock.advance(1);
+      expect(await answer(manager, "a")).toBe(5);
+      expect(state(manager, "a")).toEqual(["READY"]);
+    });
+
+    it("leaves an unloaded function cold: its next request loads it, unless it was unloaded with `disable`", async () => {
+      const { manager } = setup(repo(["a", 1], ["b", 2]));
+      await manager.start();
+      expect(await answer(manager, "a")).toBe(2);
+      await manager.unload("a");
+      expect(state(manager, "a")).toEqual(["UNAVAILABLE"]);
+      expect(manager.readiness("a").ready).toBe(true);
+      expect(await answer(manager, "a")).toBe(2);
+      await manager.unload("b", { disable: true });
+      await expect(answer(manager, "b")).rejects.toMatchObject({ code: "UNAVAILABLE", message: expect.stringMatching(/'b' was disabled \(unloaded with parameters\.disable\); load it first/) });
+      await manager.load("b");
+      expect(await answer(manager, "b")).toBe(3);
+    });
+
     it("never idles out a function with min_instances ≥ 1", async () => {
       const files = repo(["a", 3]);
       files["repo/a/function.yaml"] = "max_batch_size: 4\nscale: { min_instances: 1, idle_timeout_ms: 100 }\n";
