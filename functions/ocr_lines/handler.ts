@@ -1,6 +1,6 @@
 // Boxes, the classifier's [N, 2] and the image → ocr_rec's input [N, 3, 48, W] and which lines were turned.
 import type { HandlerContext, Tensor } from "../../runtime/mod.ts";
-import { boxesOf, imageOf, numberParameter, recogniserInput, STEP_MAX_LINES, upsideDown } from "../ocr/ppocr.ts";
+import { boxesOf, imageOf, numberParameter, recogniserInput, STEP_MAX_LINES, upsideDown } from "./ppocr.ts";
 
 export function compute(inputs: { pixels: Tensor; boxes: Tensor; angle_probs: Tensor }, ctx: HandlerContext) {
   // A box is 36 bytes in and ~180 kB of line out: bound the rows, as ocr_boxes does, before allocating.

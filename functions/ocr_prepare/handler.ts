@@ -1,6 +1,6 @@
 // A PNG (one BYTES element) → the detector's input [1, 3, H, W] and the image [height, width, 3].
 import type { HandlerContext, Tensor } from "../../runtime/mod.ts";
-import { ImageError, decodeImage, detectorInput, imageTensor, numberParameter } from "../ocr/ppocr.ts";
+import { ImageError, decodeImage, detectorInput, imageTensor, numberParameter } from "./ppocr.ts";
 
 export function compute(inputs: { image: Tensor }, ctx: HandlerContext) {
   const png = (inputs.image.data as Uint8Array[])[0]!;
