@@ -8,6 +8,7 @@ import { checkRepository, defaultLoadLimits, formatIssue, LIMIT_FLAGS } from "..
 import { parseKeyFile } from "../runtime/http/mod.ts";
 import type { Accelerator, LoadLimits } from "../runtime/config/mod.ts";
 import type { Host } from "./host.ts";
+import { LOG_FORMATS, LOG_LEVELS } from "./console-logger.ts";
 import { createShutdown, RequestTracker } from "./graceful-shutdown.ts";
 
 const USAGE = `usage:
@@ -24,6 +25,7 @@ const USAGE = `usage:
                  [--api-key-file <file>] [--admin-key-file <file>] [--cors-origin <origin>|*]...
                  [--dashboard-max-streams 32] [--cache-size 0]
                  [--shutdown-timeout 30] [--request-body-timeout 30] [--write-timeout 30] [--max-connections 8192]
+                 [--log-level error|warn|info|debug] [--log-format text|json]
   tensorfn dev [dir]   the local dev server: serve in lazy mode, reloading functions as their files change
   tensorfn check <dir> [--max-instances …]   validates as a load would (the same ceiling flags as serve)
   tensorfn bench <url> --model <m> [--concurrency 1:64:x2 | --request-rate 100:400:x2] [--binary] [--json] (bench --help for all)`;
@@ -86,8 +88,13 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
       "request-body-timeout": { type: "string", default: "30" },
       "write-timeout": { type: "string", default: "30" },
       "max-connections": { type: "string", default: "8192" },
+      // Read by the entry point before the platform exists (logOptionsFrom); checked here.
+      "log-level": { type: "string", default: "info" },
+      "log-format": { type: "string", default: "text" },
     },
   });
+  if (!(LOG_LEVELS as readonly string[]).includes(values["log-level"]!)) fail(host, `--log-level '${values["log-level"]}' is not one of ${LOG_LEVELS.join(", ")}`);
+  if (!(LOG_FORMATS as readonly string[]).includes(values["log-format"]!)) fail(host, `--log-format '${values["log-format"]}' is not one of ${LOG_FORMATS.join(", ")}`);
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(host, `--port '${values.port}' is not a port number`);
   const flags = values as unknown as Record<string, string | undefined>;

@@ -4,6 +4,7 @@ import { writeFile } from "node:fs/promises";
 import { runCli } from "../cli.ts";
 import type { Host } from "../host.ts";
 import { createNodePlatform } from "../node/platform.ts";
+import { logOptionsFrom } from "../console-logger.ts";
 import { exitProcess, guardProcess } from "../node/process-guard.ts";
 import { withFastLane } from "../../runtime/mod.ts";
 
@@ -16,7 +17,7 @@ declare const Bun: {
 };
 
 const host: Host = {
-  platform: createNodePlatform(`bun ${Bun.version}`),
+  platform: createNodePlatform(`bun ${Bun.version}`, { log: logOptionsFrom(process.argv.slice(2)) }),
   args: process.argv.slice(2),
   serve: async (fetch, { hostname, port, lane }) => {
     const server = Bun.serve({ fetch: lane ? withFastLane(fetch, lane) : fetch, hostname, port });

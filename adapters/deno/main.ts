@@ -2,13 +2,14 @@
 import { runCli } from "../cli.ts";
 import type { Host } from "../host.ts";
 import { createDenoPlatform } from "./platform.ts";
+import { logOptionsFrom } from "../console-logger.ts";
 import { withFastLane } from "../../runtime/mod.ts";
 
 // The process's own exit, taken before the guard replaces Deno.exit: the server's shutdown ends the process with it.
 const exitProcess = Deno.exit.bind(Deno);
 
 const host: Host = {
-  platform: createDenoPlatform(),
+  platform: createDenoPlatform(logOptionsFrom(Deno.args)),
   args: Deno.args,
   serve: (app, { hostname, port, lane }) =>
     new Promise((resolve) => {

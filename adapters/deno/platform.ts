@@ -2,10 +2,11 @@ import { createHash } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import type { Platform } from "../../runtime/mod.ts";
 import { consoleLogger } from "../console-logger.ts";
+import type { LogOptions } from "../console-logger.ts";
 import { checkModule } from "../check-module.ts";
 
 /** Platform over Deno's own file and env APIs. */
-export function createDenoPlatform(): Platform {
+export function createDenoPlatform(log: LogOptions = {}): Platform {
   return {
     name: `deno ${Deno.version.deno}`,
     readFile: (path) => Deno.readFile(path),
@@ -22,7 +23,7 @@ export function createDenoPlatform(): Platform {
     realPath: (path) => Deno.realPath(path).catch(() => undefined),
     env: (key) => Deno.env.get(key),
     cpuCount: () => navigator.hardwareConcurrency,
-    log: consoleLogger(),
+    log: consoleLogger(log),
     importModule: (path, tag) => import(`${pathToFileURL(path).href}?tensorfn=${encodeURIComponent(tag)}`),
     checkModule,
     // Deno's node:crypto: native and synchronous, where WebCrypto's digest is neither.

@@ -9,6 +9,7 @@ import { answerClientErrors } from "./client-error.ts";
 import { CHECK_INTERVAL_MS, limitConnections } from "./connection-limits.ts";
 import { reportConnections, requestListener } from "./request-listener.ts";
 import { createNodePlatform } from "./platform.ts";
+import { logOptionsFrom } from "../console-logger.ts";
 import { exitProcess, guardProcess } from "./process-guard.ts";
 import type { CompiledModules } from "./platform.ts";
 
@@ -20,7 +21,7 @@ export { runCli };
  * `compiled`: where bin.mjs runs the sources compiled ahead, what its worker threads load instead of TypeScript.
  */
 export function nodeHost(args: string[], compiled?: CompiledModules): Host {
-  const platform = createNodePlatform(undefined, { compiled });
+  const platform = createNodePlatform(undefined, { compiled, log: logOptionsFrom(args) });
   return {
     platform,
     args,

@@ -9,6 +9,7 @@ import process from "node:process";
 import { Worker } from "node:worker_threads";
 import type { Platform } from "../../runtime/mod.ts";
 import { consoleLogger } from "../console-logger.ts";
+import type { LogOptions } from "../console-logger.ts";
 import { checkModule } from "../check-module.ts";
 import { loadNative } from "../../native/index.ts";
 import { fullCollection } from "./full-collection.mjs";
@@ -23,7 +24,7 @@ export interface CompiledModules {
  * Platform over Node's fs and os modules (Bun implements the same modules natively). With `compiled`,
  * a worker thread loads the compiled module of its source where there is one, without TypeScript.
  */
-export function createNodePlatform(name = `node ${process.versions.node}`, options: { compiled?: CompiledModules } = {}): Platform {
+export function createNodePlatform(name = `node ${process.versions.node}`, options: { compiled?: CompiledModules; log?: LogOptions } = {}): Platform {
   const { compiled } = options;
   return {
     name,
@@ -50,7 +51,7 @@ export function createNodePlatform(name = `node ${process.versions.node}`, optio
     realPath: (path) => realpath(path).catch(() => undefined),
     env: (key) => process.env[key],
     cpuCount: () => availableParallelism(),
-    log: consoleLogger(),
+    log: consoleLogger(options.log),
     scratchPath: async (name) => {
       const dir = await mkdtemp(join(tmpdir(), "tensorfn-"));
       return { path: join(dir, name), remove: () => rm(dir, { recursive: true, force: true }) };

@@ -60,6 +60,22 @@ describe("tensorfn serve", () => {
     expect(await server.stop()).toBe(0);
   });
 
+  it("logs as --log-format and --log-level say: JSON lines, nothing under the level; a bad value exits 2 naming the flag", async () => {
+    const repo = tempRepository("simple");
+    mkdirSync(join(repo, "typo", "1"), { recursive: true });
+    writeFileSync(join(repo, "typo", "function.yaml"), "max_batch_size: 8\ninput: [\n");
+    const server = await spawnServer("node", [BIN, "serve", "--repo", repo, "--port", "0", "--log-format", "json", "--log-level=warn"]);
+    expect(await server.stop()).toBe(0);
+    const logged = server.output().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { time: string; level: string; message: string });
+    expect(logged.length).toBeGreaterThan(0);
+    expect(logged.every((l) => l.level === "warn" || l.level === "error")).toBe(true);
+    expect(logged).toContainEqual(expect.objectContaining({ level: "error", message: expect.stringMatching(/typo: invalid configuration/) }));
+    expect(server.output()).not.toMatch(/READY on/); // info
+    const bad = spawnSync("node", [BIN, "serve", "--repo", repo, "--log-level", "verbose"], { encoding: "utf8" });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain("--log-level 'verbose' is not one of error, warn, info, debug");
+  });
+
   it("`npm start -- --port N` serves the bundled functions and answers the README's quick-start request", async () => {
     // The request body is the one README.md shows after `npm start`, read from the README itself.
     const readme = readFileSync("README.md", "utf8");
