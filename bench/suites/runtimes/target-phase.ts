@@ -38,7 +38,7 @@ export async function measureRuntimeTargets(commands: Record<string, ServeComman
       processes.push(server);
       return server;
     };
-    const baseline = (script: string, args: string[]) => start("node", ["--import", "tsx", join(root, "bench", script), ...args, "--port", "0"]);
+    const baseline = (script: string, args: string[]) => start("node", ["--import", "tsx", join(root, "bench", "suites", script), ...args, "--port", "0"]);
     const [handwritten, bare] = await Promise.all([
       baseline("handwritten-server.ts", ["--repo", join(root, "functions"), "--models", BUNDLED.join(",")]),
       baseline("scenarios/bare-http-server.ts", []),
