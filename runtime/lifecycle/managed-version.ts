@@ -6,6 +6,10 @@ import type { DeploymentState } from "./deployment-state.ts";
 import type { Footprint } from "./memory-budget.ts";
 import { versionFootprint } from "./memory-budget.ts";
 
+/** Lazy mode's retry backoff after a failed load (`retryAt`). */
+const RETRY_FIRST_MS = 1_000;
+const RETRY_MAX_MS = 60_000;
+
 /** What a version needs from its function to (re)load. */
 export interface VersionLoader {
   /** The model's bytes, from the repository or a load-API override. */
@@ -31,10 +35,6 @@ export interface IdlePolicy {
  * callers share one), a reload swaps in the new deployment only once it is ready, and the old one
  * drains before it is released.
  */
-/** Lazy mode's retry backoff after a failed load (`retryAt`). */
-const RETRY_FIRST_MS = 1_000;
-const RETRY_MAX_MS = 60_000;
-
 export class ManagedVersion {
   readonly name: string;
   readonly version: number;

@@ -106,7 +106,8 @@ export class ModelManager {
     if (fn.error) throw new RuntimeError("UNAVAILABLE", `model '${name}' is not ready: ${fn.error}`);
     if (v.state === "FAILED") this.#retryOrRefuse(v);
     if (!fn.wanted) {
-      const why = this.controlMode === "lazy" ? "was disabled (unloaded with parameters.disable)" : `is not loaded (control mode ${this.controlMode})`;
+      // In lazy mode only a deliberate act leaves a function down: an unload with `disable`, or an ensemble whose steps stopped fitting (its reason says so).
+      const why = this.controlMode === "lazy" ? `was disabled (${v.reason && v.reason !== "unloaded" ? v.reason : "unloaded with parameters.disable"})` : `is not loaded (control mode ${this.controlMode})`;
       throw new RuntimeError("UNAVAILABLE", `model '${name}' ${why}; load it first`);
     }
     return bounded(v.ensureReady(), { ms: this.#options.loadTimeoutMs ?? 120_000, clock: this.#options.clock, signal: options.signal, what: `'${name}' version ${v.version}` });
