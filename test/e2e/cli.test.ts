@@ -65,6 +65,8 @@ describe("tensorfn serve", () => {
     mkdirSync(join(repo, "typo", "1"), { recursive: true });
     writeFileSync(join(repo, "typo", "function.yaml"), "max_batch_size: 8\ninput: [\n");
     const server = await spawnServer("node", [BIN, "serve", "--repo", repo, "--port", "0", "--log-format", "json", "--log-level=warn"]);
+    await server.waitFor(/control routes/); // printed last, just before the SIGTERM handler is installed
+    expect((await fetch(`${server.url}/v2/health/live`)).status).toBe(200);
     expect(await server.stop()).toBe(0);
     const logged = server.output().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { time: string; level: string; message: string });
     expect(logged.length).toBeGreaterThan(0);
