@@ -33,7 +33,7 @@ export const inProcess = TARGET_RUNTIME === "node";
 export async function startServer(options: Partial<RuntimeOptions> = {}): Promise<TestServer> {
   if (TARGET_RUNTIME !== "node") return await startServerUnder(TARGET_RUNTIME, options);
   const platform = createNodePlatform();
-  const quiet = process.env.TENSORFN_TEST_LOG ? platform.log : { info() {}, warn() {}, error() {} };
+  const quiet = { info() {}, warn() {}, error() {} };
   const runtime = await createRuntime({ platform: { ...platform, log: quiet }, repository: FUNCTIONS, ...options });
   // The Node adapter's listener: inference and health through the runtime's fast lane, the rest through the app.
   const server = createServer(requestListener(runtime.app.fetch, runtime.lane));

@@ -38,8 +38,8 @@ export class VersionLoaders {
   readonly #loadWork = serially();
   /** What `execution_thread: auto` measured, by model content (see PlacementMemory). */
   readonly #placements = new PlacementMemory();
-  /** The registration (generation) whose handler last compiled, per function. */
-  readonly #compiled = new WeakMap<FunctionRecord, number>();
+  /** Registrations whose handler compiled (a reload registers a new record). */
+  readonly #compiled = new WeakSet<FunctionRecord>();
   #inPlace?: boolean;
 
   constructor(options: VersionLoadersOptions) {
@@ -138,12 +138,12 @@ export class VersionLoaders {
     // Compiled, not run, at load: code that does not compile fails this load, so a reload keeps
     // the version that serves now instead of replacing it with one that fails every call.
     // Once per registration: a wake from PARKED imports the same code and need not pay esbuild again.
-    if (this.#compiled.get(fn) !== fn.generation) {
+    if (!this.#compiled.has(fn)) {
       const problems = (await platform.checkModule?.(path, fn.entry!.dir)) ?? [];
       if (problems.length > 0) {
         throw new RuntimeError("INVALID_ARG", `function '${fn.name}': handler does not compile: ${problems.slice(0, 3).map((p) => formatCompileProblem({ ...p, file: `${fn.name}/${p.file}` })).join("; ")}${problems.length > 3 ? ` (and ${problems.length - 3} more)` : ""}`);
       }
-      this.#compiled.set(fn, fn.generation);
+      this.#compiled.add(fn);
     }
     const folder = this.#options.escapes && fn.entry && (await platform.realPath(fn.entry.dir));
     return new HandlerHost({
