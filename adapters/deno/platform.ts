@@ -4,9 +4,11 @@ import type { Platform } from "../../runtime/mod.ts";
 import { consoleLogger } from "../console-logger.ts";
 import type { LogOptions } from "../console-logger.ts";
 import { checkModule } from "../check-module.ts";
+import { freshImporter } from "./fresh-import.ts";
 
 /** Platform over Deno's own file and env APIs. */
 export function createDenoPlatform(log: LogOptions = {}): Platform {
+  const logger = consoleLogger(log);
   return {
     name: `deno ${Deno.version.deno}`,
     readFile: (path) => Deno.readFile(path),
@@ -23,8 +25,8 @@ export function createDenoPlatform(log: LogOptions = {}): Platform {
     realPath: (path) => Deno.realPath(path).catch(() => undefined),
     env: (key) => Deno.env.get(key),
     cpuCount: () => navigator.hardwareConcurrency,
-    log: consoleLogger(log),
-    importModule: (path, tag) => import(`${pathToFileURL(path).href}?tensorfn=${encodeURIComponent(tag)}`),
+    log: logger,
+    importModule: freshImporter((message) => logger.warn(message)),
     checkModule,
     // Deno's node:crypto: native and synchronous, where WebCrypto's digest is neither.
     sha256Hex: (chunks) => {

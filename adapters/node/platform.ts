@@ -59,17 +59,18 @@ export function createNodePlatform(name = `node ${process.versions.node}`, optio
     collectGarbage: () => fullCollection()(),
     trimMemory: () => void loadNative()?.trimMemory(),
     plainView: (bytes) => loadNative()?.plainView(bytes),
-    // Each new tag must evaluate the file again (a reload's new code). Node: tsx's tsImport, which
-    // compiles TypeScript as ESM whatever the nearest package.json says (a repository outside a
-    // "type": "module" package would otherwise load it as CommonJS and fail) and gives each call
-    // its own module graph, the handler's own imports included — except where tsx compiles the
-    // handler as CommonJS (no "type": "module" above it): its imports then sit in require's cache,
-    // so that cache forgets the handler folder's files first. Bun compiles TypeScript itself; a
-    // query string on a plain path makes it a new module (Bun ignores one on a file URL), but
-    // the modules it imports stay cached until the server restarts.
+    // Each new tag must evaluate the file again (a reload's new code), and the modules it imports
+    // from its folder with it. Node: tsx's tsImport, which compiles TypeScript as ESM whatever the
+    // nearest package.json says (a repository outside a "type": "module" package would otherwise
+    // load it as CommonJS and fail) and gives each call its own module graph, the handler's own
+    // imports included — except where tsx compiles the handler as CommonJS (no "type": "module"
+    // above it): its imports then sit in require's cache, so that cache forgets the handler
+    // folder's files first. Bun compiles TypeScript itself and keeps ES modules in require's cache
+    // too (measured on Bun 1.4): forgotten the same way, then a query string on a plain path makes
+    // the handler a new module (Bun ignores one on a file URL).
     importModule: async (path, tag) => {
-      if (typeof process.versions.bun === "string") return await import(`${path}?tensorfn=${encodeURIComponent(tag)}`);
       forgetRequired(dirname(path) + sep);
+      if (typeof process.versions.bun === "string") return await import(`${path}?tensorfn=${encodeURIComponent(tag)}`);
       const { tsImport } = await import("tsx/esm/api");
       return (await tsImport(pathToFileURL(path).href, import.meta.url)) as Record<string, unknown>;
     },
