@@ -155,23 +155,9 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
     maxConnections: count(host, "max-connections", flags["max-connections"])!,
   };
   const listener = await host.serve(tracker.wrap(runtime.app.fetch), { hostname: values.host!, port, lane: tracker.wrapLane(runtime.lane), clients: runtime.clients, limits });
-  console.log(`tensorfn serving ${repository} at ${listener.url}`);
   let metricsListener: { url: string; close(): Promise<void> } | undefined;
-  if (values["metrics-port"] !== undefined) {
-    const metricsPort = Number(values["metrics-port"]);
-    if (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535) fail(host, `--metrics-port '${values["metrics-port"]}' is not a port number`);
-    metricsListener = await host.serve(tracker.wrap(runtime.metricsFetch), { hostname: values.host!, port: metricsPort });
-    console.log(`tensorfn metrics at ${metricsListener.url}/metrics`);
-  }
-  const stopWatching = dev ? watchRepository(host, repository, () => runtime.models.poll()) : () => {};
-  if (dev) {
-    for (const line of devUrls(listener.url, runtime.models.index().map((r) => r.name))) console.log(line);
-  }
-  console.log(
-    values["admin-key-file"]
-      ? "  control routes (repository, trace, dashboard) need an admin key: Authorization: Bearer <key>"
-      : "  control routes (repository, trace, dashboard) answer only requests to 127.0.0.1/localhost/[::1], not from other sites (no --admin-key-file)",
-  );
+  let stopWatching = () => {};
+  // Before the URL is announced: whoever saw it may send SIGTERM at once, and must get a drain.
   host.onShutdown(
     createShutdown({
       timeoutMs: shutdownTimeoutMs,
@@ -192,6 +178,22 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
       },
       exit: (code) => host.exit(code),
     }),
+  );
+  console.log(`tensorfn serving ${repository} at ${listener.url}`);
+  if (values["metrics-port"] !== undefined) {
+    const metricsPort = Number(values["metrics-port"]);
+    if (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535) fail(host, `--metrics-port '${values["metrics-port"]}' is not a port number`);
+    metricsListener = await host.serve(tracker.wrap(runtime.metricsFetch), { hostname: values.host!, port: metricsPort });
+    console.log(`tensorfn metrics at ${metricsListener.url}/metrics`);
+  }
+  if (dev) {
+    stopWatching = watchRepository(host, repository, () => runtime.models.poll());
+    for (const line of devUrls(listener.url, runtime.models.index().map((r) => r.name))) console.log(line);
+  }
+  console.log(
+    values["admin-key-file"]
+      ? "  control routes (repository, trace, dashboard) need an admin key: Authorization: Bearer <key>"
+      : "  control routes (repository, trace, dashboard) answer only requests to 127.0.0.1/localhost/[::1], not from other sites (no --admin-key-file)",
   );
 }
 
