@@ -81,11 +81,15 @@ async function startServerUnder(runtime: "bun" | "deno", options: Partial<Runtim
   for (const origin of options.corsOrigins ?? []) args.push("--cors-origin", origin);
   for (const r of options.rateLimitResources ?? []) args.push("--rate-limit-resource", [r.name, r.count, ...(r.device ? [r.device.replace(/^gpu/, "")] : [])].join(":"));
   for (const [key, value] of Object.entries(options.limits ?? {})) args.push(LIMIT_FLAGS[key as keyof typeof LIMIT_FLAGS], String(value));
-  const entry =
-    runtime === "bun"
-      ? ["node_modules/.bin/bun", ["adapters/bun/main.ts", ...args]]
-      : ["node_modules/.bin/deno", ["run", "-A", "--unstable-no-legacy-abort", "adapters/deno/main.ts", ...args]];
+  const [command, rest] = cliEntry(runtime, args);
   const { spawnServer } = await import("./server-process.ts");
-  const server = await spawnServer(entry[0] as string, entry[1] as string[], { timeoutMs: 90_000 });
+  const server = await spawnServer(command, rest, { timeoutMs: 90_000 });
   return { url: server.url, close: async () => void (await server.stop()) };
+}
+
+/** The command that runs the CLI with `args` under `runtime`, from the project's root. */
+export function cliEntry(runtime: "node" | "bun" | "deno", args: string[]): [string, string[]] {
+  if (runtime === "bun") return ["node_modules/.bin/bun", ["adapters/bun/main.ts", ...args]];
+  if (runtime === "deno") return ["node_modules/.bin/deno", ["run", "-A", "--unstable-no-legacy-abort", "adapters/deno/main.ts", ...args]];
+  return [process.execPath, ["adapters/node/bin.mjs", ...args]];
 }

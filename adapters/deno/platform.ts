@@ -4,11 +4,12 @@ import type { Platform } from "../../runtime/mod.ts";
 import { consoleLogger } from "../console-logger.ts";
 import type { LogOptions } from "../console-logger.ts";
 import { checkModule } from "../check-module.ts";
-import { freshImporter } from "./fresh-import.ts";
+import { importBundled } from "../bundled-import.ts";
 
 /** Platform over Deno's own file and env APIs. */
 export function createDenoPlatform(log: LogOptions = {}): Platform {
   const logger = consoleLogger(log);
+  const imported = new Set<string>();
   return {
     name: `deno ${Deno.version.deno}`,
     readFile: (path) => Deno.readFile(path),
@@ -26,7 +27,22 @@ export function createDenoPlatform(log: LogOptions = {}): Platform {
     env: (key) => Deno.env.get(key),
     cpuCount: () => navigator.hardwareConcurrency,
     log: logger,
-    importModule: freshImporter((message) => logger.warn(message)),
+    // Deno compiles and source-maps TypeScript itself, but never forgets a module: a query string
+    // gives a new handler over the modules it imported the first time. So the first import of a
+    // path is Deno's own, and a re-import goes through a bundle (bundled-import.ts); where the
+    // folder is read-only, the handler file alone is new, and the log says so.
+    importModule: async (path, tag) => {
+      const plain = () => import(`${pathToFileURL(path).href}?tensorfn=${encodeURIComponent(tag)}`);
+      if (!imported.has(path)) {
+        const module = await plain();
+        imported.add(path);
+        return module;
+      }
+      const module = await importBundled(path, tag);
+      if (module) return module;
+      logger.warn(`cannot write beside ${path}: the re-imported handler runs over the modules it imported before; restart the server to load their changes`);
+      return await plain();
+    },
     checkModule,
     // Deno's node:crypto: native and synchronous, where WebCrypto's digest is neither.
     sha256Hex: (chunks) => {

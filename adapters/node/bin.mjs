@@ -7,6 +7,9 @@ const args = process.argv.slice(2);
 const compiled = await compiledSources();
 // A compiled CLI that fails to load (its files damaged since) is no reason not to start.
 const cli = compiled && (await import(compiled.cli).catch(() => undefined));
+// A handler's stack names its TypeScript lines (its bundle's inline map). Enabled after the CLI
+// loaded: Node parses the map of every module loaded later, and the CLI's cost 15 MB of memory.
+process.setSourceMapsEnabled(true);
 if (cli) {
   await cli.runCli(cli.nodeHost(args, compiled));
 } else {

@@ -11,6 +11,7 @@ import type { Platform } from "../../runtime/mod.ts";
 import { consoleLogger } from "../console-logger.ts";
 import type { LogOptions } from "../console-logger.ts";
 import { checkModule } from "../check-module.ts";
+import { importBundled } from "../bundled-import.ts";
 import { loadNative } from "../../native/index.ts";
 import { fullCollection } from "./full-collection.mjs";
 
@@ -60,17 +61,19 @@ export function createNodePlatform(name = `node ${process.versions.node}`, optio
     trimMemory: () => void loadNative()?.trimMemory(),
     plainView: (bytes) => loadNative()?.plainView(bytes),
     // Each new tag must evaluate the file again (a reload's new code), and the modules it imports
-    // from its folder with it. Node: tsx's tsImport, which compiles TypeScript as ESM whatever the
-    // nearest package.json says (a repository outside a "type": "module" package would otherwise
-    // load it as CommonJS and fail) and gives each call its own module graph, the handler's own
-    // imports included — except where tsx compiles the handler as CommonJS (no "type": "module"
-    // above it): its imports then sit in require's cache, so that cache forgets the handler
-    // folder's files first. Bun compiles TypeScript itself and keeps ES modules in require's cache
-    // too (measured on Bun 1.4): forgotten the same way, then a query string on a plain path makes
-    // the handler a new module (Bun ignores one on a file URL).
+    // from its folder with it. Bun compiles and source-maps TypeScript itself and keeps ES modules
+    // in require's cache too (measured on Bun 1.4): forgotten for the folder, then a query string
+    // on a plain path makes the handler a new module (Bun ignores one on a file URL). Node: a
+    // bundle beside the handler (bundled-import.ts), whose inline source map Node applies to
+    // stacks (bin.mjs enables that); where the folder is read-only, tsx's tsImport, which compiles
+    // TypeScript as ESM whatever the nearest package.json says and gives each call its own module
+    // graph, except where it compiles the handler as CommonJS (no "type": "module" above it): its
+    // imports then sit in require's cache, which forgets the folder's files first.
     importModule: async (path, tag) => {
       forgetRequired(dirname(path) + sep);
       if (typeof process.versions.bun === "string") return await import(`${path}?tensorfn=${encodeURIComponent(tag)}`);
+      const bundled = await importBundled(path, tag);
+      if (bundled) return bundled;
       const { tsImport } = await import("tsx/esm/api");
       return (await tsImport(pathToFileURL(path).href, import.meta.url)) as Record<string, unknown>;
     },

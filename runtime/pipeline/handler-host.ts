@@ -3,6 +3,7 @@ import type { Clock, Logger, Tensor } from "../core/mod.ts";
 import type { FunctionConfig } from "../config/mod.ts";
 import { HandlerError, reply } from "./handler-api.ts";
 import type { FunctionAnswer, FunctionRequest, Handler, HandlerContext } from "./handler-api.ts";
+import { RepeatGate, handlerStack, messageOf, repeatsNote } from "./handler-stacks.ts";
 import type { HandlerEscapes } from "./handler-escapes.ts";
 
 /** The steps of a handler, as its errors, timeouts and counters name them. */
@@ -55,6 +56,7 @@ export class HandlerHost {
   #initialized = false;
   #closed = false;
   #unregister?: () => void;
+  readonly #logged = new RepeatGate();
 
   constructor(options: HandlerHostOptions) {
     this.#options = options;
@@ -143,6 +145,7 @@ export class HandlerHost {
     } catch (error) {
       this.#ready = undefined; // a broken file may be fixed: the next call imports again
       this.#options.onCall?.("import", this.#options.clock.now() - started, "error");
+      this.#logFailure("import", error);
       throw this.#failure("import", `could not import ${this.#shown}: ${messageOf(error)}`, "INTERNAL");
     }
     this.#options.onCall?.("import", this.#options.clock.now() - started, "ok");
@@ -256,14 +259,24 @@ export class HandlerHost {
     if (e && e.name === "HandlerError" && typeof e.status === "number") {
       return new RuntimeError("INVALID_ARG", `function '${this.#options.name}' ${step}: ${String(e.message)}`, { status: e.status, cause: error });
     }
+    this.#logFailure(step, error);
     return this.#failure(step, `failed: ${messageOf(error)}`, "INTERNAL", error);
+  }
+
+  /**
+   * A handler's own failure, for whoever runs the server: its stack (mapped to the TypeScript
+   * source where the runtime maps it, paths relative to the repository) once per step and message
+   * a minute, where the client gets the message alone. A batch that fails logs once.
+   */
+  #logFailure(step: HandlerStep, error: unknown): void {
+    const { clock, log, name, version, path } = this.#options;
+    const repeats = this.#logged.admit(`${step}\0${messageOf(error)}`, clock.now());
+    if (repeats === undefined) return;
+    const folder = this.#options.escapes?.folder ?? path.slice(0, path.lastIndexOf("/"));
+    log.error(`function '${name}' v${version} ${step} failed${repeatsNote(repeats)}: ${handlerStack(error, folder)}`);
   }
 
   #failure(step: HandlerStep, what: string, code: "INTERNAL" | "DEADLINE_EXCEEDED", cause?: unknown): RuntimeError {
     return new RuntimeError(code, `function '${this.#options.name}' ${step}: ${what}`, { cause });
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -4,5 +4,6 @@ export { HandlerHost } from "./handler-host.ts";
 export type { HandlerHostOptions, HandlerOutcome, HandlerStep } from "./handler-host.ts";
 export { createHandlerBackend } from "./handler-backend.ts";
 export { checkComputedOutputs, checkHandlerInputs, encodeAnswer, functionRequest, outputsAnswer } from "./function-io.ts";
-export { HandlerEscapes, readableStack } from "./handler-escapes.ts";
+export { HandlerEscapes } from "./handler-escapes.ts";
+export { readableStack } from "./handler-stacks.ts";
 export type { EscapeKind, EscapeOwner } from "./handler-escapes.ts";

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { FUNCTIONS, inProcess, startServer } from "../../harness/start-server.ts";
+import { FUNCTIONS, TARGET_RUNTIME, cliEntry, inProcess, startServer } from "../../harness/start-server.ts";
 import type { TestServer } from "../../harness/start-server.ts";
 import { spawnServer, tempRepository } from "../../harness/server-process.ts";
 import { FakeClock } from "../support/fake-clock.ts";
@@ -125,6 +125,34 @@ export function finalize() { log("finalize"); }
     writeFileSync(join(repo, "fn", "lib", "word.ts"), word("newest"));
     await expect.poll(async () => (await call("fn", "{}")).json, { timeout: 20_000, interval: 200 }).toBe("newest from lib");
     expect(readdirSync(join(repo, "fn")).filter((f) => f.startsWith("."))).toEqual([]);
+  });
+
+  it("logs a handler's failure with its stack at the TypeScript line, once a minute; the client gets the message alone", async () => {
+    // Types above the failing line: a stack that was not mapped back to the source names another line.
+    const repo = handlerRepository(`interface Body {
+  n: number;
+  nested?: { deep: string };
+}
+export function execute(requests: { json(): unknown }[]): string[] {
+  return requests.map((r) => (r.json() as Body).nested!.deep);
+}
+`);
+    const [command, args] = cliEntry(TARGET_RUNTIME, ["serve", "--repo", repo, "--port", "0"]);
+    const cli = await spawnServer(command, args);
+    try {
+      for (let i = 0; i < 3; i++) {
+        const response = await fetch(`${cli.url}/v1/functions/fn`, { method: "POST", body: "{}" });
+        const body = (await response.json()) as { error: string };
+        expect(response.status).toBe(500);
+        expect(body.error).toMatch(/^function 'fn' execute: failed: \S/);
+        expect(body.error).not.toMatch(/handler\.ts|\n\s+at /);
+      }
+      await cli.waitFor(/function 'fn' v1 execute failed: TypeError: [^\n]+\n\s+at [^\n]*fn\/handler\.ts:6:\d+/, 10_000);
+      expect(cli.output().match(/execute failed/g)).toHaveLength(1);
+      expect(cli.output().slice(cli.output().indexOf("execute failed"))).not.toContain(repo);
+    } finally {
+      await cli.stop();
+    }
   });
 
   it("keeps the serving version when a reload's handler does not compile, and says where it fails", async () => {

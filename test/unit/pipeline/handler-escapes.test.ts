@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { HandlerEscapes, readableStack } from "../../../runtime/pipeline/mod.ts";
+import { handlerStack } from "../../../runtime/pipeline/handler-stacks.ts";
 import { FakeClock } from "../../support/fake-clock.ts";
 
 function escapes() {
@@ -74,5 +75,17 @@ describe("readableStack()", () => {
     const file = encodeURIComponent("/srv/repo/fn/handler.ts?namespace=123");
     const error = errorAt("boom", `execute (data:text/javascript,${source}?filePath=${file}:2:961)`, "g (file:///srv/repo/fn/lib%20x.ts?tensorfn=3:1:2)");
     expect(readableStack(error)).toBe("Error: boom\n    at execute (/srv/repo/fn/handler.ts:2:961)\n    at g (/srv/repo/fn/lib x.ts:1:2)");
+  });
+});
+
+describe("handlerStack()", () => {
+  it("names files relative to the repository and cuts the frames below the function's last one", () => {
+    const error = errorAt("boom", "<anonymous> (/srv/repo/fn/handler.ts:6:40)", "Array.map (<anonymous>)", "execute (/srv/repo/fn/handler.ts:6:13)", "HandlerHost.execute (/app/runtime/pipeline/handler-host.ts:81:66)", "async run (/app/x.ts:1:1)");
+    expect(handlerStack(error, "/srv/repo/fn")).toBe("Error: boom\n    at <anonymous> (fn/handler.ts:6:40)\n    at Array.map (<anonymous>)\n    at execute (fn/handler.ts:6:13)\n    … 2 frames of tensorfn");
+  });
+
+  it("keeps a stack whole when no frame lies in the function's folder, or a folder's namesake holds it", () => {
+    const error = errorAt("from a package", "parse (/srv/node_modules/yaml/index.js:1:1)", "f (/srv/repo/fn_other/handler.ts:2:2)");
+    expect(handlerStack(error, "/srv/repo/fn")).toBe("Error: from a package\n    at parse (/srv/node_modules/yaml/index.js:1:1)\n    at f (fn_other/handler.ts:2:2)");
   });
 });
