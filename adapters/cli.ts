@@ -28,6 +28,7 @@ const USAGE = `usage:
                  [--log-level error|warn|info|debug] [--log-format text|json]
   tensorfn dev [dir]   the local dev server: serve in lazy mode, reloading functions as their files change
   tensorfn check <dir> [--max-instances …]   validates as a load would (the same ceiling flags as serve)
+  tensorfn init <dir> [--model <model.onnx> [--handler]]   a new function folder: a TypeScript function, or a model (and a handler around it)
   tensorfn bench <url> --model <m> [--concurrency 1:64:x2 | --request-rate 100:400:x2] [--binary] [--json] (bench --help for all)`;
 
 /** The `tensorfn` command line, shared by the Node, Bun and Deno entry points. */
@@ -40,6 +41,8 @@ export async function runCli(host: Host): Promise<void> {
       return await serve(host, rest, { dev: true });
     case "check":
       return await check(host, rest);
+    case "init":
+      return await init(host, rest);
     case "bench": {
       // Loaded on demand: the load generator (and undici) stay out of `serve`.
       const { runBench } = await import("./bench/bench-command.ts");
@@ -347,6 +350,23 @@ async function check(host: Host, args: string[]): Promise<void> {
   for (const issue of issues) console.log(formatIssue(issue));
   if (issues.length === 0) console.log(`${dir}: ok`);
   host.exit(issues.length > 0 ? 1 : 0);
+}
+
+async function init(host: Host, args: string[]): Promise<void> {
+  const { values, positionals } = parseFlags(host, { args, allowPositionals: true, options: { model: { type: "string" }, handler: { type: "boolean", default: false } } });
+  const dir = positionals[0];
+  if (!dir || positionals.length > 1) fail(host, `init needs one function folder to create\n${USAGE}`);
+  const { initFunction } = await import("./init-command.ts");
+  const signatures = values.model ? await modelSignatureReader(host.platform) : undefined;
+  try {
+    const files = await initFunction({ dir, model: values.model, handler: values.handler!, signatureOf: (path) => signatures!.read(path) });
+    console.log(`${dir}: wrote ${files.join(", ")}`);
+    console.log(`  serve it: tensorfn dev ${dir.replace(/\/+$/, "").split("/").slice(0, -1).join("/") || "."}`);
+  } catch (error) {
+    fail(host, `init: ${(error as Error).message}`);
+  } finally {
+    await signatures?.close();
+  }
 }
 
 /**

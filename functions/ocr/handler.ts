@@ -2,7 +2,7 @@
 // → {"width", "height", "lines": [{"text", "confidence", "box", "angle"}]}, top to bottom.
 // Each model goes through its own function (ocr_det, ocr_cls, ocr_rec) and so through its own
 // queue and batcher: the lines of every request in flight share the recogniser's executions.
-import type { FunctionRequest, HandlerContext } from "../../runtime/mod.ts";
+import type { FunctionRequest, HandlerContext } from "tensorfn";
 import { ImageError, numberParameter, parseDictionary, readText } from "./ppocr.ts";
 import type { OcrOptions } from "./ppocr.ts";
 

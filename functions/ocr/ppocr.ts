@@ -9,7 +9,7 @@
 // rectangles at any angle, as PaddleOCR fits them (the smallest rectangle around each region, its
 // crop turned a quarter when it is 1.5 times taller than wide); the angle classifier turns the
 // lines that read upside down.
-import type { Tensor } from "../../runtime/mod.ts";
+import type { Tensor } from "tensorfn";
 import { decodePng, ImageError } from "./png.ts";
 import type { RgbImage } from "./png.ts";
 

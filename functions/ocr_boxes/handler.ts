@@ -1,5 +1,5 @@
 // The detector's map → boxes [N, 9] (four corners x, y, then the score) and crops for ocr_cls [N, 3, 48, 192].
-import type { HandlerContext, Tensor } from "../../runtime/mod.ts";
+import type { HandlerContext, Tensor } from "tensorfn";
 import { boxesFromMap, boxesTensor, classifierInput, imageOf, numberParameter, STEP_MAX_LINES } from "./ppocr.ts";
 
 export function compute(inputs: { map: Tensor; pixels: Tensor }, ctx: HandlerContext) {

@@ -1,6 +1,6 @@
 // ocr_rec's likeliest class per step and its probability, [N, steps] each → the lines as tensors:
 // text, confidence, box (4 corners), angle.
-import type { HandlerContext, Tensor } from "../../runtime/mod.ts";
+import type { HandlerContext, Tensor } from "tensorfn";
 import { boxesOf, decodeLines, parseDictionary, readingOrder } from "./ppocr.ts";
 
 let dictionary: string[] = [];

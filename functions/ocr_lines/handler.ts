@@ -1,5 +1,5 @@
 // Boxes, the classifier's [N, 2] and the image → ocr_rec's input [N, 3, 48, W] and which lines were turned.
-import type { HandlerContext, Tensor } from "../../runtime/mod.ts";
+import type { HandlerContext, Tensor } from "tensorfn";
 import { boxesOf, imageOf, numberParameter, recogniserInput, STEP_MAX_LINES, upsideDown } from "./ppocr.ts";
 
 export function compute(inputs: { pixels: Tensor; boxes: Tensor; angle_probs: Tensor }, ctx: HandlerContext) {

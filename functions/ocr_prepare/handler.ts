@@ -1,5 +1,5 @@
 // A PNG (one BYTES element) → the detector's input [1, 3, H, W] and the image [height, width, 3].
-import type { HandlerContext, Tensor } from "../../runtime/mod.ts";
+import type { HandlerContext, Tensor } from "tensorfn";
 import { ImageError, decodeImage, detectorInput, imageTensor, numberParameter } from "./ppocr.ts";
 
 export function compute(inputs: { image: Tensor }, ctx: HandlerContext) {

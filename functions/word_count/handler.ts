@@ -1,7 +1,8 @@
 // POST /v1/functions/word_count with {"text": "..."} → {"words": n, "longest": "..."}.
-// Types only (erased at run time): a copy of this folder works anywhere; in your own project,
-// import them from the tensorfn package.
-import type { FunctionRequest, HandlerContext } from "../../runtime/mod.ts";
+// Types from the tensorfn package (here this repository itself, through its package.json
+// exports; in your project, the installed package): erased at run time, so a copy of this folder
+// runs anywhere.
+import type { FunctionRequest, HandlerContext } from "tensorfn";
 
 /** One call for every request the batcher gathered: one answer each, in order. */
 export function execute(requests: FunctionRequest[], ctx: HandlerContext) {

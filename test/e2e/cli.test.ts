@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { spawnServer, tempRepository } from "../../harness/server-process.ts";
@@ -173,5 +173,37 @@ describe("tensorfn dev", () => {
     } finally {
       await server.stop();
     }
+  });
+});
+
+describe("tensorfn init", () => {
+  const init = (...args: string[]) => spawnSync("node", [BIN, "init", ...args], { encoding: "utf8" });
+
+  it("writes, from a model with scalar and variable inputs (Silero VAD), a function.yaml that states what a load completes, and check passes it", () => {
+    const repo = tempRepository();
+    const run = init(join(repo, "vad"), "--model", "node_modules/@ricky0123/vad-web/dist/silero_vad_v5.onnx");
+    expect(run.status, run.stderr).toBe(0);
+    const yaml = readFileSync(join(repo, "vad", "function.yaml"), "utf8");
+    expect(yaml).toContain("max_batch_size: 0");
+    expect(yaml).toContain(`- { name: "sr", data_type: TYPE_INT64, dims: [1], reshape: { shape: [] } }`);
+    expect(yaml).toContain(`- { name: "state", data_type: TYPE_FP32, dims: [2, -1, 128] }`);
+    expect(readFileSync(join(repo, "vad", "1", "model.onnx")).length).toBeGreaterThan(100_000);
+    const check = spawnSync("node", [BIN, "check", repo], { encoding: "utf8" });
+    expect(check.stdout.trim(), check.stdout).toBe(`${repo}: ok`);
+  });
+
+  it("refuses a folder that is not empty, a name that is not a function's, --handler without a model, and a file that is not a model — writing nothing", () => {
+    const repo = tempRepository("simple");
+    for (const [args, message] of [
+      [[join(repo, "simple")], /is not empty/],
+      [[join(repo, "bad name")], /the folder's name is the function's name: .*not a valid name/],
+      [[join(repo, "h"), "--handler"], /--handler writes a handler around a model/],
+      [[join(repo, "m"), "--model", "README.md"], /init: failed to load model/],
+    ] as const) {
+      const run = init(...args);
+      expect(run.status, args.join(" ")).toBe(2);
+      expect(run.stderr).toMatch(message);
+    }
+    expect(readdirSync(repo)).toEqual(["simple"]);
   });
 });

@@ -1,0 +1,9 @@
+/**
+ * What a function's handler imports from the "tensorfn" package (package.json `exports`):
+ * `HandlerError` and `reply`, and the types of the handler contract. Kept apart from mod.ts so a
+ * handler's import loads these few lines, not the server.
+ */
+export { HandlerError, reply } from "./pipeline/handler-api.ts";
+export type { FunctionAnswer, FunctionReply, FunctionRequest, Handler, HandlerContext } from "./pipeline/handler-api.ts";
+export type { DataType, Logger, Tensor } from "./core/mod.ts";
+export type { FunctionConfig } from "./config/mod.ts";
