@@ -73,7 +73,8 @@ export interface WarmupSample {
   name: string;
   batch_size: number;
   count: number;
-  inputs: Record<string, { data_type: TritonDataType; dims: number[]; zero_data?: boolean; random_data?: boolean }>;
+  /** One source per input: zeros, random values, a file of warmup/ (Triton's input_data_file) or inline values (ours). */
+  inputs: Record<string, { data_type: TritonDataType; dims: number[]; zero_data?: boolean; random_data?: boolean; input_data_file?: string; data?: (number | string | boolean)[] }>;
 }
 
 /**

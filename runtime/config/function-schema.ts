@@ -209,8 +209,17 @@ function warmupSchema(dialect: Dialect) {
     dims: dims(dialect),
     zero_data: z.boolean().optional(),
     random_data: z.boolean().optional(),
-  }).refine((i) => i.zero_data === true || i.random_data === true, {
-    error: "needs zero_data: true or random_data: true (input_data_file is not supported)",
+    // Triton's: raw row-major bytes of one sample (BYTES: each element after its 4-byte little-endian length), in the function's warmup/ folder.
+    input_data_file: z.string().superRefine((path, ctx) => {
+      const problem = modelPathProblem(path);
+      if (problem) ctx.addIssue({ code: "custom", message: problem.replace("the version folder", "the function's warmup/ folder") });
+    }).optional(),
+    // Ours: one sample's values inline (row-major), e.g. a sample rate: `{ data_type: TYPE_INT64, dims: [1], data: [16000] }`.
+    data: z.union([z.number(), z.string(), z.boolean()]).array().max(65536).optional(),
+  }).refine((i) => [i.zero_data === true, i.random_data === true, i.input_data_file !== undefined, i.data !== undefined].filter(Boolean).length === 1, {
+    error: "needs one source: zero_data: true, random_data: true, input_data_file (a file in the function's warmup/ folder) or data (the values)",
+  }).refine((i) => i.data === undefined || i.data.length === i.dims.reduce((a, b) => a * b, 1), {
+    error: (iss) => `data holds ${(iss.input as { data: unknown[] }).data.length} values where dims ${JSON.stringify((iss.input as { dims: number[] }).dims)} need ${(iss.input as { dims: number[] }).dims.reduce((a, b) => a * b, 1)}`,
   });
   return message({
     name: z.string().default(""),

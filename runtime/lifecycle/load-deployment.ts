@@ -3,7 +3,7 @@ import type { Clock, InferRequest, Logger, Tensor } from "../core/mod.ts";
 import { completeConfig, handlerSignature, identitySignature } from "../config/mod.ts";
 import type { DeclaredConfig, FunctionConfig, WarmupSample } from "../config/mod.ts";
 import type { Backend, LoadOptions, Session } from "../backends/backend.ts";
-import { allocate, fromConfigType } from "../tensor/mod.ts";
+import { warmupTensor } from "./warmup-data.ts";
 import type { ModelStats, TraceRecorder } from "../metrics/mod.ts";
 import type { Arrivals, ResourceLimiter, ResourceNeeds } from "../scheduler/mod.ts";
 import { Deployment } from "./deployment.ts";
@@ -47,6 +47,8 @@ export interface LoadDeploymentOptions {
    * measured 4–8 ms instead of 2, and `auto` sent it to a worker).
    */
   exclusive?: <T>(task: () => Promise<T>) => Promise<T>;
+  /** The bytes of the warm-up samples' `input_data_file`s, by name (read from the function's warmup/ folder). */
+  warmupFiles?: ReadonlyMap<string, Uint8Array>;
   /** The server's memory of what `auto` measured (absent: measure every load). */
   placements?: PlacementMemory;
   /** The response cache and this version's scope in it (the function enables `response_cache`). */
@@ -133,11 +135,20 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     if (probing && !measured) {
       const session = sessions[0]!;
       const probe = config.model_warmup[0] ?? zeroSample(config);
-      const feeds = (batch: number) => sampleFeeds({ ...probe, batch_size: batch }, config, backend)();
+      const feeds = (batch: number) => sampleFeeds({ ...probe, batch_size: batch }, config, backend, options.warmupFiles)();
       // No worker to time it in (this runtime has none): time it here, one probe at a time.
       const time: Timer | undefined = session.time ? (f, runs) => session.time!(f, { runs }) : session.executionThread === "main" ? timeFromHere(session) : undefined;
       const measure = async () => (time ? exclusive(() => measureInline(time, config, feeds)) : undefined);
-      measured = await (options.placements ? options.placements.measureOnce(bytes, costKey, measure) : measure());
+      try {
+        measured = await (options.placements ? options.placements.measureOnce(bytes, costKey, measure) : measure());
+      } catch (error) {
+        // A model that cannot run on the probe (zeros with free dimensions as 1 where it needs real
+        // input: Silero's STFT pads by reflection) still loads, where `auto` is safe: in a worker.
+        if (signal?.aborted) throw error;
+        const what = config.model_warmup[0] ? `its first model_warmup sample '${probe.name}'` : "zeros (variable dimensions as 1)";
+        log.warn(`${prefix}: execution_thread auto: timing the model on ${what} failed (${(error as Error).message}); it runs in a worker. Give it a model_warmup sample of real input (input_data_file or data) to time it, or set parameters.execution_thread`);
+        measured = undefined;
+      }
       if (measured && chooseThread(measured) === "main" && session.executionThread === "worker") {
         thread = "main";
         await sessions.pop()!.release();
@@ -148,7 +159,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     const actual = sessions[0]!.executionThread;
     if (actual) config.parameters = { ...config.parameters, ...threadParameters(setting, actual, measured) };
     while (sessions.length < initial) sessions.push(await createInstance());
-    for (const sample of config.model_warmup) await exclusive(() => warmUp(sample, config, sessions, { backend, signal }));
+    for (const sample of config.model_warmup) await exclusive(() => warmUp(sample, config, sessions, { backend, signal, files: options.warmupFiles }));
     return new Deployment({
       config,
       version,
@@ -218,8 +229,8 @@ function placementKey(declared: LoadDeploymentOptions["declared"], shared: Omit<
  * feeds: a worker-backed session takes ownership of (transfers) its inputs' buffers, so feeds
  * reused after the first run would be detached.
  */
-async function warmUp(sample: WarmupSample, config: FunctionConfig, sessions: Session[], options: { backend: Backend; signal?: AbortSignal }): Promise<void> {
-  const feeds = sampleFeeds(sample, config, options.backend);
+async function warmUp(sample: WarmupSample, config: FunctionConfig, sessions: Session[], options: { backend: Backend; signal?: AbortSignal; files?: ReadonlyMap<string, Uint8Array> }): Promise<void> {
+  const feeds = sampleFeeds(sample, config, options.backend, options.files);
   for (const session of sessions) {
     for (let i = 0; i < Math.max(1, sample.count); i++) {
       options.signal?.throwIfAborted();
@@ -231,11 +242,11 @@ async function warmUp(sample: WarmupSample, config: FunctionConfig, sessions: Se
 }
 
 /** Fresh feeds for one sample per call (a worker takes ownership of the buffers it is sent). */
-function sampleFeeds(sample: WarmupSample, config: FunctionConfig, backend: Backend): () => Record<string, Tensor> {
+function sampleFeeds(sample: WarmupSample, config: FunctionConfig, backend: Backend, files?: ReadonlyMap<string, Uint8Array>): () => Record<string, Tensor> {
   const batching = config.max_batch_size > 0;
   const inputs = Object.entries(sample.inputs).map(([name, input]) => {
     const shape = batching ? [sample.batch_size, ...input.dims] : [...input.dims];
-    return { name, tensor: sampleTensor(fromConfigType(input.data_type), shape, input.random_data === true) };
+    return { name, tensor: warmupTensor(sample.name, name, input, shape, files) };
   });
   return () => {
     const request: InferRequest = { parameters: {}, inputs: inputs.map(({ name, tensor }) => ({ name, tensor: copyTensor(tensor) })) };
@@ -259,21 +270,4 @@ function zeroSample(config: FunctionConfig): WarmupSample {
 function copyTensor(tensor: Tensor): Tensor {
   const data = Array.isArray(tensor.data) ? tensor.data.map((b) => b.slice()) : tensor.data.slice();
   return { ...tensor, shape: [...tensor.shape], data } as Tensor;
-}
-
-/** Zeros, or random values valid for the datatype (BYTES: "0", as Triton falls back to zeros). */
-function sampleTensor(datatype: Tensor["datatype"], shape: number[], random: boolean): Tensor {
-  const count = shape.reduce((a, b) => a * b, 1);
-  if (datatype === "BYTES") return { datatype, shape, data: Array.from({ length: count }, () => new TextEncoder().encode("0")) };
-  const data = allocate(datatype, count);
-  if (random && !Array.isArray(data)) {
-    for (let i = 0; i < count; i++) {
-      const value = Math.random();
-      if (data instanceof Float32Array || data instanceof Float64Array) data[i] = value * 2 - 1;
-      else if (data instanceof BigInt64Array || data instanceof BigUint64Array) data[i] = BigInt(Math.floor(value * 100));
-      else if (datatype === "BOOL") data[i] = value < 0.5 ? 0 : 1;
-      else if (datatype !== "FP16" && datatype !== "BF16") data[i] = Math.floor(value * 100);
-    }
-  }
-  return { datatype, shape, data };
 }

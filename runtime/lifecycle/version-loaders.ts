@@ -15,6 +15,9 @@ import { estimateFootprint } from "./pool-manager.ts";
 import type { PoolManager } from "./pool-manager.ts";
 import { serially } from "./serially.ts";
 
+/** One warm-up file's ceiling: a sample is one row of the batch (the element ceiling bounds the rest). */
+const MAX_WARMUP_FILE_BYTES = 64 * 1024 * 1024;
+
 /** What the loader factory needs: the registry's options, plus what the registry knows of all its functions. */
 export interface VersionLoadersOptions extends FunctionRegistryOptions {
   limits: LoadLimits;
@@ -80,8 +83,10 @@ export class VersionLoaders {
         const backend = declared.backend === "handler" ? createHandlerBackend(handler!, { tensors: computesTensors(declared), batching: (declared.max_batch_size ?? 0) > 0, name: fn.name }) : backends[declared.backend];
         if (!backend) throw new RuntimeError("INVALID_ARG", `backend '${declared.backend}' is not available`);
         const resolved = { ...declared, accelerator: declared.accelerator ?? this.#options.accelerator ?? "auto" };
+        const warmupFiles = await this.#warmupFiles(fn);
         const load = () =>
           loadDeployment({
+            warmupFiles,
             declared: resolved,
             version,
             bytes,
@@ -163,6 +168,26 @@ export class VersionLoaders {
         return file === undefined ? undefined : await platform.readFile(file);
       },
     });
+  }
+
+  /**
+   * The bytes of the warm-up samples' `input_data_file`s (Triton's), from the function's warmup/
+   * folder and nowhere else (symlinks followed must stay inside it); a file larger than any sample
+   * could use is refused before it is read.
+   */
+  async #warmupFiles(fn: FunctionRecord): Promise<Map<string, Uint8Array> | undefined> {
+    const { platform } = this.#options;
+    const wanted = new Set(fn.declared!.model_warmup.flatMap((s) => Object.values(s.inputs).flatMap((i) => (i.input_data_file === undefined ? [] : [i.input_data_file]))));
+    if (wanted.size === 0 || !fn.entry) return undefined;
+    const files = new Map<string, Uint8Array>();
+    for (const name of wanted) {
+      const path = await resolveInside(platform, `${fn.entry.dir}/warmup`, name);
+      const size = path === undefined ? undefined : (await platform.stat(path))?.size;
+      if (path === undefined || size === undefined) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': model_warmup input_data_file '${name}' was not found in the function's warmup/ folder`);
+      if (size > MAX_WARMUP_FILE_BYTES) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': model_warmup input_data_file '${name}' is ${size} bytes, over the ${MAX_WARMUP_FILE_BYTES}-byte ceiling for one sample`);
+      files.set(name, await platform.readFile(path));
+    }
+    return files;
   }
 
   async #loadEnsemble(fn: FunctionRecord, version: number, managed: ManagedVersion) {
