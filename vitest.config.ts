@@ -18,6 +18,7 @@ export const NODE_ONLY = [
   "test/e2e/connections.test.ts",
   "test/e2e/production-install.test.ts",
   "test/e2e/package-install.test.ts",
+  "test/e2e/readme-tour.test.ts",
 ];
 
 const otherRuntime = process.env.TENSORFN_RUNTIME === "bun" || process.env.TENSORFN_RUNTIME === "deno";
