@@ -13,7 +13,11 @@ export function loadOrtWeb(provider: string): Promise<OrtModule> {
   const webgpu = provider === "webgpu";
   let module = modules.get(webgpu ? "webgpu" : "wasm");
   if (!module) {
-    module = (webgpu ? import("onnxruntime-web/webgpu") : import("onnxruntime-web")).then((m) => {
+    module = (webgpu ? import("onnxruntime-web/webgpu") : import("onnxruntime-web")).catch((error: unknown) => {
+      // An optional dependency: an install with --omit=optional has none. Say how to get it (not
+      // the resolver's message: it names where the server is installed).
+      throw new Error(`onnxruntime-web could not be loaded (${(error as { code?: string })?.code ?? "error"}): an install with --omit=optional leaves it out; npm install onnxruntime-web`);
+    }).then((m) => {
       const web = m as unknown as OrtWeb;
       web.env.logLevel = "fatal";
       // One thread per session: the WASM build's own threads would need cross-origin isolation in
