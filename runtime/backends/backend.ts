@@ -44,6 +44,8 @@ export interface LoadOptions {
    */
   wakeUnpacked?: boolean;
   log?: { info(message: string): void; warn(message: string): void };
+  /** The model file as a load's errors name it (relative to the repository: `simple/1/model.onnx`). */
+  modelFile?: string;
 }
 
 /**

@@ -104,7 +104,7 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
             release: () => engine.release(),
           };
         } catch (error) {
-          if (provider === "cpu") throw new RuntimeError("INVALID_ARG", `failed to load model: ${errorMessage(error)}`, { cause: error });
+          if (provider === "cpu") throw new RuntimeError("INVALID_ARG", `failed to load model${options.modelFile ? ` ${options.modelFile}` : ""}: ${errorMessage(error)}`, { cause: error });
           const reason = `${provider} execution provider unavailable (${errorMessage(error)})`;
           unavailable.set(provider, reason);
           reasons.push(reason);

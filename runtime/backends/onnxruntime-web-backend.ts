@@ -78,7 +78,7 @@ export function createOnnxRuntimeWebBackend(options: { startWorker?: (module: UR
       try {
         session = await open(model, provider, options.graphLevel);
       } catch (error) {
-        if (provider === "wasm") throw new RuntimeError("INVALID_ARG", `failed to load model: ${errorMessage(error)}`, { cause: error });
+        if (provider === "wasm") throw new RuntimeError("INVALID_ARG", `failed to load model${options.modelFile ? ` ${options.modelFile}` : ""}: ${errorMessage(error)}`, { cause: error });
         reasons.push(`webgpu failed (${errorMessage(error)})`);
         provider = "wasm";
         session = await open(model, provider, options.graphLevel);

@@ -73,6 +73,8 @@ export interface FunctionRecord {
   declared?: DeclaredConfig;
   /** Why the function as a whole cannot load (bad function.yaml, no versions). */
   error?: string;
+  /** Why the repository's current function.yaml was refused while this registration kept serving. */
+  refused?: string;
   fingerprint: string;
   versions: Map<number, ManagedVersion>;
   /** False until loaded in explicit mode, and after an unload: no on-demand loads then. */
@@ -208,7 +210,8 @@ export class FunctionRegistry {
     if (!entry && !override.files) throw invalidArg(`failed to load '${name}': no such function in the repository`);
     const existing = this.#functions.get(name);
     const fn = await this.#register(entry ?? { name, dir: `${this.#options.repository}/${name}`, versions: [...override.files!.keys()].sort((a, b) => a - b) }, true, override);
-    if (fn.error) throw invalidArg(`failed to load '${name}': ${fn.error}`);
+    const problem = fn.error ?? (fn === existing ? fn.refused : undefined);
+    if (problem) throw invalidArg(`failed to load '${name}': ${problem}`);
     const results = await Promise.allSettled([...fn.versions.values()].map((v) => (existing?.versions.get(v.version) === v && v.deployment ? this.#reload(fn, v) : v.ensureReady())));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
     if (failed) throw invalidArg(`failed to load '${name}': ${(failed.reason as Error).message.replace(/^failed to load '[^']*' version \d+: /, "")}`);
@@ -311,6 +314,7 @@ export class FunctionRegistry {
       platform.log.info(`${entry.name}: ${fn ? "changed" : "new"}; ${fn ? "reloading" : "registering"}`);
       const previous = fn && new Set(fn.versions.values());
       const updated = await this.#register(entry, fn?.wanted ?? this.#mode !== "explicit");
+      if (updated === fn) continue; // its new function.yaml was refused: it serves on as it was
       for (const v of updated.versions.values()) {
         if (previous?.has(v) && v.deployment) void this.#reload(updated, v).then(() => this.#recheckDependents(updated.name)).catch(() => undefined);
         else if (this.#mode !== "lazy" && updated.wanted) void v.ensureReady().catch(() => undefined);
@@ -341,7 +345,6 @@ export class FunctionRegistry {
     const { platform } = this.#options;
     const old = this.#functions.get(entry.name);
     const fn: FunctionRecord = { name: entry.name, entry, fingerprint: "", versions: new Map(), wanted, files: override.files, generation: ++this.#generations };
-    if (old) this.#forgetAnswers(old);
     if (override.config) {
       fn.declared = override.config;
     } else {
@@ -353,6 +356,15 @@ export class FunctionRegistry {
       else fn.error = parsed.errors.map(formatIssue).join("; ");
     }
     fn.fingerprint = await fingerprint(platform, entry, fn.declared?.default_model_filename ?? "model.onnx", fn.declared?.handler !== undefined);
+    // Triton's promise for a reload, kept for configs: a function.yaml that does not parse leaves
+    // the loaded registration serving (the next change is looked at again: its fingerprint moves on).
+    if (fn.error && old && !old.files && [...old.versions.values()].some((v) => v.deployment)) {
+      old.fingerprint = fn.fingerprint;
+      old.refused = fn.error;
+      platform.log.error(`${entry.name}: invalid configuration: ${fn.error}; the loaded version keeps serving until it is fixed`);
+      return old;
+    }
+    if (old) this.#forgetAnswers(old);
     fn.limiter = this.#limiter(fn.declared, old);
     if (fn.error) platform.log.error(`${entry.name}: invalid configuration: ${fn.error}`);
     const served = fn.declared ? selectVersions(fn.declared.version_policy, entry.versions) : [];

@@ -96,6 +96,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     wakeUnpacked: onOff(declared.parameters.wake_unpacked?.string_value) ?? false,
     signature: declared.backend === "identity" ? identitySignature(declared) : declared.backend === "handler" ? handlerSignature(declared) : undefined,
     log: { info: (m) => log.info(`${prefix}: ${m}`), warn: (m) => log.warn(`${prefix}: ${m}`) },
+    modelFile: `${declared.name}/${version}/${declared.default_model_filename}`,
   };
   // `auto`, for one instance that cannot scale out, loads into a worker, times the model there (its
   // own cost, not the event loop's) and moves it onto the event loop when it is cheap; bytes it

@@ -176,6 +176,40 @@ describe("tensorfn dev", () => {
   });
 });
 
+describe("tensorfn dev: reloads that fail", () => {
+  it("keeps the serving version through a broken config, a broken model file and a broken handler, logging the file (and line) of each", { timeout: 90_000 }, async () => {
+    const repo = tempRepository("simple", "word_count");
+    const server = await spawnServer("node", [BIN, "dev", repo, "--port", "0"]);
+    const simple = () =>
+      fetch(`${server.url}/v2/models/simple/infer`, {
+        method: "POST",
+        body: JSON.stringify({ inputs: ["INPUT0", "INPUT1"].map((name) => ({ name, datatype: "INT32", shape: [1, 16], data: new Array(16).fill(1) })) }),
+      }).then(async (r) => [r.status, ((await r.json()) as { outputs?: { data: number[] }[] }).outputs?.[0]?.data[0]]);
+    const words = () => fetch(`${server.url}/v1/functions/word_count`, { method: "POST", body: JSON.stringify({ text: "a b" }) }).then(async (r) => [r.status, await r.json()]);
+    try {
+      await server.waitFor(/v2\/models\/simple /);
+      expect(await simple()).toEqual([200, 2]);
+      expect(await words()).toEqual([200, { words: 2, longest: "a" }]);
+
+      const yaml = join(repo, "simple", "function.yaml");
+      writeFileSync(yaml, readFileSync(yaml, "utf8").replace("max_batch_size: 8", "max_batch_size: 8\nmax_batch_sise: 4"));
+      await server.waitFor(/simple\/function\.yaml:\d+: max_batch_sise: /, 20_000);
+      expect(await simple()).toEqual([200, 2]);
+
+      writeFileSync(yaml, readFileSync(yaml, "utf8").replace("\nmax_batch_sise: 4", ""));
+      writeFileSync(join(repo, "simple", "1", "model.onnx"), "not a model");
+      await server.waitFor(/simple v1: reload failed, previous deployment still serving: failed to load model simple\/1\/model\.onnx: /, 20_000);
+      expect(await simple()).toEqual([200, 2]);
+
+      writeFileSync(join(repo, "word_count", "handler.ts"), "export function execute(requests) {\n  return requests.map((r) => r.text( + 1);\n}\n");
+      await server.waitFor(/handler does not compile: word_count\/handler\.ts:2:\d+: /, 20_000);
+      expect(await words()).toEqual([200, { words: 2, longest: "a" }]);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
 describe("tensorfn init", () => {
   const init = (...args: string[]) => spawnSync("node", [BIN, "init", ...args], { encoding: "utf8" });
 

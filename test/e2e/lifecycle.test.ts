@@ -245,6 +245,22 @@ describe("lifecycle through the real server", () => {
     expect(row).toMatchObject({ name: "simple", state: "READY", reason: expect.stringMatching(/reload failed/) });
   });
 
+  it("keeps the loaded version serving when a reload's function.yaml does not parse, and the load API says where", async () => {
+    const repo = tempRepository("simple");
+    server = await startServer({ repository: repo, controlMode: "explicit", loadModels: ["*"] });
+    const yaml = join(repo, "simple", "function.yaml");
+    writeFileSync(yaml, readFileSync(yaml, "utf8").replace("max_batch_size: 8", "max_batch_size: 8\nmax_batch_sise: 4"));
+    const load = await fetch(`${server.url}/v2/repository/models/simple/load`, { method: "POST" });
+    expect(load.status).toBe(400);
+    expect((await load.json()).error).toMatch(/failed to load 'simple': simple\/function\.yaml:\d+: max_batch_sise: unknown field/);
+    expect((await infer(server.url, "simple")).status).toBe(200);
+    expect((await index(server.url))[0]).toMatchObject({ name: "simple", state: "READY" });
+    // Fixed: the next load takes it.
+    writeFileSync(yaml, readFileSync(yaml, "utf8").replace("max_batch_size: 8\nmax_batch_sise: 4", "max_batch_size: 4"));
+    expect((await fetch(`${server.url}/v2/repository/models/simple/load`, { method: "POST" })).status).toBe(200);
+    expect((await (await fetch(`${server.url}/v2/models/simple/config`)).json()).max_batch_size).toBe(4);
+  });
+
   it("loads a function from a config override and base64 model file, and unloads it", async () => {
     server = await startServer({ repository: tempRepository("simple"), controlMode: "explicit" });
     const model = readFileSync(join(tempRepository("simple"), "simple", "1", "model.onnx")).toString("base64");
