@@ -25,7 +25,7 @@ const USAGE = `usage:
                  [--api-key-file <file>] [--admin-key-file <file>] [--cors-origin <origin>|*]...
                  [--dashboard-max-streams 32] [--cache-size 0]
                  [--shutdown-timeout 30] [--request-body-timeout 30] [--write-timeout 30] [--max-connections 8192]
-                 [--log-level error|warn|info|debug] [--log-format text|json]
+                 [--log-level error|warn|info|debug] [--log-format text|json] [--strict-readiness true|false]
   tensorfn dev [dir]   the local dev server: serve in lazy mode, reloading functions as their files change
   tensorfn check <dir> [--max-instances …]   validates as a load would (the same ceiling flags as serve)
   tensorfn init <dir> [--model <model.onnx> [--handler]]   a new function folder: a TypeScript function, or a model (and a handler around it)
@@ -87,6 +87,7 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
       "admin-key-file": { type: "string" },
       "cors-origin": { type: "string", multiple: true },
       "dashboard-max-streams": { type: "string" },
+      "strict-readiness": { type: "string", default: "true" },
       "shutdown-timeout": { type: "string", default: "30" },
       "request-body-timeout": { type: "string", default: "30" },
       "write-timeout": { type: "string", default: "30" },
@@ -96,6 +97,7 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
       "log-format": { type: "string", default: "text" },
     },
   });
+  if (!["true", "false"].includes(values["strict-readiness"]!)) fail(host, `--strict-readiness '${values["strict-readiness"]}' is not true or false`);
   if (!(LOG_LEVELS as readonly string[]).includes(values["log-level"]!)) fail(host, `--log-level '${values["log-level"]}' is not one of ${LOG_LEVELS.join(", ")}`);
   if (!(LOG_FORMATS as readonly string[]).includes(values["log-format"]!)) fail(host, `--log-format '${values["log-format"]}' is not one of ${LOG_FORMATS.join(", ")}`);
   const port = Number(values.port);
@@ -145,6 +147,7 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
     dashboard: dev,
     ...(await accessFlags(host, flags, values["cors-origin"] ?? [])),
     dashboardMaxStreams: count(host, "dashboard-max-streams", flags["dashboard-max-streams"]),
+    strictReadiness: values["strict-readiness"] === "true",
     ...rateLimiting(host, values["rate-limit"]!, values["rate-limit-resource"] ?? []),
     limits: loadLimits(host, flags),
   });

@@ -73,6 +73,7 @@ async function startServerUnder(runtime: "bun" | "deno", options: Partial<Runtim
   if (options.cacheSize !== undefined) args.push("--cache-size", String(options.cacheSize));
   if (options.histogramLatencies) args.push("--metrics-config", "histogram_latencies=true");
   if (options.traceRate !== undefined) args.push("--trace-rate", String(options.traceRate));
+  if (options.strictReadiness !== undefined) args.push("--strict-readiness", String(options.strictReadiness));
   if (options.accelerator) args.push("--accelerator", options.accelerator);
   if (options.rateLimit) args.push("--rate-limit", options.rateLimit);
   for (const [flag, keys] of [["--api-key-file", options.apiKeys], ["--admin-key-file", options.adminKeys]] as const) {

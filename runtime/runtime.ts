@@ -51,6 +51,8 @@ export interface RuntimeOptions
   dashboardMaxStreams?: number;
   /** `--cache-size`: bytes of the response cache functions with `response_cache: { enable: true }` share (absent or 0: no cache). */
   cacheSize?: number;
+  /** Triton's `--strict-readiness` (default true): server readiness waits for the functions the control mode loads; false: ready once it answers. */
+  strictReadiness?: boolean;
 }
 
 /** A built server: its model manager and its fetch handler. */
@@ -88,7 +90,7 @@ export const DEFAULT_MAX_INPUT_BYTES = 64 * 1024 * 1024;
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { platform } = options;
   const backends = options.backends ?? (await defaultBackends(platform));
-  const { maxInputBytes, maxElements, histogramLatencies, traceRate, dashboard, rateLimit, rateLimitResources, apiKeys, adminKeys, corsOrigins, dashboardMaxStreams, cacheSize, ...managerOptions } = options;
+  const { maxInputBytes, maxElements, histogramLatencies, traceRate, dashboard, rateLimit, rateLimitResources, apiKeys, adminKeys, corsOrigins, dashboardMaxStreams, cacheSize, strictReadiness, ...managerOptions } = options;
   const resourceLimiter = rateLimit === "execution_count" ? new ResourceLimiter(rateLimitResources) : undefined;
   const clock = options.clock ?? systemClock;
   const trace = new TraceRecorder({ rate: traceRate ?? 0 });
@@ -106,6 +108,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const stopped = new AbortController();
   const appContext: AppContext = {
     draining: () => draining,
+    strictReadiness,
     prometheus,
     trace: traceJson,
     dashboard: dashboard ? { entries: () => models.metricsEntries(), trace: traceJson, now: () => clock.now(), clock, maxStreams: dashboardMaxStreams, stopped: stopped.signal } : undefined,

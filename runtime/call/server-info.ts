@@ -6,11 +6,19 @@ import { fromConfigType } from "../tensor/mod.ts";
 // What every protocol reports of the server and its models (KServe v2 HTTP now, gRPC next): one
 // definition each, as plain data the protocol encodes.
 
-/** Server liveness or readiness (Kubernetes probes): undefined when it is, else why not. */
-export function unhealthy(models: ModelManager, which: "live" | "ready", draining?: () => boolean): string | undefined {
+/**
+ * Server liveness or readiness (Kubernetes probes): undefined when it is, else why not. Liveness
+ * never looks at models. Readiness, when strict (Triton's --strict-readiness, the default), waits
+ * for the functions the control mode loads (ModelManager.unready).
+ */
+export function unhealthy(models: ModelManager, which: "live" | "ready", draining?: () => boolean, strict = true): string | undefined {
   if (which === "live") return undefined;
   if (draining?.()) return "Server not ready: shutting down";
-  if (!models.allReady()) return "Server not ready: not every model is ready; see POST /v2/repository/index";
+  const waiting = strict ? models.unready() : [];
+  if (waiting.length > 0) {
+    const shown = waiting.slice(0, 5).map((name) => `'${name}'`).join(", ");
+    return `Server not ready: ${shown}${waiting.length > 5 ? ` and ${waiting.length - 5} more` : ""} not ready; see POST /v2/repository/index`;
+  }
   return undefined;
 }
 

@@ -7,6 +7,8 @@ export interface KserveContext extends CallContext {
   server: { name: string; version: string; extensions: string[] };
   /** True once a shutdown began: readiness answers 503 so load balancers stop sending. */
   draining?: () => boolean;
+  /** Triton's --strict-readiness (default true): readiness waits for the functions the control mode loads; false: responsive is ready. */
+  strictReadiness?: boolean;
 }
 
 /** KServe v2 core routes plus Triton's model-configuration and statistics extensions (routes.ts holds their paths). */
@@ -29,6 +31,6 @@ export function kserveHandlers(ctx: KserveContext) {
 
 /** Server liveness or readiness (Kubernetes probes), as a reply. */
 function health(ctx: KserveContext, which: "live" | "ready"): Reply {
-  const why = unhealthy(ctx.models, which, ctx.draining);
+  const why = unhealthy(ctx.models, which, ctx.draining, ctx.strictReadiness ?? true);
   return why === undefined ? jsonReply(200, which === "live" ? { live: true } : { ready: true }) : jsonReply(503, { error: why });
 }

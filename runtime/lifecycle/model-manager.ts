@@ -209,15 +209,25 @@ export class ModelManager {
     return { ready, version: v.version, state: v.state, reason };
   }
 
-  /** True when every registered function is ready or can be made ready (Triton's strict readiness). */
-  allReady(): boolean {
-    return this.#registry.functions().every((fn) => {
-      try {
-        return this.readiness(fn.name).ready;
-      } catch {
-        return false; // a function with no version to pick (a broken config): not ready, and not named here
-      }
-    });
+  /**
+   * The functions server readiness waits for and that are not ready (Triton's strict readiness):
+   * those the control mode loads — every one in `none` and `poll`, the `--load-model` ones and
+   * those loaded through the API since in `explicit` — and none in `lazy`, where every function
+   * loads on its first request. A function unloaded on purpose is not waited for.
+   */
+  unready(): string[] {
+    if (this.#registry.controlMode === "lazy") return [];
+    return this.#registry
+      .functions()
+      .filter((fn) => fn.wanted)
+      .filter((fn) => {
+        try {
+          return !this.readiness(fn.name).ready;
+        } catch {
+          return true; // no version to pick (a broken config): not ready
+        }
+      })
+      .map((fn) => fn.name);
   }
 
   /** `text` with absolute paths into the repository made relative (see FunctionRegistry.redact): for anything an answer says. */

@@ -8,7 +8,7 @@ import type { DirectBody } from "../../../runtime/call/direct-body.ts";
 // Which requests the lane takes (a promise) and which it leaves to the app (undefined). Routing
 // only: the answers themselves are compared with the app's in test/e2e/fast-lane.test.ts.
 function lane(corsOrigins?: string[]) {
-  const models = { allReady: () => true } as unknown as AppContext["models"];
+  const models = { unready: () => [] } as unknown as AppContext["models"];
   const ctx = { models, corsOrigins, log: { error() {} }, maxInputBytes: 1024 } as unknown as AppContext;
   return createFastLane(ctx);
 }

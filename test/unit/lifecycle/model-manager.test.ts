@@ -36,7 +36,7 @@ describe("ModelManager", () => {
       expect(backend.loads).toBe(0);
       expect(manager.index().map((r) => [r.name, r.state])).toEqual([["a", "UNAVAILABLE"], ["b", "UNAVAILABLE"]]);
       expect(manager.readiness("a").ready).toBe(true);
-      expect(manager.allReady()).toBe(true);
+      expect(manager.unready()).toEqual([]);
     });
 
     it("`infer()` on a cold function loads it and answers; concurrent first requests share one load", async () => {
@@ -231,6 +231,35 @@ describe("ModelManager", () => {
       const { manager } = setup(repo(["a", 1]), { budgets: { host: 1500 } });
       await manager.start();
       await expect(answer(manager, "a")).rejects.toMatchObject({ code: "UNAVAILABLE", message: expect.stringMatching(/host-memory-budget/) });
+    });
+  });
+
+  describe("server readiness: the functions the control mode loads", () => {
+    it("explicit: waits only for --load-model functions and those loaded since; an unload on purpose is not waited for", async () => {
+      const { manager } = setup(repo(["a", 1], ["b", 2]), { controlMode: "explicit", loadModels: ["a"] });
+      await manager.start();
+      expect(manager.unready()).toEqual([]); // b was never asked for
+      await manager.load("b");
+      expect(manager.unready()).toEqual([]);
+      await manager.unload("a");
+      expect(manager.unready()).toEqual([]);
+    });
+
+    it("explicit: a --load-model function that failed keeps the server not ready", async () => {
+      const files = { ...repo(["a", 1]), "repo/broken/function.yaml": "max_batch_size: nope\n", "repo/broken/1/model.onnx": fakeModel(1) };
+      const { manager } = setup(files, { controlMode: "explicit", loadModels: ["a", "broken"] });
+      await manager.start();
+      expect(manager.unready()).toEqual(["broken"]);
+    });
+
+    it("none: waits for every function, a broken one included; lazy: for none", async () => {
+      const files = { ...repo(["a", 1]), "repo/broken/function.yaml": "max_batch_size: nope\n", "repo/broken/1/model.onnx": fakeModel(1) };
+      const none = setup(files, { controlMode: "none" }).manager;
+      await none.start();
+      expect(none.unready()).toEqual(["broken"]);
+      const lazy = setup(files, { controlMode: "lazy" }).manager;
+      await lazy.start();
+      expect(lazy.unready()).toEqual([]);
     });
   });
 
