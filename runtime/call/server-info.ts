@@ -14,11 +14,9 @@ import { fromConfigType } from "../tensor/mod.ts";
 export function unhealthy(models: ModelManager, which: "live" | "ready", draining?: () => boolean, strict = true): string | undefined {
   if (which === "live") return undefined;
   if (draining?.()) return "Server not ready: shutting down";
-  const waiting = strict ? models.unready() : [];
-  if (waiting.length > 0) {
-    const shown = waiting.slice(0, 5).map((name) => `'${name}'`).join(", ");
-    return `Server not ready: ${shown}${waiting.length > 5 ? ` and ${waiting.length - 5} more` : ""} not ready; see POST /v2/repository/index`;
-  }
+  // A count, not names: the probes are open even where keys guard the function names.
+  const waiting = strict ? models.unready().length : 0;
+  if (waiting > 0) return `Server not ready: ${waiting} function${waiting === 1 ? "" : "s"} the control mode loads ${waiting === 1 ? "is" : "are"} not ready; see POST /v2/repository/index`;
   return undefined;
 }
 

@@ -36,12 +36,12 @@ describe("server readiness per control mode", () => {
     expect(await get("/v2/health/ready")).toEqual([200, "ok"]);
   });
 
-  it("explicit: a --load-model function that cannot load keeps the server not ready, naming it; --strict-readiness false is ready when it answers", async () => {
+  it("explicit: a --load-model function that cannot load keeps the server not ready; --strict-readiness false is ready when it answers", async () => {
     const repo = repository();
     server = await startServer({ repository: repo, controlMode: "explicit", loadModels: ["simple", "broken"] });
     const [status, error] = await get("/v2/health/ready");
     expect(status).toBe(503);
-    expect(error).toMatch(/^Server not ready: 'broken' not ready; see POST \/v2\/repository\/index$/);
+    expect(error).toMatch(/^Server not ready: 1 function the control mode loads is not ready; see POST \/v2\/repository\/index$/);
     expect(await get("/v2/health/live")).toEqual([200, "ok"]);
     await server.close();
     server = await startServer({ repository: repo, controlMode: "explicit", loadModels: ["simple", "broken"], strictReadiness: false });
@@ -52,7 +52,7 @@ describe("server readiness per control mode", () => {
   it("none waits for every function; lazy for none (each loads on its first request)", async () => {
     const repo = repository();
     server = await startServer({ repository: repo, controlMode: "none" });
-    expect(await get("/v2/health/ready")).toEqual([503, "Server not ready: 'broken' not ready; see POST /v2/repository/index"]);
+    expect(await get("/v2/health/ready")).toEqual([503, "Server not ready: 1 function the control mode loads is not ready; see POST /v2/repository/index"]);
     expect(await get("/v2/health/live")).toEqual([200, "ok"]);
     await server.close();
     server = await startServer({ repository: repo, controlMode: "lazy" });
