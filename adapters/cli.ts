@@ -4,7 +4,7 @@ import { createRuntime, DEFAULT_MAX_INPUT_BYTES, modelSignatureReader } from "..
 import { parseByteSize } from "../runtime/lifecycle/mod.ts";
 import { systemClock } from "../runtime/core/mod.ts";
 import type { ControlMode } from "../runtime/lifecycle/mod.ts";
-import { checkRepository, defaultLoadLimits, formatIssue, LIMIT_FLAGS } from "../runtime/config/mod.ts";
+import { checkRepository, convertPbtxt, defaultLoadLimits, formatIssue, FUNCTION_FILE, LIMIT_FLAGS, TRITON_CONFIG_FILE } from "../runtime/config/mod.ts";
 import { parseKeyFile } from "../runtime/http/mod.ts";
 import type { Accelerator, LoadLimits } from "../runtime/config/mod.ts";
 import type { Host } from "./host.ts";
@@ -28,6 +28,7 @@ const USAGE = `usage:
                  [--log-level error|warn|info|debug] [--log-format text|json] [--strict-readiness true|false]
   tensorfn dev [dir]   the local dev server: serve in lazy mode, reloading functions as their files change
   tensorfn check <dir> [--max-instances …]   validates as a load would (the same ceiling flags as serve)
+  tensorfn convert <dir>   writes a function.yaml beside each config.pbtxt (Triton's) that has none
   tensorfn init <dir> [--model <model.onnx> [--handler]]   a new function folder: a TypeScript function, or a model (and a handler around it)
   tensorfn bench <url> --model <m> [--concurrency 1:64:x2 | --request-rate 100:400:x2] [--binary] [--json] (bench --help for all)`;
 
@@ -43,6 +44,8 @@ export async function runCli(host: Host): Promise<void> {
       return await check(host, rest);
     case "init":
       return await init(host, rest);
+    case "convert":
+      return await convert(host, rest);
     case "bench": {
       // Loaded on demand: the load generator (and undici) stay out of `serve`.
       const { runBench } = await import("./bench/bench-command.ts");
@@ -353,6 +356,37 @@ async function check(host: Host, args: string[]): Promise<void> {
   for (const issue of issues) console.log(formatIssue(issue));
   if (issues.length === 0) console.log(`${dir}: ok`);
   host.exit(issues.length > 0 ? 1 : 0);
+}
+
+/** `tensorfn convert <repo>`: function.yaml beside each config.pbtxt that has none; issues as `check` prints them. */
+async function convert(host: Host, args: string[]): Promise<void> {
+  const { positionals } = parseFlags(host, { args, allowPositionals: true, options: {} });
+  const dir = positionals[0]?.replace(/\/+$/, "");
+  if (!dir || positionals.length > 1) fail(host, `convert needs one repository directory\n${USAGE}`);
+  const { platform } = host;
+  const folders = (await platform.readDir(dir).catch(() => fail(host, `convert: cannot read ${dir}`))).filter((e) => e.isDirectory && !e.name.startsWith("."));
+  let failed = 0;
+  let written = 0;
+  for (const { name } of folders) {
+    const files = (await platform.readDir(`${dir}/${name}`)).filter((e) => e.isFile).map((e) => e.name);
+    if (!files.includes(TRITON_CONFIG_FILE)) continue;
+    if (files.includes(FUNCTION_FILE)) {
+      console.log(`${dir}/${name}: has a ${FUNCTION_FILE} already (it is the one served); left as it is`);
+      continue;
+    }
+    const file = `${dir}/${name}/${TRITON_CONFIG_FILE}`;
+    const converted = convertPbtxt(await platform.readTextFile(file), { file, name });
+    for (const issue of converted.errors) console.log(formatIssue(issue));
+    if (!converted.yaml) {
+      failed++;
+      continue;
+    }
+    await host.writeTextFile(`${dir}/${name}/${FUNCTION_FILE}`, converted.yaml);
+    written++;
+    console.log(`${dir}/${name}/${FUNCTION_FILE}: written${converted.ignored.length > 0 ? ` (left out, no effect in tensorfn: ${converted.ignored.join(", ")})` : ""}`);
+  }
+  console.log(`${written} converted, ${failed} with problems`);
+  host.exit(failed > 0 ? 1 : 0);
 }
 
 async function init(host: Host, args: string[]): Promise<void> {

@@ -58,6 +58,10 @@ const packages: Record<string, string[]> = {
   "lru-cache": ["cache"],
   zod: ["config"],
   yaml: ["config"],
+  // Protobuf: Triton's config.pbtxt (text format) now; the gRPC protocol next.
+  "@bufbuild/protobuf": ["config"],
+  "@bufbuild/protobuf/txtpb": ["config"],
+  "@bufbuild/protobuf/codegenv2": ["config"],
 };
 
 describe("runtime/ import direction", () => {

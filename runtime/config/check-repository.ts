@@ -7,13 +7,11 @@ import type { FunctionConfig } from "./function-config.ts";
 import { FUNCTION_NAME_RULE, functionNameProblem, MAX_VERSION, parseVersion, quoteName } from "./function-name.ts";
 import type { LoadLimits } from "./load-limits.ts";
 import { resolveInside } from "./model-path.ts";
-import { lineOfPath, parseFunctionConfig } from "./parse-function-config.ts";
+import { parseFunctionConfig } from "./parse-function-config.ts";
+import { configFileOf, FUNCTION_FILE, lineInConfigFile, parseConfigFile } from "./config-file.ts";
 
 /** What checking a repository reads: a subset of `Platform`, so the real one can be passed. */
 export type RepositoryReader = Pick<Platform, "readDir" | "readTextFile" | "realPath">;
-
-/** The configuration file of a function folder. */
-export const FUNCTION_FILE = "function.yaml";
 
 /** Issues in one function.yaml's text (syntax, schema, cross-field rules); [] when it is valid. */
 export function checkFunctionConfig(name: string, file: string, text: string, limits?: LoadLimits): ConfigIssue[] {
@@ -109,7 +107,7 @@ async function checkEnsembles(reader: RepositoryReader, parsed: Map<string, Pars
       // A problem names the first step it is about: point at that step's line.
       const step = /step (\d+) /.exec(problem)?.[1];
       const path = step === undefined ? ["ensemble_scheduling"] : ["ensemble_scheduling", "step", Number(step)];
-      issues.push({ file: p.file, line: lineOfPath(p.text, path), field: step === undefined ? "ensemble_scheduling" : `ensemble_scheduling.step[${step}]`, problem });
+      issues.push({ file: p.file, line: lineInConfigFile(p.file, p.text, path), field: step === undefined ? "ensemble_scheduling" : `ensemble_scheduling.step[${step}]`, problem });
     }
   }
   return issues;
@@ -123,14 +121,15 @@ async function checkFunction(reader: RepositoryReader, folder: string, name: str
   let handler: string | undefined;
   let steps: string[] = [];
   let clean: Omit<Parsed, "versions"> | undefined;
-  if (entries.some((e) => e.isFile && e.name === FUNCTION_FILE)) {
-    const file = `${folder}/${FUNCTION_FILE}`;
+  const configName = configFileOf(entries.filter((e) => e.isFile).map((e) => e.name));
+  if (configName) {
+    const file = `${folder}/${configName}`;
     const text = await reader.readTextFile(file);
-    const checked = parseFunctionConfig(text, { file, name, limits });
+    const checked = parseConfigFile(text, { file, name, limits });
     issues.push(...checked.errors);
     if (checked.config && checked.errors.length === 0) clean = { folder, file, text, declared: checked.config };
     // A config over a ceiling still names its model file and backend: read them without the ceilings.
-    const parsed = checked.config || !limits ? checked : parseFunctionConfig(text, { file, name });
+    const parsed = checked.config || !limits ? checked : parseConfigFile(text, { file, name });
     if (parsed.config) {
       modelFile = parsed.config.default_model_filename;
       // Neither an identity nor a handler function has a model file.
@@ -160,11 +159,11 @@ async function checkFunction(reader: RepositoryReader, folder: string, name: str
   }
   const siblings = new Set((await reader.readDir(folder.slice(0, folder.lastIndexOf("/")) || ".")).filter((e) => e.isDirectory).map((e) => e.name));
   steps.forEach((step, i) => {
-    if (!siblings.has(step)) issues.push({ file: `${folder}/${FUNCTION_FILE}`, line: 0, field: `ensemble_scheduling.step[${i}].model_name`, problem: `no function '${step}' in the repository` });
+    if (!siblings.has(step)) issues.push({ file: `${folder}/${configName ?? FUNCTION_FILE}`, line: 0, field: `ensemble_scheduling.step[${i}].model_name`, problem: `no function '${step}' in the repository` });
   });
   const handlerPath = handler === undefined ? undefined : await resolveInside(reader, folder, handler);
   if (handler !== undefined && !handlerPath) {
-    issues.push({ file: `${folder}/${FUNCTION_FILE}`, line: 0, field: "handler", problem: `${handler} was not found inside the function's folder` });
+    issues.push({ file: `${folder}/${configName ?? FUNCTION_FILE}`, line: 0, field: "handler", problem: `${handler} was not found inside the function's folder` });
   }
   if (handlerPath && checkModule) {
     for (const p of await checkModule(handlerPath, folder)) issues.push({ file: `${folder}/${p.file}`, line: p.line, column: p.column, field: "", problem: p.message });

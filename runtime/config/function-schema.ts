@@ -113,7 +113,8 @@ function tensorShape(dialect: Dialect) {
     dims: dims(dialect).min(1, {
       error: "must not be empty; for a scalar use dims: [1] with reshape: { shape: [] }",
     }),
-    reshape: message({ shape: dims(dialect) }).optional(),
+    // As in protobuf, whose JSON (and a config.pbtxt through it) leaves an empty list out: `reshape: {}` is a scalar's `shape: []`.
+    reshape: message({ shape: dims(dialect).default([]) }).optional(),
   };
 }
 

@@ -1,5 +1,6 @@
 /**
- * Function configuration: function.yaml (Triton's model-config fields in YAML) → a validated,
+ * Function configuration: function.yaml (Triton's model-config fields in YAML) or Triton's own
+ * config.pbtxt → a validated,
  * defaulted `DeclaredConfig` whose errors point at file, line and field; completion from the
  * model's signature into a `FunctionConfig`; Triton's JSON form; the `tensorfn check` logic.
  */
@@ -29,7 +30,9 @@ export { completeHandlerConfig, computesTensors, HANDLER_TENSORS, handlerSignatu
 export { DEFAULT_HANDLER_TIMEOUT_MS } from "./function-schema.ts";
 export { parseTritonJsonConfig, toTritonJson } from "./triton-json.ts";
 export { defaultDynamicBatching } from "./dynamic-batching-defaults.ts";
-export { checkFunctionConfig, checkRepository, FUNCTION_FILE, type RepositoryReader } from "./check-repository.ts";
+export { checkFunctionConfig, checkRepository, type RepositoryReader } from "./check-repository.ts";
+export { configFileOf, FUNCTION_FILE, lineInConfigFile, parseConfigFile, TRITON_CONFIG_FILE } from "./config-file.ts";
+export { convertPbtxt, parsePbtxtConfig } from "./pbtxt-config.ts";
 export { FUNCTION_NAME_RULE, functionNameProblem, MAX_FUNCTION_NAME_LENGTH, MAX_VERSION, parseVersion, quoteName } from "./function-name.ts";
 export { modelPathProblem, type PathResolver, resolveInside } from "./model-path.ts";
 export { defaultLoadLimits, ENSEMBLE_OUTPUT_FLOOR, LIMIT_FLAGS, limitProblems, type LoadLimits } from "./load-limits.ts";

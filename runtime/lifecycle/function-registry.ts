@@ -3,7 +3,7 @@
 // itself is version-loaders.ts, the ensemble graph ensemble-graph.ts.
 import { invalidArg, RuntimeError } from "../core/mod.ts";
 import type { Clock, Platform } from "../core/mod.ts";
-import { defaultLoadLimits, fieldPath, formatIssue, FUNCTION_FILE, functionNameProblem, limitProblems, MAX_VERSION, parseFunctionConfig } from "../config/mod.ts";
+import { defaultLoadLimits, fieldPath, formatIssue, FUNCTION_FILE, functionNameProblem, limitProblems, MAX_VERSION, parseConfigFile } from "../config/mod.ts";
 import type { Accelerator, DeclaredConfig, FunctionConfig, LoadLimits } from "../config/mod.ts";
 import { ensembleWiringProblems } from "../config/mod.ts";
 import type { Backend } from "../backends/backend.ts";
@@ -351,9 +351,10 @@ export class FunctionRegistry {
       // Named relative to the repository: the issue reaches answers (readiness, 503s, the index).
       const file = `${entry.name}/${entry.configFile?.split("/").pop() ?? FUNCTION_FILE}`;
       const text = entry.configFile ? await platform.readTextFile(entry.configFile).catch(() => "") : "";
-      const parsed = parseFunctionConfig(text, { file, name: entry.name, limits: this.#limits });
+      const parsed = parseConfigFile(text, { file, name: entry.name, limits: this.#limits });
       if (parsed.config && parsed.errors.length === 0) fn.declared = parsed.config;
       else fn.error = parsed.errors.map(formatIssue).join("; ");
+      if (parsed.ignored?.length) platform.log.info(`${file}: ignoring ${parsed.ignored.join(", ")} (no effect in tensorfn)`);
     }
     fn.fingerprint = await fingerprint(platform, entry, fn.declared?.default_model_filename ?? "model.onnx", fn.declared?.handler !== undefined);
     // Triton's promise for a reload, kept for configs: a function.yaml that does not parse leaves

@@ -1,5 +1,5 @@
 import type { Platform } from "../core/mod.ts";
-import { FUNCTION_FILE } from "../config/mod.ts";
+import { FUNCTION_FILE, TRITON_CONFIG_FILE } from "../config/mod.ts";
 import type { FunctionEntry } from "./scan-repository.ts";
 
 /**
@@ -30,7 +30,7 @@ async function folderFiles(platform: Platform, dir: string): Promise<string[]> {
     const children = await platform.readDir(path).catch(() => []);
     for (const child of children.sort((a, b) => (a.name < b.name ? -1 : 1))) {
       if (files.length >= WALK.files) return;
-      if (child.name.startsWith(".") || child.name === "node_modules" || child.name === FUNCTION_FILE) continue;
+      if (child.name.startsWith(".") || child.name === "node_modules" || child.name === FUNCTION_FILE || child.name === TRITON_CONFIG_FILE) continue;
       if (child.isFile) files.push(`${path}/${child.name}`);
       else if (child.isDirectory && depth < WALK.depth && !(depth === 0 && /^\d+$/.test(child.name))) await walk(`${path}/${child.name}`, depth + 1);
     }

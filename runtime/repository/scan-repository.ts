@@ -1,5 +1,5 @@
 import type { Platform } from "../core/mod.ts";
-import { FUNCTION_FILE, FUNCTION_NAME_RULE, functionNameProblem, MAX_VERSION, parseVersion, quoteName } from "../config/mod.ts";
+import { configFileOf, FUNCTION_NAME_RULE, functionNameProblem, MAX_VERSION, parseVersion, quoteName } from "../config/mod.ts";
 import type { VersionPolicy } from "../config/function-config.ts";
 
 /** One function folder as found on disk, before its configuration is parsed. */
@@ -47,8 +47,8 @@ export async function scanRepository(platform: Platform, root: string, options: 
       else if (version !== undefined) versions.push(version);
     }
     versions.sort((a, b) => a - b);
-    const hasConfig = children.some((c) => c.isFile && c.name === FUNCTION_FILE);
-    functions.push({ name: entry.name, dir, configFile: hasConfig ? `${dir}/${FUNCTION_FILE}` : undefined, versions });
+    const config = configFileOf(children.filter((c) => c.isFile).map((c) => c.name));
+    functions.push({ name: entry.name, dir, configFile: config ? `${dir}/${config}` : undefined, versions });
   }
   return functions;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { spawnServer, tempRepository } from "../../harness/server-process.ts";
@@ -49,6 +49,53 @@ describe("tensorfn check", () => {
     expect(run.status).toBe(1);
     const line = yaml.split("\n").findIndex((l) => l.includes("model_name: simple, input_map: { INPUT0: A")) + 1;
     expect(run.stdout.trim().split("\n")).toEqual([`${repo}/simple_twice/function.yaml:${line}: ensemble_scheduling.step[0]: tensor 'A' is TYPE_FP32 at the ensemble's input but TYPE_INT32 at step 0 ('simple') input 'INPUT0'`]);
+  });
+});
+
+describe("tensorfn check and convert on a Triton repository (config.pbtxt)", () => {
+  const PBTXT = `name: "simple"\nplatform: "onnxruntime_onnx"\nmax_batch_size: 8\ninput [ { name: "INPUT0" data_type: TYPE_INT32 dims: [ 16 ] }, { name: "INPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]\noutput [ { name: "OUTPUT0" data_type: TYPE_INT32 dims: [ 16 ] }, { name: "OUTPUT1" data_type: TYPE_INT32 dims: [ 16 ] } ]\ndynamic_batching { max_queue_delay_microseconds: 100 }\noptimization { cuda { graphs: true } }\n`;
+
+  /** `simple` and `broken`, each with a config.pbtxt instead of its function.yaml. */
+  function tritonRepository(broken: string): string {
+    const repo = tempRepository("simple", "mlp");
+    rmSync(join(repo, "simple", "function.yaml"));
+    writeFileSync(join(repo, "simple", "config.pbtxt"), PBTXT);
+    renameSync(join(repo, "mlp"), join(repo, "broken"));
+    rmSync(join(repo, "broken", "function.yaml"));
+    writeFileSync(join(repo, "broken", "config.pbtxt"), broken);
+    return repo;
+  }
+
+  it("check reports config.pbtxt problems at file:line: field: problem", () => {
+    const repo = tritonRepository(`platform: "onnxruntime_onnx"\n\nmax_batch_sise: 8\n`);
+    const run = spawnSync("node", [BIN, "check", repo], { encoding: "utf8" });
+    expect(run.status).toBe(1);
+    expect(run.stdout.trim().split("\n")).toEqual([`${repo}/broken/config.pbtxt:3: max_batch_sise: unknown field; did you mean 'max_batch_size'?`]);
+  });
+
+  it("convert writes a function.yaml beside each config.pbtxt that serves the same config, and reports those that do not convert", async () => {
+    const repo = tritonRepository(`platform: "onnxruntime_onnx"\nsequence_batching {}\n`);
+    const run = spawnSync("node", [BIN, "convert", repo], { encoding: "utf8" });
+    expect(run.status).toBe(1);
+    expect(run.stdout).toContain(`${repo}/simple/function.yaml: written (left out, no effect in tensorfn: optimization.cuda)`);
+    expect(run.stdout).toContain(`${repo}/broken/config.pbtxt:2: sequence_batching: the sequence batcher is not supported yet`);
+    expect(run.stdout).toContain("1 converted, 1 with problems");
+    const yaml = readFileSync(join(repo, "simple", "function.yaml"), "utf8");
+    expect(yaml).toContain("max_queue_delay_microseconds: 100");
+    // Served from the function.yaml now (it wins over config.pbtxt): the same effective config.
+    const fromPbtxt = await spawnServer("node", [BIN, "serve", "--repo", tritonRepository(""), "--port", "0"]);
+    const fromYaml = await spawnServer("node", [BIN, "serve", "--repo", repo, "--port", "0"]);
+    try {
+      const config = async (url: string) => {
+        const json = (await (await fetch(`${url}/v2/models/simple/config`)).json()) as { parameters: Record<string, unknown> };
+        // What execution_thread auto measured differs from one load to the next.
+        for (const key of Object.keys(json.parameters)) if (key.startsWith("execution_thread_measured")) delete json.parameters[key];
+        return json;
+      };
+      expect(await config(fromYaml.url)).toEqual(await config(fromPbtxt.url));
+    } finally {
+      await Promise.all([fromPbtxt.stop(), fromYaml.stop()]);
+    }
   });
 });
 
