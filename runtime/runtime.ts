@@ -100,7 +100,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const models = new ModelManager({ ...managerOptions, backends, clock, trace, resourceLimiter, responseCache, arrivals: clients, escapes });
   await models.start();
   const prometheus = createPrometheus(
-    { entries: () => models.metricsEntries(), budgets: models.budgets, cache: responseCache && (() => responseCache.figures) },
+    { entries: () => models.metricsEntries({ exported: true }), budgets: models.budgets, cache: responseCache && (() => responseCache.figures) },
     { histogramLatencies },
   );
   const traceJson = (seconds: number) => trace.export(clock.now(), seconds);

@@ -5,7 +5,7 @@ import { ROUTES } from "./routes.ts";
 /** The Prometheus exposition (also served alone on `--metrics-port`). */
 export function metricsHandlers(prometheus: Prometheus) {
   return {
-    metrics: () => ({ status: 200, headers: { "content-type": prometheus.contentType }, body: prometheus.render() }),
+    metrics: async () => ({ status: 200, headers: { "content-type": prometheus.contentType }, body: await prometheus.renderBytesAsync() }),
   } satisfies Partial<RouteHandlers>;
 }
 
@@ -15,6 +15,6 @@ const METRICS_PATH = ROUTES.find((r) => r.id === "metrics")!.paths[0];
 export function metricsOnly(prometheus: Prometheus): (request: Request) => Promise<Response> {
   return async (request) => {
     if (new URL(request.url).pathname !== METRICS_PATH) return Response.json({ error: "Not Found" }, { status: 404 });
-    return new Response(prometheus.render(), { headers: { "content-type": prometheus.contentType } });
+    return new Response((await prometheus.renderBytesAsync()) as BodyInit, { headers: { "content-type": prometheus.contentType } });
   };
 }

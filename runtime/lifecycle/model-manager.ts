@@ -253,9 +253,11 @@ export class ModelManager {
   }
 
   /** Every served version with what the Prometheus families read at scrape time. */
-  metricsEntries(): MetricsEntry[] {
+  metricsEntries(options: { exported?: boolean } = {}): MetricsEntry[] {
     return this.#registry.functions().flatMap((fn) =>
-      [...fn.versions.values()].map((v) => ({
+      // `exported`: what /metrics shows — versions that have loaded since the server started, or
+      // are not simply unloaded (loading, failed): as Triton, no series for a function never loaded.
+      [...fn.versions.values()].filter((v) => !options.exported || v.stats.everLoaded || v.state !== "UNAVAILABLE").map((v) => ({
         name: fn.name,
         version: String(v.version),
         state: v.state,

@@ -77,11 +77,24 @@ export class ModelStats implements SchedulerObserver {
   readonly #queueHistogram = emptyHistogram();
   /** Seconds the last load of this version took (`nv_model_load_duration_secs`). */
   loadSeconds = 0;
+  #revision = 0;
+  #everLoaded = false;
+
+  /** Moves on with every change: a scrape re-renders a version's lines only when it moved. */
+  get revision(): number {
+    return this.#revision;
+  }
+
+  /** Whether this version has been loaded since the server started (Triton exports metrics only for those). */
+  get everLoaded(): boolean {
+    return this.#everLoaded;
+  }
   readonly #events = new Map<string, number>();
   readonly #coldStarts: Histogram = { buckets: COLD_START_BUCKETS.map(() => 0), sum: 0, count: 0 };
 
   /** A load finished after `ms` (from disk or from PARKED): a cold start. */
   loaded(ms: number, from: "disk" | "parked"): void {
+    this.#everLoaded = true;
     this.loadSeconds = ms / 1000;
     observe(this.#coldStarts, ms, COLD_START_BUCKETS);
     this.transition("load", from);
@@ -89,16 +102,19 @@ export class ModelStats implements SchedulerObserver {
 
   /** Counts a park or unload and why (idle, budget, api, reload, policy, removed, shutdown). */
   transition(event: LifecycleEvent, reason: string): void {
+    this.#revision++;
     const key = `${event}/${reason}`;
     this.#events.set(key, (this.#events.get(key) ?? 0) + 1);
   }
 
   dequeued(queueMs: number): void {
+    this.#revision++;
     add(this.#queue, queueMs);
     observe(this.#queueHistogram, queueMs);
   }
 
   executed(t: ExecutionTiming): void {
+    this.#revision++;
     this.#inferenceCount += t.rows;
     this.#executionCount++;
     if (t.reason) this.#dispatches.set(t.reason, (this.#dispatches.get(t.reason) ?? 0) + 1);
@@ -117,12 +133,14 @@ export class ModelStats implements SchedulerObserver {
 
   /** A request answered; `ms` is its whole time in the server after decoding. */
   succeeded(ms: number): void {
+    this.#revision++;
     add(this.#success, ms);
     observe(this.#requestHistogram, ms);
     this.#lastInference = Date.now();
   }
 
   failed(ms: number, reason: FailureReason = "OTHER"): void {
+    this.#revision++;
     add(this.#fail, ms);
     this.#failures.set(reason, (this.#failures.get(reason) ?? 0) + 1);
   }
@@ -133,12 +151,14 @@ export class ModelStats implements SchedulerObserver {
    * inference_count, execution_count or compute.
    */
   cacheHit(ms: number): void {
+    this.#revision++;
     add(this.#cacheHit, ms);
     add(this.#queue, 0);
   }
 
   /** One handler call (`import`, `initialize`, `execute`, `finalize`) of `ms`, and how it ended. */
   handlerCall(step: string, ms: number, outcome: "ok" | "error" | "timeout"): void {
+    this.#revision++;
     const key = `${step}/${outcome}`;
     let d = this.#handler.get(key);
     if (!d) this.#handler.set(key, (d = zero()));
@@ -147,11 +167,13 @@ export class ModelStats implements SchedulerObserver {
 
   /** A cache lookup that found nothing, plus the insert of the answer afterwards: `ms` in all. */
   cacheMiss(ms: number): void {
+    this.#revision++;
     add(this.#cacheMiss, ms);
   }
 
   /** A request refused by the function's rate_limit on arrival: a REJECTED failure that took no time. */
   rateLimited(): void {
+    this.#revision++;
     this.failed(0, "REJECTED");
     this.#rateLimited++;
   }

@@ -28,6 +28,18 @@ function value(text: string, name: string, labels: Record<string, string>): numb
 }
 
 describe("Prometheus metrics", () => {
+  it("has series only for versions that have loaded (as Triton): none for a lazy function never called", async () => {
+    expect(await metrics()).not.toContain('model="simple"');
+    const r = await fetch(`${server.url}/v2/models/simple/infer`, {
+      method: "POST",
+      body: JSON.stringify({ inputs: ["INPUT0", "INPUT1"].map((name) => ({ name, datatype: "INT32", shape: [1, 16], data: new Array(16).fill(1) })) }),
+    });
+    expect(r.status).toBe(200);
+    const text = await metrics();
+    expect(value(text, "nv_inference_count", { model: "simple", version: "1" })).toBe(1);
+    expect(value(text, "tensorfn_deployment_state", { model: "simple", state: "READY" })).toBe(1);
+  });
+
   it("agree with the statistics endpoint after a burst", async () => {
     await Promise.all(Array.from({ length: 40 }, () => fetch(`${server.url}/v2/models/mlp/infer`, { method: "POST", body })));
     await fetch(`${server.url}/v2/models/mlp/infer`, { method: "POST", body: "{ broken" });
@@ -45,8 +57,11 @@ describe("Prometheus metrics", () => {
     expect(value(text, "tensorfn_deployment_state", { ...labels, state: "READY" })).toBe(1);
     expect(value(text, "tensorfn_instances", labels)).toBe(1);
     expect(value(text, "tensorfn_instances_target", labels)).toBe(1);
-    expect(value(text, "tensorfn_batch_size_count", labels)).toBe(s.execution_count);
-    expect(value(text, "tensorfn_batch_size_sum", labels)).toBe(s.inference_count);
+    // Executions by batch size add up to the statistics' counts.
+    const bySize = text.split("\n").filter((l) => l.startsWith('tensorfn_batch_executions_total{model="mlp",version="1"'));
+    const sizes = bySize.map((l) => [Number(/batch_size="(\d+)"/.exec(l)![1]), Number(l.slice(l.lastIndexOf(" ") + 1))] as const);
+    expect(sizes.reduce((n, [, count]) => n + count, 0)).toBe(s.execution_count);
+    expect(sizes.reduce((n, [size, count]) => n + size * count, 0)).toBe(s.inference_count);
     expect(value(text, "nv_inference_pending_request_count", labels)).toBe(0);
   });
 

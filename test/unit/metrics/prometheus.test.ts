@@ -24,13 +24,19 @@ describe("createPrometheus", () => {
     expect(text.startsWith("# HELP nv_inference_request_success Number of successful inference requests, all batch sizes\n# TYPE nv_inference_request_success counter\n")).toBe(true);
     expect(text.endsWith("\n") && !text.endsWith("\n\n")).toBe(true);
     expect(text).toContain('\n\n# HELP nv_inference_count Number of inferences performed (a batch of n counts n)\n# TYPE nv_inference_count counter\nnv_inference_count{model="mlp",version="1"} 5\n');
-    expect(family(text, "tensorfn_batch_size_bucket").slice(0, 3)).toEqual([
-      'tensorfn_batch_size_bucket{model="mlp",version="1",le="1"} 2',
-      'tensorfn_batch_size_bucket{model="mlp",version="1",le="2"} 2',
-      'tensorfn_batch_size_bucket{model="mlp",version="1",le="4"} 3',
+    expect(family(text, "tensorfn_batch_executions_total")).toEqual(['tensorfn_batch_executions_total{model="mlp",version="1",batch_size="1"} 2', 'tensorfn_batch_executions_total{model="mlp",version="1",batch_size="3"} 1']);
+    // A histogram's buckets are cumulative, then +Inf, _sum and _count.
+    stats.loaded(3, "disk");
+    stats.loaded(40, "parked");
+    const loads = createPrometheus({ entries: () => [entry("mlp", stats)], budgets: {} }).render();
+    expect(family(loads, "tensorfn_cold_start_seconds_bucket").slice(0, 4)).toEqual([
+      'tensorfn_cold_start_seconds_bucket{model="mlp",version="1",le="0.005"} 1',
+      'tensorfn_cold_start_seconds_bucket{model="mlp",version="1",le="0.01"} 1',
+      'tensorfn_cold_start_seconds_bucket{model="mlp",version="1",le="0.025"} 1',
+      'tensorfn_cold_start_seconds_bucket{model="mlp",version="1",le="0.05"} 2',
     ]);
-    expect(family(text, "tensorfn_batch_size_bucket").at(-1)).toBe('tensorfn_batch_size_bucket{model="mlp",version="1",le="+Inf"} 3');
-    expect(family(text, "tensorfn_batch_size_sum")).toEqual(['tensorfn_batch_size_sum{model="mlp",version="1"} 5']);
+    expect(family(loads, "tensorfn_cold_start_seconds_bucket").at(-1)).toBe('tensorfn_cold_start_seconds_bucket{model="mlp",version="1",le="+Inf"} 2');
+    expect(family(loads, "tensorfn_cold_start_seconds_count")).toEqual(['tensorfn_cold_start_seconds_count{model="mlp",version="1"} 2']);
     // No budget set: the family is still declared, with no samples.
     expect(text).toContain("# TYPE tensorfn_memory_budget_bytes gauge\n\n");
   });
@@ -48,5 +54,39 @@ describe("createPrometheus", () => {
     const prometheus = createPrometheus({ entries, budgets: {} }, { histogramLatencies: true });
     prometheus.render();
     expect([entries.mock.calls.length, toJSON.mock.calls.length, metrics.mock.calls.length]).toEqual([1, 1, 1]);
+  });
+});
+
+describe("createPrometheus: scrapes of many functions", () => {
+  it("writes a version's lines again only when they change, and what changed shows in the next scrape", async () => {
+    const stats = new ModelStats();
+    const list = [entry("a", stats), entry("b")];
+    const prometheus = createPrometheus({ entries: () => list, budgets: {} });
+    const first = prometheus.render();
+    expect(family(first, "nv_inference_request_success")).toEqual(['nv_inference_request_success{model="a",version="1"} 0', 'nv_inference_request_success{model="b",version="1"} 0']);
+    expect(prometheus.render()).toBe(first);
+    stats.succeeded(2);
+    list[0] = { ...list[0]!, state: "PARKED", pending: 3 };
+    const second = prometheus.render();
+    expect(family(second, "nv_inference_request_success")[0]).toBe('nv_inference_request_success{model="a",version="1"} 1');
+    expect(family(second, "nv_inference_pending_request_count")[0]).toBe('nv_inference_pending_request_count{model="a",version="1"} 3');
+    // One series per version, for the state it is in.
+    expect(family(second, "tensorfn_deployment_state")).toEqual(['tensorfn_deployment_state{model="a",version="1",state="PARKED"} 1', 'tensorfn_deployment_state{model="b",version="1",state="READY"} 1']);
+    list.pop();
+    const third = prometheus.render();
+    expect(third).not.toContain('model="b"');
+    expect(new TextDecoder().decode(await prometheus.renderBytesAsync())).toBe(third);
+    expect(new TextDecoder().decode(prometheus.renderBytes())).toBe(third);
+  });
+
+  it("reads thousands of versions in slices, letting the event loop run between them", async () => {
+    const list = Array.from({ length: 2000 }, (_, i) => entry(`f${i}`));
+    const prometheus = createPrometheus({ entries: () => list, budgets: {} });
+    let turns = 0;
+    const ticking = setInterval(() => turns++, 0);
+    const bytes = await prometheus.renderBytesAsync();
+    clearInterval(ticking);
+    expect(turns).toBeGreaterThan(0);
+    expect(new TextDecoder().decode(bytes)).toBe(prometheus.render());
   });
 });
