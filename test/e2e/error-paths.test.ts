@@ -38,7 +38,8 @@ describe("errors and readiness name no absolute path", () => {
   it("a broken function.yaml and a handler that cannot be imported are named relative to the repository, in every answer", async () => {
     const repo = repository();
     const roots = [repo, realpathSync(repo)];
-    server = await startServer({ repository: repo });
+    // Control mode none: server readiness waits for every function (in lazy mode it waits for none).
+    server = await startServer({ repository: repo, controlMode: "none" });
     const answers = [
       await get("/v2/health/ready"),
       await get("/v2/models/typo/ready"),
@@ -49,7 +50,7 @@ describe("errors and readiness name no absolute path", () => {
     ];
     expect(answers.map((a) => a.status)).toEqual([503, 503, 503, 503, 503, 200]);
     for (const answer of answers) for (const root of roots) expect(answer.text).not.toContain(root);
-    expect(answers[0]!.text).toBe('{"error":"Server not ready: not every model is ready; see POST /v2/repository/index"}');
+    expect(answers[0]!.text).toBe('{"error":"Server not ready: 2 functions the control mode loads are not ready; see POST /v2/repository/index"}');
     expect(answers[1]!.text).toContain("typo/function.yaml:3: invalid YAML");
     // Found when the load compiles the handler, before any of it runs.
     expect(answers[4]!.text).toMatch(/function 'broken': handler does not compile: broken\/handler\.ts:1:\d+: Could not resolve \\?"\.\/missing\.ts/);
@@ -57,7 +58,7 @@ describe("errors and readiness name no absolute path", () => {
   });
 
   it("with API keys, server readiness stays open without naming functions; a model's readiness and reason need a key", async () => {
-    server = await startServer({ repository: repository(), apiKeys: [API_KEY] });
+    server = await startServer({ repository: repository(), apiKeys: [API_KEY], controlMode: "none" });
     const open = await get("/v2/health/ready");
     expect(open.status).toBe(503);
     expect(open.text).not.toMatch(/typo|broken/);
