@@ -82,7 +82,8 @@ export function parseFunctionConfig(text: string, options: { file: string; name:
   return { config, errors: [] };
 }
 
-function bounded(problem: string): string {
+/** A problem cut at CONFIG_FILE_LIMITS.problemChars (function.yaml and config.pbtxt alike). */
+export function bounded(problem: string): string {
   const max = CONFIG_FILE_LIMITS.problemChars;
   return problem.length > max ? `${problem.slice(0, max)}… (${problem.length - max} more characters)` : problem;
 }

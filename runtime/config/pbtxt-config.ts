@@ -10,7 +10,7 @@ import { describeIssues } from "./_describe-issues.ts";
 import type { PathProblem } from "./_describe-issues.ts";
 import { limitProblems } from "./load-limits.ts";
 import type { LoadLimits } from "./load-limits.ts";
-import { CONFIG_FILE_LIMITS } from "./parse-function-config.ts";
+import { bounded, CONFIG_FILE_LIMITS } from "./parse-function-config.ts";
 import type { ParseResult } from "./parse-function-config.ts";
 import { suggestion } from "./_suggest.ts";
 import { lineOfToken, pbtxtLines } from "./_pbtxt-lines.ts";
@@ -199,9 +199,4 @@ function present(json: Record<string, unknown>, field: string, strip = false): P
   };
   walk(json, field.split("."), []);
   return found;
-}
-
-function bounded(problem: string): string {
-  const max = CONFIG_FILE_LIMITS.problemChars;
-  return problem.length > max ? `${problem.slice(0, max)}… (${problem.length - max} more characters)` : problem;
 }

@@ -175,7 +175,20 @@ export class VersionLoaders {
    * folder and nowhere else (symlinks followed must stay inside it); a file larger than any sample
    * could use is refused before it is read.
    */
-  async #warmupFiles(fn: FunctionRecord): Promise<Map<string, Uint8Array> | undefined> {
+  #warmupFiles(fn: FunctionRecord): Promise<Map<string, Uint8Array> | undefined> {
+    // Once per registration, as the handler's compile check: a wake from PARKED warms up on the same bytes.
+    let read = this.#warmupRead.get(fn);
+    if (!read) {
+      read = this.#readWarmupFiles(fn);
+      this.#warmupRead.set(fn, read);
+      read.catch(() => this.#warmupRead.delete(fn)); // a file fixed since is read again
+    }
+    return read;
+  }
+
+  readonly #warmupRead = new WeakMap<FunctionRecord, Promise<Map<string, Uint8Array> | undefined>>();
+
+  async #readWarmupFiles(fn: FunctionRecord): Promise<Map<string, Uint8Array> | undefined> {
     const { platform } = this.#options;
     const wanted = new Set(fn.declared!.model_warmup.flatMap((s) => Object.values(s.inputs).flatMap((i) => (i.input_data_file === undefined ? [] : [i.input_data_file]))));
     if (wanted.size === 0 || !fn.entry) return undefined;

@@ -187,7 +187,7 @@ export function createPrometheus(source: MetricsSource, options: { histogramLate
 
   // Each family's body too, as UTF-8, until a version's lines for it change or the versions do:
   // writing 40 MB of text out cost more than building it (encoding a string 75 ms, copying bytes 10).
-  let previous: { lines: string[] }[] = [];
+  let previous: string[][] = [];
   const encoder = new TextEncoder();
   const bodies: Uint8Array[] = families.map(() => new Uint8Array());
   const encodedHeaders = headers.map((h, i) => encoder.encode(`${i > 0 ? "\n\n" : ""}${h}`));
@@ -205,12 +205,12 @@ export function createPrometheus(source: MetricsSource, options: { histogramLate
   const write = (current: string[][]): Uint8Array => {
       const dirty = families.map(() => current.length !== previous.length);
       for (let r = 0; r < current.length; r++) {
-        const before = previous[r]?.lines;
+        const before = previous[r];
         const now = current[r]!;
         if (before === now) continue;
         for (let i = 0; i < families.length; i++) if (before?.[i] !== now[i]) dirty[i] = true;
       }
-      previous = current.map((lines) => ({ lines }));
+      previous = current;
       for (let i = 0; i < families.length; i++) {
         if (!dirty[i] || families[i]!.server) continue;
         // join, not +=: one flat string, where 10,000 appends make a rope that costs more to write out than to build.
