@@ -65,6 +65,10 @@ export function parsePbtxtConfig(text: string, options: { file: string; name: st
   } catch (error) {
     return { errors: [textError(text, (error as Error).message, issue)], ignored: [] };
   }
+  // As function.yaml: a bounded number of values before the schema checks each (256 kB of `{},` is 40,000 of them).
+  if (countValues(json, CONFIG_FILE_LIMITS.values) > CONFIG_FILE_LIMITS.values) {
+    return { errors: [issue(1, "", `holds more than ${CONFIG_FILE_LIMITS.values} values`)], ignored: [] };
+  }
   const lineOf = pbtxtLines(text, ModelConfigSchema);
   const locate = (p: PathProblem) => issue(lineOf(p.path), fieldPath(p.path), p.problem);
 
@@ -176,6 +180,18 @@ function numbers(value: unknown, desc: DescMessage): unknown {
     else out[name] = v;
   }
   return out;
+}
+
+/** Values in a JSON tree (objects and lists count one each), counting no further than `limit` + 1. */
+function countValues(node: unknown, limit: number): number {
+  let n = 0;
+  const walk = (v: unknown) => {
+    if (++n > limit) return;
+    if (Array.isArray(v)) for (const x of v) walk(x);
+    else if (v !== null && typeof v === "object") for (const x of Object.values(v)) walk(x);
+  };
+  walk(node);
+  return n;
 }
 
 /** The paths in `json` where `field` (dotted, `[]` for every item of a list) is set; `strip` deletes them. */

@@ -84,6 +84,9 @@ describe("config.pbtxt", () => {
 
   it("bounds what it reads: a file too large; nesting only as deep as Triton's schema goes", () => {
     expect(problems("#".repeat(2_000_000))[0]).toMatch(/the file has 2000000 characters; a config\.pbtxt may have at most/);
+    const started = performance.now();
+    expect(problems(`input [ { name: "x" data_type: TYPE_FP32 dims: [ ${"1,".repeat(120_000)}1 ] } ]`)).toEqual(["fn/config.pbtxt:1: holds more than 100000 values"]);
+    expect(performance.now() - started).toBeLessThan(2000);
     expect(problems(`optimization ${"{ graph ".repeat(3000)}${"}".repeat(3000)}`)[0]).toMatch(/^fn\/config\.pbtxt:1: graph: unknown field/);
   });
 });
