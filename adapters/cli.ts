@@ -10,12 +10,13 @@ import type { Accelerator, LoadLimits } from "../runtime/config/mod.ts";
 import type { Host } from "./host.ts";
 import { LOG_FORMATS, LOG_LEVELS } from "./console-logger.ts";
 import { createShutdown, RequestTracker } from "./graceful-shutdown.ts";
+import { serveGrpc } from "./grpc-server.ts";
 
 const USAGE = `usage:
   tensorfn serve --repo <dir> [--host 127.0.0.1] [--port 8000] [--model-control-mode lazy|none|poll|explicit]
                  [--load-model <name>]... [--repository-poll-secs 15] [--host-memory-budget 8G]
                  [--device-memory-budget 16G] [--idle-timeout-secs N] [--load-timeout-secs 120]
-                 [--metrics-port 8002] [--metrics-config histogram_latencies=true]
+                 [--grpc-port 8001] [--metrics-port 8002] [--metrics-config histogram_latencies=true]
                  [--trace-rate 0..1] [--trace-file trace.json]
                  [--max-input-size 64M] [--max-elements 16M] [--accelerator auto]
                  [--rate-limit off|execution_count] [--rate-limit-resource <name>:<count>[:<device>]]...
@@ -80,6 +81,7 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
       "idle-timeout-secs": { type: "string" },
       "load-timeout-secs": { type: "string", default: "120" },
       "metrics-port": { type: "string" },
+      "grpc-port": { type: "string" },
       "trace-rate": { type: "string" },
       "trace-file": { type: "string" },
       "metrics-config": { type: "string", multiple: true },
@@ -105,6 +107,8 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
   if (!(LOG_FORMATS as readonly string[]).includes(values["log-format"]!)) fail(host, `--log-format '${values["log-format"]}' is not one of ${LOG_FORMATS.join(", ")}`);
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(host, `--port '${values.port}' is not a port number`);
+  const grpcPort = values["grpc-port"] === undefined ? undefined : Number(values["grpc-port"]);
+  if (grpcPort !== undefined && (!Number.isInteger(grpcPort) || grpcPort < 0 || grpcPort > 65535)) fail(host, `--grpc-port '${values["grpc-port"]}' is not a port number`);
   const flags = values as unknown as Record<string, string | undefined>;
   const size = (flag: string) => {
     const text = flags[flag];
@@ -165,6 +169,8 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
   };
   const listener = await host.serve(tracker.wrap(runtime.app.fetch), { hostname: values.host!, port, lane: tracker.wrapLane(runtime.lane), clients: runtime.clients, limits });
   let metricsListener: { url: string; close(): Promise<void> } | undefined;
+  // gRPC on its own port when asked for (Triton's is 8001; 0 picks a free one), before the URL line.
+  const grpcListener = grpcPort === undefined ? undefined : await serveGrpc(runtime.grpc, { hostname: values.host!, port: grpcPort }).catch((error: Error) => fail(host, `--grpc-port ${grpcPort}: ${error.message}`));
   let stopWatching = () => {};
   // Before the URL is announced: whoever saw it may send SIGTERM at once, and must get a drain.
   host.onShutdown(
@@ -177,7 +183,7 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
         stopWatching();
         runtime.drain();
       },
-      listeners: () => (metricsListener ? [listener, metricsListener] : [listener]),
+      listeners: () => [listener, ...(metricsListener ? [metricsListener] : []), ...(grpcListener ? [grpcListener] : [])],
       finish: async () => {
         if (values["trace-file"]) {
           await host.writeTextFile(values["trace-file"], JSON.stringify(runtime.trace(24 * 3600)));
@@ -189,6 +195,7 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
     }),
   );
   console.log(`tensorfn serving ${repository} at ${listener.url}`);
+  if (grpcListener) console.log(`tensorfn gRPC (KServe v2) at ${grpcListener.url}`);
   if (values["metrics-port"] !== undefined) {
     const metricsPort = Number(values["metrics-port"]);
     if (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535) fail(host, `--metrics-port '${values["metrics-port"]}' is not a port number`);

@@ -9,12 +9,15 @@ import { LIMIT_FLAGS } from "../runtime/config/mod.ts";
 import { createNodePlatform } from "../adapters/node/platform.ts";
 import { answerClientErrors } from "../adapters/node/client-error.ts";
 import { reportConnections, requestListener } from "../adapters/node/request-listener.ts";
+import { serveGrpc } from "../adapters/grpc-server.ts";
 
 export { FUNCTIONS } from "./repositories.ts";
 import { FUNCTIONS } from "./repositories.ts";
 
 export interface TestServer {
   url: string;
+  /** `host:port` of its gRPC port, when started with `grpc: true`. */
+  grpc?: string;
   /** The in-process runtime; undefined when the server runs under Bun or Deno. */
   runtime?: Runtime;
   close(): Promise<void>;
@@ -29,8 +32,11 @@ export const TARGET_RUNTIME = (process.env.TENSORFN_RUNTIME ?? "node") as "node"
 /** True for tests that need the server in this process (a fake clock, say). */
 export const inProcess = TARGET_RUNTIME === "node";
 
-/** Starts the real runtime and HTTP server on 127.0.0.1 with an ephemeral port. */
-export async function startServer(options: Partial<RuntimeOptions> = {}): Promise<TestServer> {
+/** What a test may ask of its server beyond the runtime's options: a gRPC port too (`--grpc-port 0`). */
+export type ServerOptions = Partial<RuntimeOptions> & { grpc?: boolean };
+
+/** Starts the real runtime and HTTP server on 127.0.0.1 with an ephemeral port (and gRPC's, when asked). */
+export async function startServer(options: ServerOptions = {}): Promise<TestServer> {
   if (TARGET_RUNTIME !== "node") return await startServerUnder(TARGET_RUNTIME, options);
   const platform = createNodePlatform();
   const quiet = { info() {}, warn() {}, error() {} };
@@ -41,11 +47,13 @@ export async function startServer(options: Partial<RuntimeOptions> = {}): Promis
   reportConnections(server, runtime.clients);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
   const { port } = server.address() as AddressInfo;
+  const grpc = options.grpc ? await serveGrpc(runtime.grpc, { hostname: "127.0.0.1", port: 0 }) : undefined;
   return {
     url: `http://127.0.0.1:${port}`,
+    ...(grpc && { grpc: grpc.url }),
     runtime,
     close: async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), grpc?.close()]);
       await runtime.stop();
     },
   };
@@ -59,7 +67,7 @@ function keyFile(keys: readonly string[]): string {
 }
 
 /** The same server as a Bun or Deno process, configured through the CLI flags. */
-async function startServerUnder(runtime: "bun" | "deno", options: Partial<RuntimeOptions>): Promise<TestServer> {
+async function startServerUnder(runtime: "bun" | "deno", options: ServerOptions): Promise<TestServer> {
   if (options.clock || options.backends) throw new Error(`a fake clock or custom backends need the server in-process, not under ${runtime}`);
   const args = [options.dashboard ? "dev" : "serve", "--repo", options.repository ?? FUNCTIONS, "--port", "0"];
   if (options.controlMode && !options.dashboard) args.push("--model-control-mode", options.controlMode);
@@ -82,10 +90,13 @@ async function startServerUnder(runtime: "bun" | "deno", options: Partial<Runtim
   for (const origin of options.corsOrigins ?? []) args.push("--cors-origin", origin);
   for (const r of options.rateLimitResources ?? []) args.push("--rate-limit-resource", [r.name, r.count, ...(r.device ? [r.device.replace(/^gpu/, "")] : [])].join(":"));
   for (const [key, value] of Object.entries(options.limits ?? {})) args.push(LIMIT_FLAGS[key as keyof typeof LIMIT_FLAGS], String(value));
+  if (options.grpc) args.push("--grpc-port", "0");
   const [command, rest] = cliEntry(runtime, args);
   const { spawnServer } = await import("./server-process.ts");
   const server = await spawnServer(command, rest, { timeoutMs: 90_000 });
-  return { url: server.url, close: async () => void (await server.stop()) };
+  if (options.grpc) await server.waitFor(/gRPC \(KServe v2\) at \S+\n/);
+  const grpc = options.grpc ? /gRPC \(KServe v2\) at (\S+)\n/.exec(server.output())?.[1] : undefined;
+  return { url: server.url, ...(grpc && { grpc }), close: async () => void (await server.stop()) };
 }
 
 /** The command that runs the CLI with `args` under `runtime`, from the project's root. */

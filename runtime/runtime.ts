@@ -9,6 +9,8 @@ import { ClientConnections } from "./call/mod.ts";
 import { createApp, createFastLane, metricsOnly, routeHandlers } from "./http/mod.ts";
 import type { AppContext, FastLane } from "./http/mod.ts";
 import { createPrometheus, TraceRecorder } from "./metrics/mod.ts";
+import { createGrpcService } from "./grpc/mod.ts";
+import type { GrpcService } from "./grpc/mod.ts";
 import { ResponseCache } from "./cache/mod.ts";
 import { ResourceLimiter } from "./scheduler/mod.ts";
 import { HandlerEscapes } from "./pipeline/mod.ts";
@@ -71,6 +73,8 @@ export interface Runtime {
   readonly clients: ClientConnections;
   /** The timeline of the last `seconds`, as Chrome trace JSON (`--trace-file` writes it at shutdown). */
   trace(seconds: number): unknown;
+  /** KServe v2 over gRPC, for an adapter to serve on `--grpc-port` (adapters/grpc-server.ts). */
+  readonly grpc: GrpcService;
   /** Serves only /metrics, for a separate metrics port. */
   readonly metricsFetch: (request: Request) => Promise<Response>;
   /** Turns readiness false (503 on /v2/health/ready) ahead of a shutdown; requests are still served. */
@@ -105,6 +109,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   );
   const traceJson = (seconds: number) => trace.export(clock.now(), seconds);
   let draining = false;
+  const drained = new AbortController();
   const stopped = new AbortController();
   const appContext: AppContext = {
     draining: () => draining,
@@ -132,13 +137,18 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     models,
     app,
     lane: createFastLane(appContext, handlers),
+    grpc: createGrpcService({ ...appContext, drained: drained.signal }),
     clients,
     metricsFetch: metricsOnly(prometheus),
     trace: traceJson,
-    drain: () => void (draining = true),
+    drain: () => {
+      draining = true;
+      drained.abort();
+    },
     escaped: (error, kind) => escapes.report(error, kind),
     stop: async () => {
       draining = true;
+      drained.abort();
       stopped.abort();
       await models.stop();
       await Promise.all(Object.values(backends).map((b) => b.close?.()));

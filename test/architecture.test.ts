@@ -47,6 +47,8 @@ const allowed: Record<string, string[]> = {
   // The call pipeline: admission, decode, schedule, encode — protocol-neutral, below every route.
   call: ["core", "config", "tensor", "lifecycle", "pipeline", "call"],
   http: ["core", "config", "tensor", "call", "metrics", "http"],
+  // gRPC is a protocol beside HTTP: the call pipeline below it, HTTP's access policy and error limits beside it.
+  grpc: ["core", "config", "tensor", "call", "http", "grpc"],
 };
 
 // Third-party packages, each confined to its folder (STYLE.md).
@@ -58,10 +60,12 @@ const packages: Record<string, string[]> = {
   "lru-cache": ["cache"],
   zod: ["config"],
   yaml: ["config"],
-  // Protobuf: Triton's config.pbtxt (text format) now; the gRPC protocol next.
-  "@bufbuild/protobuf": ["config"],
+  // Protobuf: Triton's config.pbtxt (text format) and the gRPC protocol's messages.
+  "@bufbuild/protobuf": ["config", "grpc"],
   "@bufbuild/protobuf/txtpb": ["config"],
-  "@bufbuild/protobuf/codegenv2": ["config"],
+  "@bufbuild/protobuf/codegenv2": ["config", "grpc"],
+  // The gRPC server itself is an adapter's (node:http2): the runtime's service is plain methods.
+  "@grpc/grpc-js": [],
 };
 
 describe("runtime/ import direction", () => {
@@ -76,7 +80,7 @@ describe("runtime/ import direction", () => {
     expect(bad).toEqual([]);
   });
 
-  it("follows http → call → lifecycle → scheduler → backends", () => {
+  it("follows http|grpc → call → lifecycle → scheduler → backends", () => {
     const bad = all.filter(({ file, target }) => {
       if (!target.startsWith("runtime/")) return false;
       const from = layer(file);

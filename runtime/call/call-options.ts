@@ -11,11 +11,14 @@ import type { HeaderLookup } from "./read-body.ts";
 // prototype is shared, and the signal is still read only where a request waits: an adapter may
 // build it on first read (Node's costs an AbortController and a listener).
 
+/** Whatever carries a call's client signal: its body (HTTP), or the call itself (gRPC). */
+export type SignalSource = Pick<DirectBody, "signal">;
+
 /** The request's client signal, read from its body when first asked for. */
 class BodySignal {
-  readonly #body: DirectBody;
+  readonly #body: SignalSource;
 
-  constructor(body: DirectBody) {
+  constructor(body: SignalSource) {
     this.#body = body;
   }
 
@@ -28,7 +31,7 @@ class BodySignal {
 export class Admission extends BodySignal {
   readonly admission: HeaderLookup;
 
-  constructor(header: HeaderLookup, body: DirectBody) {
+  constructor(header: HeaderLookup, body: SignalSource) {
     super(body);
     this.admission = header;
   }
@@ -40,7 +43,7 @@ export class CallOptions extends BodySignal {
   /** The deployment whose checkRequest passed on the request's header while decoding. */
   checked: Deployment | undefined = undefined;
 
-  constructor(body: DirectBody, acquired?: Deployment) {
+  constructor(body: SignalSource, acquired?: Deployment) {
     super(body);
     this.acquired = acquired;
   }

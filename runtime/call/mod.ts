@@ -3,6 +3,8 @@
 export { admit } from "./admission.ts";
 export type { Admitted, Call, CallContext } from "./admission.ts";
 export { inferCall } from "./infer-call.ts";
+export { inferMessage } from "./message-call.ts";
+export type { MessageCall } from "./message-call.ts";
 export { functionCall } from "./function-call.ts";
 export { generateCall } from "./generate-call.ts";
 export { ClientAbortedError, readBody, requestBody, takeBody } from "./read-body.ts";
@@ -13,3 +15,4 @@ export type { ClientConnection } from "./client-connections.ts";
 export { jsonReply } from "./reply.ts";
 export type { Reply } from "./reply.ts";
 export { modelConfig, modelMetadata, statistics, unhealthy } from "./server-info.ts";
+export { loadOverrides, repositoryName } from "./repository-load.ts";

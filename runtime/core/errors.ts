@@ -1,6 +1,7 @@
 /**
  * The closed set of error codes, after Triton's. Each maps to one HTTP status in
- * `runtime/http/error-status.ts` (HTTP) and nowhere else.
+ * `runtime/http/error-status.ts` (HTTP), one gRPC status in `runtime/grpc/grpc-status.ts`, and
+ * nowhere else.
  */
 export type ErrorCode =
   | "INVALID_ARG" // the request or config is wrong → 400

@@ -6,6 +6,7 @@ export {
   CONFIG_DATA_TYPES,
   fromConfigType,
   fromOrtType,
+  INTEGER_RANGE,
   isDataType,
   type OrtType,
   type StorageConstructor,

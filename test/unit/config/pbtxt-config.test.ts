@@ -91,16 +91,22 @@ describe("config.pbtxt", () => {
   });
 });
 
-describe("the generated schema", () => {
-  it("is what `npm run proto` makes of model_config.proto (regenerate after editing it)", async () => {
+describe("the generated schemas", () => {
+  it("are what `npm run proto` makes of the .proto files (regenerate after editing one)", async () => {
     const { spawnSync } = await import("node:child_process");
     const { mkdtempSync, readFileSync } = await import("node:fs");
     const { tmpdir } = await import("node:os");
     const { join } = await import("node:path");
-    const out = mkdtempSync(join(tmpdir(), "tensorfn-proto-"));
-    const dir = new URL("../../../runtime/config/proto/", import.meta.url).pathname;
-    const run = spawnSync(new URL("../../../node_modules/.bin/buf", import.meta.url).pathname, ["generate", ".", "-o", out], { cwd: dir, encoding: "utf8", env: { ...process.env, PATH: `${new URL("../../../node_modules/.bin", import.meta.url).pathname}:${process.env.PATH}` } });
-    expect(run.status, run.stderr).toBe(0);
-    expect(readFileSync(join(out, "model_config_pb.ts"), "utf8")).toBe(readFileSync(join(dir, "model_config_pb.ts"), "utf8"));
+    const runtime = new URL("../../../runtime/", import.meta.url).pathname;
+    const bin = new URL("../../../node_modules/.bin", import.meta.url).pathname;
+    for (const [module, files] of [
+      ["config/proto", ["model_config_pb.ts"]],
+      ["grpc/proto", ["grpc_service_pb.ts", "health_pb.ts"]],
+    ] as const) {
+      const out = mkdtempSync(join(tmpdir(), "tensorfn-proto-"));
+      const run = spawnSync(join(bin, "buf"), ["generate", module, "--template", `${module}/buf.gen.yaml`, "-o", out], { cwd: runtime, encoding: "utf8", env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } });
+      expect(run.status, run.stderr).toBe(0);
+      for (const file of files) expect(readFileSync(join(out, file), "utf8"), file).toBe(readFileSync(join(runtime, module, file), "utf8"));
+    }
   });
 });

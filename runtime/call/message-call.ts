@@ -1,0 +1,40 @@
+import type { InferRequest, InferResponse } from "../core/mod.ts";
+import type { Deployment } from "../lifecycle/mod.ts";
+import type { CallContext } from "./admission.ts";
+import { Admission, CallOptions } from "./call-options.ts";
+import { elementLimit } from "./infer-call.ts";
+import type { HeaderLookup } from "./read-body.ts";
+
+/**
+ * An inference call whose request arrived already framed by its protocol (a gRPC message, read
+ * whole and bounded by the protocol's message size): what it names, its metadata, its client
+ * signal, and how to decode it once the deployment is known.
+ */
+export interface MessageCall {
+  name: string;
+  version: string | undefined;
+  header: HeaderLookup;
+  signal: AbortSignal;
+  /**
+   * The request as the scheduler takes it. Must check the request's names, datatypes and shapes
+   * with `d.checkRequest` and its element counts against `limit` before it decodes any tensor data.
+   */
+  decode(d: Deployment, limit: { maxElements: number; limitName: string }): InferRequest;
+}
+
+/**
+ * KServe v2 inference for a protocol that frames its own messages: the admission every call runs
+ * (the function and version, loading on demand; the rate limit; room in the queue) before the
+ * request's tensors are decoded, then the schedule. Answers the response and the request it
+ * answers (its requested outputs), for the protocol to encode.
+ */
+export async function inferMessage(ctx: CallContext, call: MessageCall): Promise<{ request: InferRequest; response: InferResponse }> {
+  const found = ctx.models.acquireNow(call.name, call.version, new Admission(call.header, call));
+  const d = found instanceof Promise ? await found : found;
+  d.checkRoom();
+  const request = call.decode(d, elementLimit(ctx, d));
+  const options = new CallOptions(call, d);
+  options.checked = d;
+  const response = await ctx.models.infer(call.name, call.version, request, options);
+  return { request, response };
+}

@@ -1,0 +1,225 @@
+import { create } from "@bufbuild/protobuf";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { elementCount, invalidArg, RuntimeError } from "../core/mod.ts";
+import type { DataType, InferRequest, InferResponse, Parameters, RequestedOutput, Tensor, TensorData } from "../core/mod.ts";
+import { checkElementBudget, decodeBinaryTensor, INTEGER_RANGE, isDataType, storageFor, tensorByteLength } from "../tensor/mod.ts";
+import type { InputHeader, RequestHeader } from "../tensor/mod.ts";
+import { InferParameterSchema, ModelInferResponseSchema } from "./proto/grpc_service_pb.ts";
+import type { InferParameter, InferTensorContents, ModelInferRequest, ModelInferResponse } from "./proto/grpc_service_pb.ts";
+
+/** TypedArrays use the host's byte order; raw contents are little-endian. */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/**
+ * A ModelInferRequest as the scheduler takes it, decoded as the HTTP body is: its structure, names,
+ * datatypes and shapes first, then `check` (the model's signature) and the element budget, and
+ * only then any tensor data. Raw contents (`raw_input_contents`, one entry per input in order) are
+ * viewed, not copied; typed contents (`contents.fp32_contents`…) are converted, FP16 and BF16
+ * only raw (Triton's rule). The message itself was bounded by the server's message size.
+ */
+export function decodeModelInfer(
+  message: ModelInferRequest,
+  options: { check?: (header: RequestHeader) => void; maxElements: number; limitName: string },
+): InferRequest {
+  const { inputs, rawInputContents: raw } = message;
+  if (inputs.length === 0) throw invalidArg("request inputs must not be empty");
+  if (raw.length > 0 && raw.length !== inputs.length) {
+    throw invalidArg(`raw_input_contents has ${raw.length} entries for ${inputs.length} inputs; send one per input, in the order of inputs`);
+  }
+  const names = new Set<string>();
+  const headers: (InputHeader & { parameters: Parameters })[] = inputs.map((input, i) => {
+    const { name, datatype } = input;
+    if (name === "") throw invalidArg(`inputs[${i}].name must not be empty`);
+    if (names.has(name)) throw invalidArg(`input '${name}' appears more than once in the request`);
+    names.add(name);
+    if (!isDataType(datatype)) throw invalidArg(`input '${name}': unknown datatype '${cut(datatype)}'`);
+    if (raw.length > 0 && input.contents !== undefined) {
+      throw invalidArg(`input '${name}': has contents while the request uses raw_input_contents; send every input one way`);
+    }
+    return { name, datatype, shape: shapeOf(input.shape, name), parameters: parameters(input.parameters, `input '${name}'`) };
+  });
+  const outputs = requestedOutputs(message.outputs);
+  const request: InferRequest = { parameters: parameters(message.parameters, "request"), inputs: [] };
+  if (message.id !== "") request.id = message.id;
+  if (outputs) request.outputs = outputs;
+  options.check?.({ inputs: headers, outputs, parameters: request.parameters });
+  checkElementBudget(
+    headers.map((h) => ({ name: h.name, datatype: h.datatype, elements: elementCount(h.shape) })),
+    options.maxElements,
+    options.limitName,
+  );
+  request.inputs = headers.map((h, i) => {
+    const target = { name: h.name, datatype: h.datatype, shape: h.shape };
+    const data = raw.length > 0 ? decodeBinaryTensor(raw[i]!, target) : typedData(inputs[i]!.contents, target);
+    return Object.keys(h.parameters).length > 0 ? { name: h.name, tensor: { ...target, data }, parameters: h.parameters } : { name: h.name, tensor: { ...target, data } };
+  });
+  return request;
+}
+
+/**
+ * A response as Triton's gRPC server sends it: the outputs the request asked for (all, when it
+ * named none), each in `raw_output_contents`, one entry per output in order (BYTES elements with
+ * their 4-byte lengths).
+ */
+export function encodeModelInfer(response: InferResponse, request: InferRequest): ModelInferResponse {
+  const chosen = request.outputs?.length ? request.outputs.map((r) => outputNamed(response, r.name)) : response.outputs;
+  const id = response.id ?? request.id;
+  return create(ModelInferResponseSchema, {
+    modelName: response.modelName,
+    modelVersion: response.modelVersion,
+    ...(id && { id }),
+    ...(response.parameters && { parameters: toParameters(response.parameters) }),
+    outputs: chosen.map(({ name, tensor }) => ({ name, datatype: tensor.datatype, shape: tensor.shape.map(BigInt) })),
+    rawOutputContents: chosen.map(({ name, tensor }) => rawBytes(name, tensor)),
+  });
+}
+
+function outputNamed(response: InferResponse, name: string) {
+  const output = response.outputs.find((o) => o.name === name);
+  if (output === undefined) throw invalidArg(`unexpected inference output '${name}' for model '${response.modelName}'`);
+  return output;
+}
+
+/** A tensor's raw contents: a view of its storage where it is little-endian already. */
+function rawBytes(name: string, tensor: Tensor): Uint8Array {
+  const { data } = tensor;
+  if (data.length !== elementCount(tensor.shape)) {
+    throw new Error(`output '${name}': ${data.length} elements of data for shape [${tensor.shape.join(",")}]`);
+  }
+  if (!Array.isArray(data) && LITTLE_ENDIAN) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  const out = new Uint8Array(tensorByteLength(tensor));
+  if (Array.isArray(data)) {
+    const view = new DataView(out.buffer);
+    let at = 0;
+    for (const element of data) {
+      view.setUint32(at, element.byteLength, true);
+      out.set(element, at + 4);
+      at += 4 + element.byteLength;
+    }
+    return out;
+  }
+  // A big-endian host: each element's bytes reversed.
+  const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  const size = data.BYTES_PER_ELEMENT;
+  for (let i = 0; i < bytes.byteLength; i += size) for (let j = 0; j < size; j++) out[i + j] = bytes[i + size - 1 - j]!;
+  return out;
+}
+
+function requestedOutputs(outputs: ModelInferRequest["outputs"]): RequestedOutput[] | undefined {
+  if (outputs.length === 0) return undefined;
+  const names = new Set<string>();
+  return outputs.map(({ name, parameters: raw }, i) => {
+    if (name === "") throw invalidArg(`outputs[${i}].name must not be empty`);
+    if (names.has(name)) throw invalidArg(`output '${name}' is requested more than once`);
+    names.add(name);
+    const params = parameters(raw, `output '${name}'`);
+    return Object.keys(params).length > 0 ? { name, parameters: params } : { name };
+  });
+}
+
+function shapeOf(dims: bigint[], name: string): number[] {
+  return dims.map((d, i) => {
+    if (d < 0n || d > BigInt(Number.MAX_SAFE_INTEGER)) {
+      throw invalidArg(`input '${name}': shape [${dims.join(",")}] has invalid dimension ${d} at index ${i}; dimensions are non-negative integers`);
+    }
+    return Number(d);
+  });
+}
+
+/** Parameters as the scheduler reads them; 64-bit integers only where a number holds them exactly. */
+function parameters(raw: { [key: string]: InferParameter }, where: string): Parameters {
+  const out: Parameters = {};
+  for (const key in raw) {
+    const choice = raw[key]!.parameterChoice;
+    switch (choice.case) {
+      case "boolParam":
+      case "stringParam":
+      case "doubleParam":
+        out[key] = choice.value;
+        break;
+      case "int64Param":
+      case "uint64Param":
+        if (choice.value > BigInt(Number.MAX_SAFE_INTEGER) || choice.value < BigInt(Number.MIN_SAFE_INTEGER)) {
+          throw invalidArg(`${where} parameter '${key}': ${choice.value} is beyond what this server reads exactly (±2^53)`);
+        }
+        out[key] = Number(choice.value);
+        break;
+      default:
+        throw invalidArg(`${where} parameter '${key}' has no value`);
+    }
+  }
+  return out;
+}
+
+function toParameters(values: Parameters): { [key: string]: MessageInitShape<typeof InferParameterSchema> } {
+  const out: { [key: string]: MessageInitShape<typeof InferParameterSchema> } = {};
+  for (const [key, value] of Object.entries(values)) {
+    out[key] = {
+      parameterChoice:
+        typeof value === "boolean"
+          ? { case: "boolParam", value }
+          : typeof value === "string"
+            ? { case: "stringParam", value }
+            : Number.isSafeInteger(value)
+              ? { case: "int64Param", value: BigInt(value) }
+              : { case: "doubleParam", value },
+    };
+  }
+  return out;
+}
+
+/** Which repeated field of InferTensorContents carries each datatype (FP16 and BF16: none). */
+const CONTENTS_FIELD: Record<DataType, keyof InferTensorContents | undefined> = {
+  BOOL: "boolContents",
+  INT8: "intContents",
+  INT16: "intContents",
+  INT32: "intContents",
+  INT64: "int64Contents",
+  UINT8: "uintContents",
+  UINT16: "uintContents",
+  UINT32: "uintContents",
+  UINT64: "uint64Contents",
+  FP32: "fp32Contents",
+  FP64: "fp64Contents",
+  BYTES: "bytesContents",
+  FP16: undefined,
+  BF16: undefined,
+};
+
+const SNAKE: Partial<Record<keyof InferTensorContents, string>> = {
+  boolContents: "bool_contents",
+  intContents: "int_contents",
+  int64Contents: "int64_contents",
+  uintContents: "uint_contents",
+  uint64Contents: "uint64_contents",
+  fp32Contents: "fp32_contents",
+  fp64Contents: "fp64_contents",
+  bytesContents: "bytes_contents",
+};
+
+function typedData(contents: InferTensorContents | undefined, target: { name: string; datatype: DataType; shape: readonly number[] }): TensorData {
+  const { name, datatype, shape } = target;
+  const field = CONTENTS_FIELD[datatype];
+  if (field === undefined) throw invalidArg(`input '${name}': ${datatype} travels only as raw bytes (raw_input_contents), as in Triton`);
+  const values = (contents?.[field] ?? []) as unknown[];
+  const count = elementCount(shape);
+  if (values.length !== count) {
+    throw invalidArg(`input '${name}': ${SNAKE[field]} holds ${values.length} elements for ${datatype} shape [${shape.join(",")}] (${count} expected)`);
+  }
+  if (datatype === "BYTES") return values as Uint8Array[];
+  if (datatype === "BOOL") return Uint8Array.from(values as boolean[], (b) => (b ? 1 : 0));
+  const range = INTEGER_RANGE[datatype];
+  if (range) {
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i] as number;
+      if (v < range[0] || v > range[1]) throw invalidArg(`input '${name}': element ${i} (${v}) is out of range for ${datatype}`);
+    }
+  }
+  const Storage = storageFor(datatype);
+  if (Storage === undefined) throw new RuntimeError("INTERNAL", `no storage for ${datatype}`);
+  return (Storage as unknown as { from(values: unknown[]): TensorData }).from(values);
+}
+
+function cut(text: string): string {
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+}
