@@ -118,19 +118,40 @@ async function* decoded(method: GrpcMethod, messages: AsyncIterable<Buffer> | It
   for await (const bytes of messages) yield method.decode(bytes);
 }
 
-/** What a method sees of a grpc-js call: its metadata as headers (the authority as `host`) and a signal. */
-function callCtx(call: AnyCall): GrpcCall {
-  const controller = new AbortController();
-  (call as ServerUnaryCall<unknown, unknown>).once("cancelled", () => controller.abort(new Error("the client cancelled the call")));
-  const metadata = call.metadata;
-  return {
-    header: (name) => {
-      if (name === "host") return call.getHost();
-      const value = metadata.get(name)[0];
-      return value === undefined ? undefined : String(value);
-    },
-    signal: controller.signal,
+/**
+ * What a method sees of a grpc-js call: its metadata as headers (the authority as `host`) and a
+ * signal, built when first read (most calls never wait on it: a controller per call is measurable).
+ */
+class CallContext implements GrpcCall {
+  readonly #call: AnyCall;
+  #controller: AbortController | undefined;
+  #cancelled = false;
+
+  constructor(call: AnyCall) {
+    this.#call = call;
+    (call as ServerUnaryCall<unknown, unknown>).once("cancelled", () => {
+      this.#cancelled = true;
+      this.#controller?.abort(new Error("the client cancelled the call"));
+    });
+  }
+
+  readonly header = (name: string): string | undefined => {
+    if (name === "host") return this.#call.getHost();
+    const value = this.#call.metadata.get(name)[0];
+    return value === undefined ? undefined : String(value);
   };
+
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#cancelled) this.#controller.abort(new Error("the client cancelled the call"));
+    }
+    return this.#controller.signal;
+  }
+}
+
+function callCtx(call: AnyCall): GrpcCall {
+  return new CallContext(call);
 }
 
 function toStatus(service: GrpcService, error: unknown): { code: number; details: string; metadata: Metadata } {

@@ -2,6 +2,7 @@ import type { InferRequest, InferResponse } from "../core/mod.ts";
 import type { Deployment } from "../lifecycle/mod.ts";
 import type { CallContext } from "./admission.ts";
 import { Admission, CallOptions } from "./call-options.ts";
+import type { SignalSource } from "./call-options.ts";
 import { elementLimit } from "./infer-call.ts";
 import type { HeaderLookup } from "./read-body.ts";
 
@@ -14,7 +15,8 @@ export interface MessageCall {
   name: string;
   version: string | undefined;
   header: HeaderLookup;
-  signal: AbortSignal;
+  /** Carries the client's signal, read only where the call waits (a gRPC call's builds it on first read). */
+  client: SignalSource;
   /**
    * The request as the scheduler takes it. Must check the request's names, datatypes and shapes
    * with `d.checkRequest` and its element counts against `limit` before it decodes any tensor data.
@@ -29,11 +31,11 @@ export interface MessageCall {
  * answers (its requested outputs), for the protocol to encode.
  */
 export async function inferMessage(ctx: CallContext, call: MessageCall): Promise<{ request: InferRequest; response: InferResponse }> {
-  const found = ctx.models.acquireNow(call.name, call.version, new Admission(call.header, call));
+  const found = ctx.models.acquireNow(call.name, call.version, new Admission(call.header, call.client));
   const d = found instanceof Promise ? await found : found;
   d.checkRoom();
   const request = call.decode(d, elementLimit(ctx, d));
-  const options = new CallOptions(call, d);
+  const options = new CallOptions(call.client, d);
   options.checked = d;
   const response = await ctx.models.infer(call.name, call.version, request, options);
   return { request, response };

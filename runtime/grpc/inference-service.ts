@@ -69,7 +69,7 @@ export function createGrpcService(ctx: GrpcContext): GrpcService {
       name: request.modelName,
       version: version(request.modelVersion),
       header: call.header,
-      signal: call.signal,
+      client: call,
       decode: (d, limit) => decodeModelInfer(request, { check: (h) => d.checkRequest(h), ...limit }),
     });
     return encodeModelInfer(response, decoded);

@@ -1,20 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { spawnServer } from "../../harness/server-process.ts";
+import { packCheckout, run } from "../../harness/pack.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const BIN = join(ROOT, "node_modules", ".bin");
-
-/** Runs a command to completion; fails the test with its output when it fails. */
-function run(command: string, args: string[], cwd: string): string {
-  const result = spawnSync(command, args, { cwd, encoding: "utf8", env: { ...process.env, CI: "true", NO_COLOR: "1" } });
-  if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} exited ${result.status}:\n${result.stdout}\n${result.stderr}`);
-  return result.stdout + result.stderr;
-}
 
 // A user's project: tensorfn packed from this checkout, installed from the tarball into an empty
 // project without devDependencies, two functions made with `tensorfn init` (one from a model, with
@@ -26,11 +19,9 @@ describe("tensorfn as a package in an empty project", () => {
   let installOutput = "";
 
   beforeAll(() => {
-    packed = mkdtempSync(join(tmpdir(), "tensorfn-pack-"));
-    // prepack's work, run here: `npm pack` would also run prepare, rebuilding the example models other tests read.
-    run(process.execPath, [join(ROOT, "deploy/npm/build-dist.mjs")], ROOT);
-    run("npm", ["pack", "--ignore-scripts", "--pack-destination", packed], ROOT);
-    const tarball = join(packed, readdirSync(packed).find((f) => f.endsWith(".tgz"))!);
+    const pack = packCheckout();
+    packed = pack.dir;
+    const tarball = pack.tarball;
     project = mkdtempSync(join(tmpdir(), "tensorfn-user-"));
     // The approvals docs/guides/your-project.md gives (a tarball is approved by its file: spec, as `npm install-scripts approve` writes it).
     const allowScripts = { [`file:${tarball}`]: true, esbuild: true, "onnxruntime-node": false, protobufjs: false };
