@@ -66,7 +66,7 @@ function problems(doc: Doc): string[] {
     "v1/Service": Service,
     "autoscaling/v2/HorizontalPodAutoscaler": HorizontalPodAutoscaler,
     "serving.knative.dev/v1/Service": KnativeService,
-    "keda.sh/v1alpha1/ScaledObject": ScaledObject,
+    "keda.sh/v1alpha1/ScaledObject": ScaledObject as unknown as new (d: Doc) => { validate(): void },
   };
   const Model = models[key];
   if (Model) {
