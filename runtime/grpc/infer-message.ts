@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { elementCount, invalidArg, RuntimeError } from "../core/mod.ts";
 import type { DataType, InferRequest, InferResponse, Parameters, RequestedOutput, Tensor, TensorData } from "../core/mod.ts";
-import { checkElementBudget, decodeBinaryTensor, INTEGER_RANGE, isDataType, storageFor, tensorByteLength } from "../tensor/mod.ts";
+import { checkElementBudget, decodeBinaryTensor, encodeBinaryTensor, INTEGER_RANGE, isDataType, storageFor } from "../tensor/mod.ts";
 import type { InputHeader, RequestHeader } from "../tensor/mod.ts";
 import { InferParameterSchema, ModelInferResponseSchema } from "./proto/grpc_service_pb.ts";
 import type { InferParameter, InferTensorContents, ModelInferRequest, ModelInferResponse } from "./proto/grpc_service_pb.ts";
@@ -87,22 +87,8 @@ function rawBytes(name: string, tensor: Tensor): Uint8Array {
     throw new Error(`output '${name}': ${data.length} elements of data for shape [${tensor.shape.join(",")}]`);
   }
   if (!Array.isArray(data) && LITTLE_ENDIAN) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-  const out = new Uint8Array(tensorByteLength(tensor));
-  if (Array.isArray(data)) {
-    const view = new DataView(out.buffer);
-    let at = 0;
-    for (const element of data) {
-      view.setUint32(at, element.byteLength, true);
-      out.set(element, at + 4);
-      at += 4 + element.byteLength;
-    }
-    return out;
-  }
-  // A big-endian host: each element's bytes reversed.
-  const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-  const size = data.BYTES_PER_ELEMENT;
-  for (let i = 0; i < bytes.byteLength; i += size) for (let j = 0; j < size; j++) out[i + j] = bytes[i + size - 1 - j]!;
-  return out;
+  // BYTES with their lengths, or a big-endian host's elements swapped: the binary extension's encoding.
+  return encodeBinaryTensor(tensor);
 }
 
 function requestedOutputs(outputs: ModelInferRequest["outputs"]): RequestedOutput[] | undefined {
