@@ -1,11 +1,13 @@
-import { create } from "@bufbuild/protobuf";
+import { create, fromBinary } from "@bufbuild/protobuf";
+import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { elementCount, invalidArg, RuntimeError } from "../core/mod.ts";
 import type { DataType, InferRequest, InferResponse, Parameters, RequestedOutput, Tensor, TensorData } from "../core/mod.ts";
 import { checkElementBudget, decodeBinaryTensor, encodeBinaryTensor, INTEGER_RANGE, isDataType, storageFor } from "../tensor/mod.ts";
 import type { InputHeader, RequestHeader } from "../tensor/mod.ts";
-import { InferParameterSchema, ModelInferResponseSchema } from "./proto/grpc_service_pb.ts";
-import type { InferParameter, InferTensorContents, ModelInferRequest, ModelInferResponse } from "./proto/grpc_service_pb.ts";
+import { InferParameterSchema, InferTensorContentsSchema, ModelInferResponseSchema } from "./proto/grpc_service_pb.ts";
+import type { InferParameter, InferTensorContents, ModelInferResponse } from "./proto/grpc_service_pb.ts";
+import type { ModelInferRequestWire } from "./proto/infer_request_wire_pb.ts";
 
 /** TypedArrays use the host's byte order; raw contents are little-endian. */
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
@@ -14,11 +16,12 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
  * A ModelInferRequest as the scheduler takes it, decoded as the HTTP body is: its structure, names,
  * datatypes and shapes first, then `check` (the model's signature) and the element budget, and
  * only then any tensor data. Raw contents (`raw_input_contents`, one entry per input in order) are
- * viewed, not copied; typed contents (`contents.fp32_contents`…) are converted, FP16 and BF16
- * only raw (Triton's rule). The message itself was bounded by the server's message size.
+ * viewed, not copied; typed contents (`contents.fp32_contents`…) arrive still encoded
+ * (infer_request_wire.proto) and are decoded last, once their element count, read on the wire,
+ * matches the shape: a message costs its own size until then. FP16 and BF16 only raw (Triton's rule).
  */
 export function decodeModelInfer(
-  message: ModelInferRequest,
+  message: ModelInferRequestWire,
   options: { check?: (header: RequestHeader) => void; maxElements: number; limitName: string },
 ): InferRequest {
   const { inputs, rawInputContents: raw } = message;
@@ -33,7 +36,7 @@ export function decodeModelInfer(
     if (names.has(name)) throw invalidArg(`input '${name}' appears more than once in the request`);
     names.add(name);
     if (!isDataType(datatype)) throw invalidArg(`input '${name}': unknown datatype '${cut(datatype)}'`);
-    if (raw.length > 0 && input.contents !== undefined) {
+    if (raw.length > 0 && input.contents.byteLength > 0) {
       throw invalidArg(`input '${name}': has contents while the request uses raw_input_contents; send every input one way`);
     }
     return { name, datatype, shape: shapeOf(input.shape, name), parameters: parameters(input.parameters, `input '${name}'`) };
@@ -91,7 +94,7 @@ function rawBytes(name: string, tensor: Tensor): Uint8Array {
   return encodeBinaryTensor(tensor);
 }
 
-function requestedOutputs(outputs: ModelInferRequest["outputs"]): RequestedOutput[] | undefined {
+function requestedOutputs(outputs: ModelInferRequestWire["outputs"]): RequestedOutput[] | undefined {
   if (outputs.length === 0) return undefined;
   const names = new Set<string>();
   return outputs.map(({ name, parameters: raw }, i) => {
@@ -183,15 +186,16 @@ const SNAKE: Partial<Record<keyof InferTensorContents, string>> = {
   bytesContents: "bytes_contents",
 };
 
-function typedData(contents: InferTensorContents | undefined, target: { name: string; datatype: DataType; shape: readonly number[] }): TensorData {
+function typedData(encoded: Uint8Array, target: { name: string; datatype: DataType; shape: readonly number[] }): TensorData {
   const { name, datatype, shape } = target;
   const field = CONTENTS_FIELD[datatype];
   if (field === undefined) throw invalidArg(`input '${name}': ${datatype} travels only as raw bytes (raw_input_contents), as in Triton`);
-  const values = (contents?.[field] ?? []) as unknown[];
   const count = elementCount(shape);
-  if (values.length !== count) {
-    throw invalidArg(`input '${name}': ${SNAKE[field]} holds ${values.length} elements for ${datatype} shape [${shape.join(",")}] (${count} expected)`);
+  const held = contentsCount(encoded, FIELD_NUMBER[field]!, FIXED_SIZE[field]);
+  if (held !== count) {
+    throw invalidArg(`input '${name}': ${SNAKE[field]} holds ${held} elements for ${datatype} shape [${shape.join(",")}] (${count} expected)`);
   }
+  const values = (held === 0 ? [] : decodeContents(encoded)[field]) as unknown[];
   if (datatype === "BYTES") return values as Uint8Array[];
   if (datatype === "BOOL") return Uint8Array.from(values as boolean[], (b) => (b ? 1 : 0));
   const range = INTEGER_RANGE[datatype];
@@ -204,6 +208,54 @@ function typedData(contents: InferTensorContents | undefined, target: { name: st
   const Storage = storageFor(datatype);
   if (Storage === undefined) throw new RuntimeError("INTERNAL", `no storage for ${datatype}`);
   return (Storage as unknown as { from(values: unknown[]): TensorData }).from(values);
+}
+
+function decodeContents(encoded: Uint8Array): InferTensorContents {
+  try {
+    return fromBinary(InferTensorContentsSchema, encoded);
+  } catch (error) {
+    throw invalidArg(`malformed tensor contents: ${(error as Error).message}`);
+  }
+}
+
+/** InferTensorContents' field numbers, and the byte size of the fixed-width ones. */
+const FIELD_NUMBER: Partial<Record<keyof InferTensorContents, number>> = {
+  boolContents: 1,
+  intContents: 2,
+  int64Contents: 3,
+  uintContents: 4,
+  uint64Contents: 5,
+  fp32Contents: 6,
+  fp64Contents: 7,
+  bytesContents: 8,
+};
+const FIXED_SIZE: Partial<Record<keyof InferTensorContents, number>> = { fp32Contents: 4, fp64Contents: 8 };
+const BYTES_FIELD = 8;
+
+/**
+ * How many elements an encoded InferTensorContents holds in field `fieldNo`, read from the wire
+ * without decoding them: one per tag, or per varint (or fixed-size slot) of a packed run.
+ */
+function contentsCount(encoded: Uint8Array, fieldNo: number, fixedSize: number | undefined): number {
+  const reader = new BinaryReader(encoded);
+  let count = 0;
+  try {
+    while (reader.pos < reader.len) {
+      const [no, wireType] = reader.tag();
+      if (no !== fieldNo || wireType !== WireType.LengthDelimited || fieldNo === BYTES_FIELD) {
+        reader.skip(wireType, no);
+        if (no === fieldNo) count++;
+        continue;
+      }
+      const run = reader.bytes(); // a packed run, without its length prefix
+      if (fixedSize) count += Math.ceil(run.byteLength / fixedSize);
+      // Varints: one element per byte without the continuation bit.
+      else for (const byte of run) if (byte < 0x80) count++;
+    }
+  } catch (error) {
+    throw invalidArg(`malformed tensor contents: ${(error as Error).message}`);
+  }
+  return count;
 }
 
 function cut(text: string): string {

@@ -12,6 +12,8 @@ import type { GrpcFailure } from "./grpc-status.ts";
 import * as inference from "./proto/grpc_service_pb.ts";
 import { Health, HealthCheckResponse_ServingStatus } from "./proto/health_pb.ts";
 import { ModelConfigSchema } from "./proto/model_config_pb.ts";
+import { ModelInferRequestWireSchema } from "./proto/infer_request_wire_pb.ts";
+import type { ModelInferRequestWire } from "./proto/infer_request_wire_pb.ts";
 
 /** One gRPC call as a method sees it, whichever server carries it. */
 export interface GrpcCall {
@@ -64,7 +66,7 @@ export function createGrpcService(ctx: GrpcContext): GrpcService {
   const S = inference.GRPCInferenceService.method;
   const version = (v: string) => (v === "" ? undefined : v);
   const ready = () => unhealthy(models, "ready", ctx.draining, ctx.strictReadiness ?? true) === undefined;
-  const infer = async (request: inference.ModelInferRequest, call: GrpcCall) => {
+  const infer = async (request: ModelInferRequestWire, call: GrpcCall) => {
     const { request: decoded, response } = await inferMessage(ctx, {
       name: request.modelName,
       version: version(request.modelVersion),
@@ -83,8 +85,9 @@ export function createGrpcService(ctx: GrpcContext): GrpcService {
     unary(S.modelMetadata, "metadata", async (r, call) => json(inference.ModelMetadataResponseSchema, await modelMetadata(models, r.name, version(r.version), call.signal))),
     unary(S.modelConfig, "metadata", async (r, call) => create(inference.ModelConfigResponseSchema, { config: json(ModelConfigSchema, await modelConfig(models, r.name, version(r.version), call.signal)) })),
     unary(S.modelStatistics, "statistics", (r) => json(inference.ModelStatisticsResponseSchema, statistics(models, r.name || undefined, version(r.version)))),
-    unary(S.modelInfer, "inference", infer),
-    stream(S.modelStreamInfer, "inference", (requests, send, call) => streamInfer(requests, ctx.drained, send, call, infer, (e) => grpcFailure(e, undefined, (t) => models.redact(t)))),
+    // Inference requests are read with their tensor contents still encoded (infer_request_wire.proto).
+    unary({ ...S.modelInfer, input: ModelInferRequestWireSchema }, "inference", infer),
+    stream({ ...S.modelStreamInfer, input: ModelInferRequestWireSchema }, "inference", (requests, send, call) => streamInfer(requests, ctx.drained, send, call, infer, (e) => grpcFailure(e, undefined, (t) => models.redact(t)))),
     unary(S.repositoryIndex, "repository", (r) =>
       create(inference.RepositoryIndexResponseSchema, { models: models.index({ readyOnly: r.ready }).map((e) => ({ name: e.name, version: e.version ?? "", state: e.state, reason: e.reason })) }),
     ),
@@ -182,11 +185,11 @@ export function createGrpcService(ctx: GrpcContext): GrpcService {
  * request is answered.
  */
 async function streamInfer(
-  requests: AsyncIterable<inference.ModelInferRequest>,
+  requests: AsyncIterable<ModelInferRequestWire>,
   drained: AbortSignal | undefined,
   send: (message: inference.ModelStreamInferResponse) => Promise<void>,
   call: GrpcCall,
-  infer: (request: inference.ModelInferRequest, call: GrpcCall) => Promise<inference.ModelInferResponse>,
+  infer: (request: ModelInferRequestWire, call: GrpcCall) => Promise<inference.ModelInferResponse>,
   failure: (error: unknown) => GrpcFailure,
 ): Promise<void> {
   const statusErrors = call.header("triton_grpc_error") === "true";
@@ -194,7 +197,7 @@ async function streamInfer(
   let ended: unknown;
   // The first failure, when it ends the stream, stops its reading at once.
   const failed = new AbortController();
-  const one = async (request: inference.ModelInferRequest) => {
+  const one = async (request: ModelInferRequestWire) => {
     try {
       const response = await infer(request, call);
       await send(create(inference.ModelStreamInferResponseSchema, { inferResponse: response }));

@@ -155,6 +155,11 @@ describe("KServe v2 over gRPC", () => {
     expect(await refused(simpleRaw({ raw_input_contents: [int32s(ramp)] }))).toEqual([3, expect.stringMatching(/raw_input_contents has 1 entries for 2 inputs/)]);
     expect(await refused(simpleRaw({ raw_input_contents: [int32s(ramp), int32s([1])] }))).toEqual([3, expect.stringMatching(/INPUT1.*expected 64 bytes/)]);
     expect(await refused(simpleRaw({ inputs: [{ name: "INPUT0", datatype: "INT33", shape: [1, 16] }, { name: "INPUT1", datatype: "INT32", shape: [1, 16] }] }))).toEqual([3, expect.stringMatching(/unknown datatype 'INT33'/)]);
+    // Typed contents are counted on the wire before they are decoded; negative INT32s are 10-byte varints.
+    const typed = (values: number[]) => ({ model_name: "simple", inputs: ["INPUT0", "INPUT1"].map((name) => ({ name, datatype: "INT32", shape: [1, 16], contents: { int_contents: values } })) });
+    expect(await refused(typed(Array(100_000).fill(-1)))).toEqual([3, expect.stringMatching(/INPUT0': int_contents holds 100000 elements for INT32 shape \[1,16\] \(16 expected\)/)]);
+    const negatives = await call(client, "ModelInfer", typed(ramp.map((v) => -v - 2_000_000_000)));
+    expect(readInt32s(negatives.raw_output_contents[1])).toEqual(ramp.map(() => 0));
     // Beyond gRPC's 4 MiB default, within --max-input-size (6 MiB here): read; beyond it: RESOURCE_EXHAUSTED.
     const big = Buffer.alloc(5 * 1024 * 1024);
     expect(await refused({ model_name: "mlp", inputs: [{ name: "x", datatype: "FP32", shape: [1, 1310720] }], raw_input_contents: [big] })).toEqual([3, expect.stringMatching(/x/)]);
@@ -251,12 +256,11 @@ describe("gRPC access", () => {
 
 describe("serve --grpc-port", () => {
   it("prints the gRPC address; a shutdown ends an open Watch and an idle stream, and the process exits 0", async () => {
-    const { spawnServer } = await import("../../harness/server-process.ts");
+    const { grpcAddress, spawnServer } = await import("../../harness/server-process.ts");
     const { cliEntry, TARGET_RUNTIME } = await import("../../harness/start-server.ts");
     const [command, args] = cliEntry(TARGET_RUNTIME, ["serve", "--repo", tempRepository("simple"), "--port", "0", "--grpc-port", "0"]);
     const spawned = await spawnServer(command, args);
-    await spawned.waitFor(/gRPC \(KServe v2\) at \S+\n/);
-    const address = /gRPC \(KServe v2\) at (\S+)\n/.exec(spawned.output())![1]!;
+    const address = await grpcAddress(spawned);
     const health = new loaded.grpc.health.v1.Health(address, credentials.createInsecure());
     const watch = (health as unknown as { Watch(r: Json): Duplex }).Watch({ service: "" });
     const statuses: string[] = [];
