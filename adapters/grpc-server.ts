@@ -57,7 +57,7 @@ function handlerFor(service: GrpcService, method: GrpcMethod): UntypedHandleCall
     const handle = method.unary;
     return (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
       Promise.resolve()
-        .then(() => handle(method.decode(call.request as Buffer), callCtx(call)))
+        .then(() => handle(method.decode(call.request as Buffer), new CallContext(call)))
         .then(
         (response) => callback(null, response),
         (error) => callback(toStatus(service, error)),
@@ -72,7 +72,7 @@ function handlerFor(service: GrpcService, method: GrpcMethod): UntypedHandleCall
         if (call.write(message)) resolve();
         else call.once("drain", () => resolve());
       });
-    handle(requests as AsyncIterable<unknown>, send, callCtx(call)).then(
+    handle(requests as AsyncIterable<unknown>, send, new CallContext(call)).then(
       () => call.end(),
       // grpc-js sends an 'error' emitted on a server stream as the call's status.
       (error) => call.emit("error", toStatus(service, error)),
@@ -148,10 +148,6 @@ class CallContext implements GrpcCall {
     }
     return this.#controller.signal;
   }
-}
-
-function callCtx(call: AnyCall): GrpcCall {
-  return new CallContext(call);
 }
 
 function toStatus(service: GrpcService, error: unknown): { code: number; details: string; metadata: Metadata } {

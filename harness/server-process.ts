@@ -62,6 +62,13 @@ export function spawnServer(
   });
 }
 
+/** The `host:port` of a spawned `serve --grpc-port`, once it printed its gRPC line. */
+export async function grpcAddress(server: SpawnedServer): Promise<string> {
+  const line = /gRPC \(KServe v2\) at (\S+)\n/;
+  await server.waitFor(line);
+  return line.exec(server.output())![1]!;
+}
+
 function waitFor(child: ChildProcess, output: () => string, pattern: RegExp, timeoutMs = 15_000): Promise<void> {
   return new Promise<void>((done, fail) => {
     if (pattern.test(output())) return done();

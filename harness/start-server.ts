@@ -94,8 +94,8 @@ async function startServerUnder(runtime: "bun" | "deno", options: ServerOptions)
   const [command, rest] = cliEntry(runtime, args);
   const { spawnServer } = await import("./server-process.ts");
   const server = await spawnServer(command, rest, { timeoutMs: 90_000 });
-  if (options.grpc) await server.waitFor(/gRPC \(KServe v2\) at \S+\n/);
-  const grpc = options.grpc ? /gRPC \(KServe v2\) at (\S+)\n/.exec(server.output())?.[1] : undefined;
+  const { grpcAddress } = await import("./server-process.ts");
+  const grpc = options.grpc ? await grpcAddress(server) : undefined;
   return { url: server.url, ...(grpc && { grpc }), close: async () => void (await server.stop()) };
 }
 

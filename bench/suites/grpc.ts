@@ -20,7 +20,7 @@ import type { HttpSender } from "../../adapters/bench/http-sender.ts";
 import { runClosedLoop } from "../../adapters/bench/load-generator.ts";
 import { summarizeStep } from "../../adapters/bench/step-summary.ts";
 import type { ClientSummary } from "../../adapters/bench/step-summary.ts";
-import { spawnServer } from "../../harness/server-process.ts";
+import { grpcAddress, spawnServer } from "../../harness/server-process.ts";
 import { writeBenchRepository } from "./scenarios/bench-repository.ts";
 import { startCpuMeter } from "./scenarios/cpu-meter.ts";
 import type { CoresUsed, CpuMeter } from "./scenarios/cpu-meter.ts";
@@ -43,8 +43,7 @@ const rows: Row[] = [];
 const repo = writeBenchRepository(join(ROOT, "functions"), MODELS.map((name) => ({ name, from: name })));
 const server = await spawnServer(process.execPath, [join(ROOT, "adapters", "node", "bin.mjs"), "serve", "--repo", repo, "--model-control-mode", "none", "--port", "0", "--grpc-port", "0"]);
 try {
-  await server.waitFor(/gRPC \(KServe v2\) at \S+\n/);
-  const address = /gRPC \(KServe v2\) at (\S+)\n/.exec(server.output())![1]!;
+  const address = await grpcAddress(server);
   for (const model of MODELS) {
     const request = await benchRequest(server.url, model, { encoding: "binary" });
     for (const concurrency of LEVELS) {

@@ -7,7 +7,7 @@ import { credentials, loadPackageDefinition } from "@grpc/grpc-js";
 import type { Client, ServiceError } from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
 import { packCheckout, ROOT, run } from "../../harness/pack.ts";
-import { spawnServer } from "../../harness/server-process.ts";
+import { grpcAddress, spawnServer } from "../../harness/server-process.ts";
 import type { SpawnedServer } from "../../harness/server-process.ts";
 
 // The container image without a container engine: the Dockerfile's own install step
@@ -77,7 +77,7 @@ describe("the container image's steps, as a non-root user", () => {
     const metrics = /tensorfn metrics at (\S+)/.exec(server.output())![1]!;
     expect((await fetch(metrics)).status).toBe(200);
 
-    const address = /gRPC \(KServe v2\) at (\S+)\n/.exec(server.output())![1]!;
+    const address = await grpcAddress(server);
     const definition = loadSync("grpc_service.proto", { includeDirs: [join(ROOT, "runtime/grpc/proto"), join(ROOT, "runtime/config/proto")], keepCase: true });
     const Service = (loadPackageDefinition(definition) as unknown as { inference: { GRPCInferenceService: new (a: string, c: ReturnType<typeof credentials.createInsecure>) => Client } }).inference.GRPCInferenceService;
     const client = new Service(address, credentials.createInsecure()) as Client & { ServerReady(r: object, cb: (e: ServiceError | null, v: { ready: boolean }) => void): void };
