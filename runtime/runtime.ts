@@ -126,7 +126,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     server: {
       name: "tensorfn",
       version: VERSION,
-      extensions: ["binary_tensor_data", "parameters", "model_configuration", "statistics", "schedule_policy", "model_repository", "model_repository(unload_dependents)"],
+      extensions: ["binary_tensor_data", "classification", "parameters", "model_configuration", "statistics", "schedule_policy", "model_repository", "model_repository(unload_dependents)"],
     },
     log: platform.log,
   };

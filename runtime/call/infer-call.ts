@@ -13,6 +13,7 @@ import {
 import type { RequestHeader } from "../tensor/mod.ts";
 import type { Deployment } from "../lifecycle/mod.ts";
 import { admit } from "./admission.ts";
+import { classifiedResponse } from "./classified-response.ts";
 import type { Call, CallContext } from "./admission.ts";
 import type { Reply } from "./reply.ts";
 
@@ -41,7 +42,7 @@ export async function inferCall(ctx: CallContext, call: Call): Promise<Reply> {
   } finally {
     clients?.answered(connection!);
   }
-  const encoded = encodeInferResponse(response, request);
+  const encoded = encodeInferResponse(classifiedResponse(response, request, d), request);
   const headers: Record<string, string> =
     encoded.headerLength === undefined ? { "content-type": "application/json" } : { "content-type": "application/octet-stream", "inference-header-content-length": String(encoded.headerLength) };
   if (remembered.key) d.keepReply(remembered.key, { headers, body: encoded.body });

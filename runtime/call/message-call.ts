@@ -2,6 +2,7 @@ import type { InferRequest, InferResponse } from "../core/mod.ts";
 import type { Deployment } from "../lifecycle/mod.ts";
 import type { CallContext } from "./admission.ts";
 import { Admission, CallOptions } from "./call-options.ts";
+import { classifiedResponse } from "./classified-response.ts";
 import type { SignalSource } from "./call-options.ts";
 import { elementLimit } from "./infer-call.ts";
 import type { HeaderLookup } from "./read-body.ts";
@@ -38,5 +39,5 @@ export async function inferMessage(ctx: CallContext, call: MessageCall): Promise
   const options = new CallOptions(call.client, d);
   options.checked = d;
   const response = await ctx.models.infer(call.name, call.version, request, options);
-  return { request, response };
+  return { request, response: classifiedResponse(response, request, d) };
 }

@@ -18,7 +18,7 @@ export function toDeclared(raw: RawConfig, name: string): DeclaredConfig {
     platform: ensemble ? "ensemble" : backend === "onnxruntime" ? "onnxruntime_onnx" : "",
     backend,
     input: raw.input.map((t) => ({ ...tensor(t), optional: t.optional ?? false })),
-    output: raw.output.map((t) => ({ ...tensor(t), optional: false })),
+    output: raw.output.map((t) => ({ ...tensor(t), optional: false, ...(t.label_filename ? { label_filename: t.label_filename } : {}) })),
     version_policy: versionPolicy(raw.version_policy),
     instance_group: groups.map((g, i) => ({
       name: g.name || `${name}_${i}`,

@@ -104,6 +104,8 @@ export interface TensorConfig {
   reshape?: { shape: number[] };
   /** Inputs only: may be omitted from a request. */
   optional: boolean;
+  /** Outputs only: the file, in the function's folder, of the labels a classification answer names (one per line; Triton's). */
+  label_filename?: string;
 }
 
 export type VersionPolicy =

@@ -68,6 +68,7 @@ export interface RawTensor {
   dims: number[];
   reshape?: { shape: number[] };
   optional?: boolean;
+  label_filename?: string;
 }
 
 /** A message field: an empty YAML value (`dynamic_batching:`) reads as `{}`, as in pbtxt. */
@@ -127,8 +128,17 @@ function inputSchema(dialect: Dialect) {
 }
 
 function outputSchema(dialect: Dialect) {
-  const extras: z.ZodRawShape = dialect === "json" ? { label_filename: onlyDefault(""), is_shape_tensor: onlyDefault(false) } : {};
-  return z.strictObject({ ...tensorShape(dialect), ...extras });
+  const extras: z.ZodRawShape = dialect === "json" ? { is_shape_tensor: onlyDefault(false) } : {};
+  // Triton's classification labels, one per line, in a file of the function's folder ("" = none, as protobuf's default).
+  const labels = z.string().refine((f) => f === "" || insideFolder(f), {
+    error: "must name a file inside the function's folder (a relative path without '..')",
+  });
+  return z.strictObject({ ...tensorShape(dialect), label_filename: labels.optional(), ...extras });
+}
+
+/** A relative path that stays inside the folder it is read from. */
+function insideFolder(path: string): boolean {
+  return !/^([/\\]|[A-Za-z]:)/.test(path) && !path.split(/[/\\]/).includes("..") && !path.includes("\0");
 }
 
 function versionPolicySchema(dialect: Dialect) {

@@ -73,7 +73,7 @@ function outputJson(t: TensorConfig): Record<string, unknown> {
     data_type: t.data_type,
     dims: [...t.dims],
     ...(t.reshape ? { reshape: { shape: [...t.reshape.shape] } } : {}),
-    label_filename: "",
+    label_filename: t.label_filename ?? "",
     is_shape_tensor: false,
   };
 }

@@ -53,6 +53,8 @@ export interface DeploymentOptions {
   outputRatio?: number;
   /** Makes the backend's optimised form of the model, where it has one (see `loadDeployment`); undefined: none to make. */
   optimizedForm?: () => Promise<Uint8Array | undefined>;
+  /** Classification labels by output name (the outputs' `label_filename`s, read once per registration). */
+  labels?: ReadonlyMap<string, readonly string[]>;
 }
 
 /**
@@ -111,6 +113,11 @@ export class Deployment {
   optimizedForm(): Promise<Uint8Array | undefined> {
     this.#form ??= this.#options.optimizedForm?.().catch(() => undefined) ?? Promise.resolve(undefined);
     return this.#form;
+  }
+
+  /** The classification labels of output `name` (its `label_filename`'s lines), when it has some. */
+  labelsOf(name: string): readonly string[] | undefined {
+    return this.#options.labels?.get(name);
   }
 
   /** The function's handler, when it has one. */

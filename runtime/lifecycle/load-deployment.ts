@@ -53,6 +53,7 @@ export interface LoadDeploymentOptions {
   placements?: PlacementMemory;
   /** The response cache and this version's scope in it (the function enables `response_cache`). */
   cache?: DeploymentOptions["cache"];
+  labels?: DeploymentOptions["labels"];
   /** The function's handler (its execute as the backend, or preprocess / postprocess beside the model), closed with the deployment. */
   handler?: DeploymentOptions["handler"];
   /**
@@ -175,6 +176,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
       observer: options.trace?.observer(`${declared.name} v${version}`),
       onActivity: options.onActivity,
       cache: options.cache,
+      labels: options.labels,
       handler: options.handler,
       // A form made for the CPU provider (ORT's): where the sessions run elsewhere there is none to make.
       optimizedForm:

@@ -17,6 +17,7 @@ export interface LoadEnsembleOptions {
   trace?: TraceRecorder;
   onActivity?: (busy: boolean) => void;
   cache?: DeploymentOptions["cache"];
+  labels?: DeploymentOptions["labels"];
   /** Runs a step's function by tensors. */
   dispatch: StepDispatch;
   /** How many times its input bytes an answer may hold (`--max-ensemble-output-ratio`; see EnsembleSchedulerOptions.outputRatio). */
@@ -61,6 +62,7 @@ export async function loadEnsembleDeployment(options: LoadEnsembleOptions): Prom
     observer: options.trace?.observer(`${declared.name} v${version}`),
     onActivity: options.onActivity,
     cache: options.cache,
+    labels: options.labels,
     dispatch: options.dispatch,
     outputRatio: options.outputRatio,
   });

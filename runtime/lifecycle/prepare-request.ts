@@ -1,7 +1,7 @@
 import { elementCount, fillVariableDim, invalidArg } from "../core/mod.ts";
 import type { InferOutput, InferRequest, Tensor } from "../core/mod.ts";
 import type { FunctionConfig, TensorConfig } from "../config/function-config.ts";
-import { fromConfigType } from "../tensor/mod.ts";
+import { classCount, fromConfigType } from "../tensor/mod.ts";
 import type { RequestHeader } from "../tensor/mod.ts";
 import type { ScheduledRequest, ScheduledResult } from "../scheduler/mod.ts";
 
@@ -53,7 +53,9 @@ export function checkRequestHeader(header: RequestHeader, config: FunctionConfig
   }
   if (header.outputs) {
     for (const out of header.outputs) {
-      if (!facts.outputs.has(out.name)) throw invalidArg(`unexpected inference output '${out.name}' for model '${model}'`);
+      const spec = facts.outputs.get(out.name);
+      if (!spec) throw invalidArg(`unexpected inference output '${out.name}' for model '${model}'`);
+      if (out.parameters) classCount(out.parameters, out.name, fromConfigType(spec.data_type));
     }
   }
   whole(header.parameters.priority, "priority");

@@ -17,6 +17,8 @@ import { serially } from "./serially.ts";
 
 /** One warm-up file's ceiling: a sample is one row of the batch (the element ceiling bounds the rest). */
 const MAX_WARMUP_FILE_BYTES = 64 * 1024 * 1024;
+/** A label file's ceiling: ~1 M labels of 16 bytes, as Triton caps a classified output at 1 M classes. */
+const MAX_LABEL_FILE_BYTES = 16 * 1024 * 1024;
 
 /** What the loader factory needs: the registry's options, plus what the registry knows of all its functions. */
 export interface VersionLoadersOptions extends FunctionRegistryOptions {
@@ -77,16 +79,18 @@ export class VersionLoaders {
         return await readModelFile(platform, fn.entry!.dir, fn.name, `${version}/${declared.default_model_filename}`);
       },
       load: async (bytes, managed, { signal, optimize } = {}) => {
-        if (declared.backend === "ensemble") return await this.#loadEnsemble(fn, version, managed);
+        if (declared.backend === "ensemble") return await this.#loadEnsemble(fn, version, managed, await this.#labels(fn));
         // A handler's host lives as long as this deployment: `execute` as its backend, or preprocess / postprocess beside the model.
         const handler = declared.handler ? await this.#handlerHost(fn, version, managed) : undefined;
         const backend = declared.backend === "handler" ? createHandlerBackend(handler!, { tensors: computesTensors(declared), batching: (declared.max_batch_size ?? 0) > 0, name: fn.name }) : backends[declared.backend];
         if (!backend) throw new RuntimeError("INVALID_ARG", `backend '${declared.backend}' is not available`);
         const resolved = { ...declared, accelerator: declared.accelerator ?? this.#options.accelerator ?? "auto" };
         const warmupFiles = await this.#warmupFiles(fn);
+        const labels = await this.#labels(fn);
         const load = () =>
           loadDeployment({
             warmupFiles,
+            labels,
             declared: resolved,
             version,
             bytes,
@@ -203,7 +207,42 @@ export class VersionLoaders {
     return files;
   }
 
-  async #loadEnsemble(fn: FunctionRecord, version: number, managed: ManagedVersion) {
+  /**
+   * The classification labels of the outputs that name a `label_filename`: each file read from the
+   * function's folder (symlinks followed must stay inside it), one label per line, once per
+   * registration as the warm-up files.
+   */
+  #labels(fn: FunctionRecord): Promise<Map<string, readonly string[]> | undefined> {
+    let read = this.#labelsRead.get(fn);
+    if (!read) {
+      read = this.#readLabels(fn);
+      this.#labelsRead.set(fn, read);
+      read.catch(() => this.#labelsRead.delete(fn));
+    }
+    return read;
+  }
+
+  readonly #labelsRead = new WeakMap<FunctionRecord, Promise<Map<string, readonly string[]> | undefined>>();
+
+  async #readLabels(fn: FunctionRecord): Promise<Map<string, readonly string[]> | undefined> {
+    const { platform } = this.#options;
+    const named = fn.declared!.output.filter((o) => o.label_filename);
+    if (named.length === 0 || !fn.entry) return undefined;
+    const labels = new Map<string, readonly string[]>();
+    const decoder = new TextDecoder();
+    for (const { name, label_filename: file } of named) {
+      const path = await resolveInside(platform, fn.entry.dir, file!);
+      const size = path === undefined ? undefined : (await platform.stat(path))?.size;
+      if (path === undefined || size === undefined) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': output '${name}' label_filename '${file}' was not found in the function's folder`);
+      if (size > MAX_LABEL_FILE_BYTES) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': output '${name}' label_filename '${file}' is ${size} bytes, over the ${MAX_LABEL_FILE_BYTES}-byte ceiling for a label file`);
+      const lines = decoder.decode(await platform.readFile(path)).split("\n");
+      if (lines.at(-1) === "") lines.pop(); // the newline that ends the last label
+      labels.set(name, lines.map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l)));
+    }
+    return labels;
+  }
+
+  async #loadEnsemble(fn: FunctionRecord, version: number, managed: ManagedVersion, labels: Map<string, readonly string[]> | undefined) {
     const { dispatch, lookup, platform, clock, trace } = this.#options;
     if (!dispatch || !lookup) throw new RuntimeError("UNSUPPORTED", `ensemble '${fn.name}': this server cannot run ensembles`);
     const loop = this.#options.includesItself(fn.name);
@@ -218,6 +257,7 @@ export class VersionLoaders {
       trace,
       onActivity: (busy) => managed.activity(busy),
       cache: this.#cacheFor(fn, version),
+      labels,
       dispatch,
       lookup,
       outputRatio: this.#options.limits.ensembleOutputRatio,

@@ -27,4 +27,5 @@ export { decodeRawBinaryRequest, type RawInputSignature } from "./raw-binary-req
 export { checkElementBudget, DEFAULT_MAX_ELEMENTS, type ElementCount, OBJECT_ELEMENT_WEIGHT } from "./element-budget.ts";
 export { encodeInferResponse, type EncodedResponse } from "./response-codec.ts";
 export { batchOf, batchParts, concatBatch, plainTensors, splitBatch } from "./batching.ts";
+export { classCount, classify, MAX_CLASSIFIED_ELEMENTS } from "./classification.ts";
 export { SMALL_BYTES_MAX, smallBytes, smallStorage } from "./small-bytes.ts";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { credentials, loadPackageDefinition, Metadata } from "@grpc/grpc-js";
 import type { Client, ServiceError } from "@grpc/grpc-js";
@@ -57,6 +57,9 @@ let server: TestServer;
 let client: Client;
 beforeAll(async () => {
   const repo = tempRepository("simple", "simple_string", "mlp");
+  // A label for the last of simple's sixteen classes only: an empty line is no label, as in Triton.
+  writeFileSync(join(repo, "simple", "labels.txt"), `${"\n".repeat(15)}sixteen\n`);
+  writeFileSync(join(repo, "simple", "function.yaml"), readFileSync(join(repo, "simple", "function.yaml"), "utf8").replace("{ name: OUTPUT0, data_type: TYPE_INT32, dims: [16] }", "{ name: OUTPUT0, data_type: TYPE_INT32, dims: [16], label_filename: labels.txt }"));
   // FP16 travels only raw: an identity function shows it both ways.
   mkdirSync(join(repo, "half", "1"), { recursive: true });
   writeFileSync(join(repo, "half", "function.yaml"), "backend: identity\nmax_batch_size: 4\ninput: [{ name: X, data_type: TYPE_FP16, dims: [4] }]\noutput: [{ name: Y, data_type: TYPE_FP16, dims: [4] }]\n");
@@ -116,6 +119,23 @@ describe("KServe v2 over gRPC", () => {
     });
     expect(typed.outputs.map((o: Json) => o.name)).toEqual(["OUTPUT1"]);
     expect(readInt32s(typed.raw_output_contents[0])).toEqual(ramp.map((v) => v - 1));
+  });
+
+  it("classifies an output asked with the int64 parameter classification (Triton's extension), labelled from its label_filename", async () => {
+    const classes = (n: number) => ({ outputs: [{ name: "OUTPUT0", parameters: { classification: { int64_param: n } } }] });
+    const answer = await call(client, "ModelInfer", simpleRaw(classes(2)));
+    expect(answer.outputs).toMatchObject([{ name: "OUTPUT0", datatype: "BYTES", shape: [1, 2] }]);
+    expect(answer.raw_output_contents[0]).toEqual(rawStrings(["16:15:sixteen", "15:14"]));
+    const strings = {
+      model_name: "simple_string",
+      inputs: ["INPUT0", "INPUT1"].map((name) => ({ name, datatype: "BYTES", shape: [1, 16] })),
+      raw_input_contents: [rawStrings(ramp.map(String)), rawStrings(ramp.map(String))],
+    };
+    await expect(call(client, "ModelInfer", { ...strings, ...classes(1) })).rejects.toMatchObject({ code: 3, details: "class result not available for output 'OUTPUT0' due to unsupported type 'BYTES'" });
+    await expect(call(client, "ModelInfer", simpleRaw({ outputs: [{ name: "OUTPUT0", parameters: { classification: { string_param: "2" } } }] }))).rejects.toMatchObject({
+      code: 3,
+      details: expect.stringMatching(/output 'OUTPUT0' parameter 'classification' must be a number of classes/),
+    });
   });
 
   it("carries BYTES raw (4-byte little-endian lengths) and as bytes_contents, and FP16 raw only", async () => {

@@ -114,6 +114,8 @@ function tritonRepository(): string {
     if (model) cpSync(join(FUNCTIONS, model, "1", "model.onnx"), join(repo, name, "1", "model.onnx"));
     writeFileSync(join(repo, name, "config.pbtxt"), pbtxt);
   }
+  // simple_tuned's OUTPUT0 names its classification labels, as Triton's image models do.
+  writeFileSync(join(repo, "simple_tuned", "labels.txt"), Array.from({ length: 16 }, (_, i) => `class ${i}`).join("\n"));
   return repo;
 }
 
@@ -167,6 +169,12 @@ describe("a Triton model repository (config.pbtxt)", () => {
       model_warmup: [{ name: "zeros", batch_size: 8 }],
     });
     expect((tuned.parameters as Record<string, { string_value: string }>).execution_thread!.string_value).toBe("worker");
+    expect(tuned.output).toMatchObject([{ name: "OUTPUT0", label_filename: "labels.txt" }, { name: "OUTPUT1", label_filename: "" }]);
+    const classes = await fetch(`${triton.url}/v2/models/simple_tuned/infer`, {
+      method: "POST",
+      body: JSON.stringify({ inputs: ints.map((i) => ({ ...i, shape: [1, 16] })), outputs: [{ name: "OUTPUT0", parameters: { classification: 1 } }] }),
+    });
+    expect(((await classes.json()) as { outputs: { data: string[] }[] }).outputs[0]!.data).toEqual(["18:15:class 15"]);
   });
 
   it("answers a function whose config.pbtxt does not load with the file, line, field and nearest name", async () => {

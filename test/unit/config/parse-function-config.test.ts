@@ -273,15 +273,19 @@ describe("parseFunctionConfig() reports", () => {
     expect(declared("response_cache: { enable: true }\n").response_cache).toEqual({ enable: true });
   });
 
-  it("Triton's input format and output label_filename as not supported yet", () => {
+  it("Triton's input format as not supported yet; an output's label_filename must stay inside the function's folder", () => {
     expect(issuesOf(yaml`
       input: [{ name: a, data_type: TYPE_FP32, dims: [3], format: FORMAT_NCHW }]
-      output: [{ name: b, data_type: TYPE_FP32, dims: [3], label_filename: labels.txt, optional: true }]
+      output: [{ name: b, data_type: TYPE_FP32, dims: [3], label_filename: ../labels.txt, optional: true }]
     `)).toEqual([
       `${FILE}:1: input[0].format: not supported yet`,
-      `${FILE}:2: output[0].label_filename: not supported yet`,
+      `${FILE}:2: output[0].label_filename: must name a file inside the function's folder (a relative path without '..')`,
       `${FILE}:2: output[0].optional: unknown field; 'optional' applies to inputs only`,
     ]);
+    for (const bad of ["/etc/passwd", "a/../../b", "C:/x.txt", "\\\\host\\x"]) {
+      expect(issuesOf(`output: [{ name: b, data_type: TYPE_FP32, dims: [3], label_filename: ${JSON.stringify(bad)} }]\n`)[0]).toMatch(/label_filename: must name a file inside/);
+    }
+    expect(declared("output: [{ name: b, data_type: TYPE_FP32, dims: [3], label_filename: labels/imagenet.txt }]\n").output[0]!.label_filename).toBe("labels/imagenet.txt");
   });
 
   it("wrong types, saying what was expected and what came", () => {

@@ -34,7 +34,7 @@ describe("config.pbtxt", () => {
   it("reads Triton's text format into the config function.yaml would give, naming the fields it ignores", () => {
     const { config, errors, ignored } = read(TUNED);
     expect(errors).toEqual([]);
-    expect(ignored).toEqual(["metric_tags", "optimization.cuda", "input[0].format", "output[0].label_filename"]);
+    expect(ignored).toEqual(["metric_tags", "optimization.cuda", "input[0].format"]);
     expect(config).toMatchObject({
       max_batch_size: 8,
       version_policy: { latest: { num_versions: 2 } },
@@ -42,6 +42,7 @@ describe("config.pbtxt", () => {
         { name: "IMAGE", data_type: "TYPE_FP32", dims: [3, -1, -1] },
         { name: "SCALE", dims: [1], reshape: { shape: [] }, optional: true },
       ],
+      output: [{ name: "LOGITS", label_filename: "labels.txt" }],
       instance_group: [{ name: "cpus", count: 2, kind: "KIND_CPU" }, { count: 1, kind: "KIND_GPU", gpus: [0] }],
       dynamic_batching: { preferred_batch_size: [4, 8], max_queue_delay_microseconds: 100, priority_levels: 2, default_priority_level: 1 },
       optimization: { graph: { level: 1 } },
@@ -53,9 +54,10 @@ describe("config.pbtxt", () => {
 
   it("converts to a function.yaml that reads the same (tensorfn convert), ignored fields left out and named", () => {
     const { yaml, ignored } = convertPbtxt(TUNED, { file: "fn/config.pbtxt", name: "fn" });
-    expect(ignored.length).toBe(4);
-    expect(yaml).toContain("# Left out (no effect in tensorfn): metric_tags, optimization.cuda, input[0].format, output[0].label_filename.");
-    expect(yaml!.split("\n").filter((l) => !l.startsWith("#")).join("\n")).not.toMatch(/cuda|label_filename|FORMAT_NCHW|metric_tags/);
+    expect(ignored.length).toBe(3);
+    expect(yaml).toContain("# Left out (no effect in tensorfn): metric_tags, optimization.cuda, input[0].format.");
+    expect(yaml!.split("\n").filter((l) => !l.startsWith("#")).join("\n")).not.toMatch(/cuda|FORMAT_NCHW|metric_tags/);
+    expect(yaml).toContain("label_filename: labels.txt");
     const back = parseFunctionConfig(yaml!, { file: "fn/function.yaml", name: "fn" });
     expect(back.errors).toEqual([]);
     expect(back.config).toEqual(read(TUNED).config);
