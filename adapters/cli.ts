@@ -16,7 +16,7 @@ const USAGE = `usage:
   tensorfn serve --repo <dir> [--host 127.0.0.1] [--port 8000] [--model-control-mode lazy|none|poll|explicit]
                  [--load-model <name>]... [--repository-poll-secs 15] [--host-memory-budget 8G]
                  [--device-memory-budget 16G] [--idle-timeout-secs N] [--load-timeout-secs 120]
-                 [--grpc-port 8001] [--metrics-port 8002] [--metrics-config histogram_latencies=true]
+                 [--grpc-port 8001] [--modelmesh-root /models] [--metrics-port 8002] [--metrics-config histogram_latencies=true]
                  [--trace-rate 0..1] [--trace-file trace.json]
                  [--max-input-size 64M] [--max-elements 16M] [--accelerator auto]
                  [--rate-limit off|execution_count] [--rate-limit-resource <name>:<count>[:<device>]]...
@@ -82,6 +82,7 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
       "load-timeout-secs": { type: "string", default: "120" },
       "metrics-port": { type: "string" },
       "grpc-port": { type: "string" },
+      "modelmesh-root": { type: "string" },
       "trace-rate": { type: "string" },
       "trace-file": { type: "string" },
       "metrics-config": { type: "string", multiple: true },
@@ -133,6 +134,14 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
   const mode = values["model-control-mode"] as ControlMode;
   if (!MODES.includes(mode)) fail(host, `--model-control-mode '${mode}' is not one of ${MODES.join(", ")}`);
   if (dev && mode !== "lazy") fail(host, "the dev server always runs in lazy mode");
+  const modelmeshRoot = values["modelmesh-root"];
+  if (modelmeshRoot !== undefined) {
+    // ModelMesh decides what loads, talks gRPC, and places models by the capacity the runtime reports.
+    if (grpcPort === undefined) fail(host, "--modelmesh-root serves ModelMesh's model-runtime API on the gRPC port: give --grpc-port too");
+    if (mode !== "explicit") fail(host, "--modelmesh-root needs --model-control-mode explicit: ModelMesh decides what loads");
+    if (values["host-memory-budget"] === undefined) fail(host, "--modelmesh-root needs --host-memory-budget: ModelMesh places models by the capacity it reports");
+    if (!(await host.platform.stat(modelmeshRoot))?.isDirectory) fail(host, `--modelmesh-root '${modelmeshRoot}' is not a directory`);
+  }
   const repository = (values.repo ?? positionals[0] ?? "functions").replace(/\/+$/, "") || ".";
   if (!(await host.platform.stat(repository))?.isDirectory) fail(host, `--repo '${repository}' is not a directory`);
 
@@ -157,6 +166,7 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
     strictReadiness: values["strict-readiness"] === "true",
     ...rateLimiting(host, values["rate-limit"]!, values["rate-limit-resource"] ?? []),
     limits: loadLimits(host, flags),
+    ...(modelmeshRoot !== undefined && { modelmesh: { root: modelmeshRoot } }),
   });
   // From here on, a handler's stray error or exit call fails its function, not the server.
   host.guard((error, kind) => runtime.escaped(error, kind));

@@ -91,6 +91,7 @@ async function startServerUnder(runtime: "bun" | "deno", options: ServerOptions)
   for (const r of options.rateLimitResources ?? []) args.push("--rate-limit-resource", [r.name, r.count, ...(r.device ? [r.device.replace(/^gpu/, "")] : [])].join(":"));
   for (const [key, value] of Object.entries(options.limits ?? {})) args.push(LIMIT_FLAGS[key as keyof typeof LIMIT_FLAGS], String(value));
   if (options.grpc) args.push("--grpc-port", "0");
+  if (options.modelmesh) args.push("--modelmesh-root", options.modelmesh.root);
   const [command, rest] = cliEntry(runtime, args);
   const { spawnServer } = await import("./server-process.ts");
   const server = await spawnServer(command, rest, { timeoutMs: 90_000 });

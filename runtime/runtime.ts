@@ -3,7 +3,7 @@ import { systemClock } from "./core/mod.ts";
 import type { ModelSignature, Platform } from "./core/mod.ts";
 import { createIdentityBackend, createOnnxRuntimeBackend, createOnnxRuntimeWebBackend } from "./backends/mod.ts";
 import type { Backend } from "./backends/mod.ts";
-import { ModelManager } from "./lifecycle/mod.ts";
+import { DEFAULT_LOAD_TIMEOUT_MS, ModelManager } from "./lifecycle/mod.ts";
 import type { ModelManagerOptions } from "./lifecycle/mod.ts";
 import { ClientConnections } from "./call/mod.ts";
 import { createApp, createFastLane, metricsOnly, routeHandlers } from "./http/mod.ts";
@@ -55,6 +55,8 @@ export interface RuntimeOptions
   cacheSize?: number;
   /** Triton's `--strict-readiness` (default true): server readiness waits for the functions the control mode loads; false: ready once it answers. */
   strictReadiness?: boolean;
+  /** `--modelmesh-root`: serve ModelMesh's model-runtime SPI on the gRPC port, loading the models its puller places under `root`. */
+  modelmesh?: { root: string };
 }
 
 /** A built server: its model manager and its fetch handler. */
@@ -94,7 +96,7 @@ export const DEFAULT_MAX_INPUT_BYTES = 64 * 1024 * 1024;
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { platform } = options;
   const backends = options.backends ?? (await defaultBackends(platform));
-  const { maxInputBytes, maxElements, histogramLatencies, traceRate, dashboard, rateLimit, rateLimitResources, apiKeys, adminKeys, corsOrigins, dashboardMaxStreams, cacheSize, strictReadiness, ...managerOptions } = options;
+  const { maxInputBytes, maxElements, histogramLatencies, traceRate, dashboard, rateLimit, rateLimitResources, apiKeys, adminKeys, corsOrigins, dashboardMaxStreams, cacheSize, strictReadiness, modelmesh, ...managerOptions } = options;
   const resourceLimiter = rateLimit === "execution_count" ? new ResourceLimiter(rateLimitResources) : undefined;
   const clock = options.clock ?? systemClock;
   const trace = new TraceRecorder({ rate: traceRate ?? 0 });
@@ -137,7 +139,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     models,
     app,
     lane: createFastLane(appContext, handlers),
-    grpc: createGrpcService({ ...appContext, drained: drained.signal }),
+    grpc: createGrpcService({
+      ...appContext,
+      drained: drained.signal,
+      modelmesh: modelmesh && { root: modelmesh.root, loadTimeoutMs: options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS },
+    }),
     clients,
     metricsFetch: metricsOnly(prometheus),
     trace: traceJson,

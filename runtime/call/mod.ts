@@ -16,3 +16,5 @@ export { jsonReply } from "./reply.ts";
 export type { Reply } from "./reply.ts";
 export { modelConfig, modelMetadata, statistics, unhealthy } from "./server-info.ts";
 export { loadOverrides, repositoryName } from "./repository-load.ts";
+export { loadPulledModel, MODELMESH_FORMATS, modelSize, predictPulledModel, runtimeStatus, unloadPulledModel } from "./model-runtime.ts";
+export type { ModelMeshOptions } from "./model-runtime.ts";

@@ -22,7 +22,7 @@ export function configFileOf(names: readonly string[]): string | undefined {
 }
 
 /** Reads a function's configuration file by its kind (its name): function.yaml or config.pbtxt. */
-export function parseConfigFile(text: string, options: { file: string; name: string; limits?: LoadLimits }): ParseResult & { ignored?: string[] } {
+export function parseConfigFile(text: string, options: { file: string; name: string; limits?: LoadLimits; anyName?: boolean }): ParseResult & { ignored?: string[] } {
   return isPbtxt(options.file) ? parsePbtxtConfig(text, options) : parseFunctionConfig(text, options);
 }
 

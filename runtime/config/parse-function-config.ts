@@ -36,10 +36,11 @@ export interface ParseResult {
  * key, for a missing one the object that lacks it, for a syntax error the line the YAML parser
  * names. An empty file is a valid config with every default.
  *
- * `options.name` is the function's folder name; a `name` field, if given, must equal it. With
+ * `options.name` is the function's folder name; a `name` field, if given, must equal it (unless
+ * `anyName`: a folder not named for its function, as a model ModelMesh pulled). With
  * `options.limits`, values over the server's ceilings are issues too (as a load would refuse them).
  */
-export function parseFunctionConfig(text: string, options: { file: string; name: string; limits?: LoadLimits }): ParseResult {
+export function parseFunctionConfig(text: string, options: { file: string; name: string; limits?: LoadLimits; anyName?: boolean }): ParseResult {
   const issue = (line: number, field: string, problem: string): ConfigIssue => ({ file: options.file, line, field, problem: bounded(problem) });
   if (text.length > CONFIG_FILE_LIMITS.chars) {
     return { errors: [issue(1, "", `the file has ${text.length} characters; a function.yaml may have at most ${CONFIG_FILE_LIMITS.chars}`)] };
@@ -70,7 +71,7 @@ export function parseFunctionConfig(text: string, options: { file: string; name:
   const result = schema.safeParse(input);
   const problems = result.success ? [] : describeIssues(result.error.issues, input, schema, { described: CONFIG_FILE_LIMITS.problems });
   const declaredName = (input as { name?: unknown } | null)?.name;
-  if (typeof declaredName === "string" && declaredName !== options.name) {
+  if (typeof declaredName === "string" && declaredName !== options.name && !options.anyName) {
     problems.push({ path: ["name"], problem: `'${declaredName}' does not match the folder name '${options.name}'; rename one or remove name` });
   }
   if (!result.success || problems.length > 0) {

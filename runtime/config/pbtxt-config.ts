@@ -53,7 +53,7 @@ const registry = createRegistry(file_model_config);
  * max_batch_sise: unknown field; did you mean 'max_batch_size'?`). `ignored` lists the Triton
  * fields that were present and change nothing here, for the load to name once.
  */
-export function parsePbtxtConfig(text: string, options: { file: string; name: string; limits?: LoadLimits }): ParseResult & { ignored: string[] } {
+export function parsePbtxtConfig(text: string, options: { file: string; name: string; limits?: LoadLimits; anyName?: boolean }): ParseResult & { ignored: string[] } {
   const issue = (line: number, field: string, problem: string): ConfigIssue => ({ file: options.file, line, field, problem: bounded(problem) });
   if (text.length > CONFIG_FILE_LIMITS.chars) {
     return { errors: [issue(1, "", `the file has ${text.length} characters; a config.pbtxt may have at most ${CONFIG_FILE_LIMITS.chars}`)], ignored: [] };
@@ -80,7 +80,7 @@ export function parsePbtxtConfig(text: string, options: { file: string; name: st
   const schema = functionSchema("json");
   const result = schema.safeParse(json);
   const problems = result.success ? [] : describeIssues(result.error.issues, json, schema, { described: CONFIG_FILE_LIMITS.problems });
-  if (typeof json.name === "string" && json.name !== options.name) {
+  if (typeof json.name === "string" && json.name !== options.name && !options.anyName) {
     problems.push({ path: ["name"], problem: `'${json.name}' does not match the folder name '${options.name}'; rename one or remove name` });
   }
   if (!result.success || problems.length > 0) return { errors: problems.slice(0, CONFIG_FILE_LIMITS.problems).map(locate).sort((a, b) => a.line - b.line), ignored };

@@ -8,6 +8,8 @@ import type { ApiGroup } from "../http/routes.ts";
 import type { AppContext } from "../http/create-app.ts";
 import { decodeModelInfer, encodeModelInfer } from "./infer-message.ts";
 import { grpcFailure } from "./grpc-status.ts";
+import { modelRuntimeMethods } from "./model-runtime-service.ts";
+import type { ModelMeshOptions } from "../call/mod.ts";
 import type { GrpcFailure } from "./grpc-status.ts";
 import * as inference from "./proto/grpc_service_pb.ts";
 import { Health, HealthCheckResponse_ServingStatus } from "./proto/health_pb.ts";
@@ -50,6 +52,8 @@ export interface GrpcService {
 export type GrpcContext = Pick<AppContext, "models" | "maxInputBytes" | "maxElements" | "server" | "draining" | "strictReadiness" | "access" | "log"> & {
   /** Aborted when a shutdown begins: streams stop taking requests, answer those they hold and end. */
   drained?: AbortSignal;
+  /** Serve ModelMesh's model-runtime SPI too (`--modelmesh-root`). */
+  modelmesh?: ModelMeshOptions;
 };
 
 /** Requests of one ModelStreamInfer stream in flight at once; past it, the stream is read no further until one is answered. */
@@ -141,6 +145,7 @@ export function createGrpcService(ctx: GrpcContext): GrpcService {
       }
     }),
   ];
+  if (ctx.modelmesh) methods.push(...modelRuntimeMethods(models, ctx.modelmesh, ctx.server.version, unary));
 
   /** A unary method: access checked for its group, then the handler. */
   function unary<I extends DescMessage, O extends DescMessage>(

@@ -95,6 +95,16 @@ export interface FunctionRecord {
  * creates and `execution_thread: auto` probes one at a time. It does not serve requests: the
  * lifecycle front (ModelManager) looks functions up here.
  */
+/** What a load may replace of a function's folder (the repository API; ModelMesh). */
+export interface LoadOverride {
+  /** Replaces function.yaml (Triton's JSON form, already parsed). */
+  config?: DeclaredConfig;
+  /** Replace the model files, by version (uploaded through the repository API). */
+  files?: Map<number, Uint8Array>;
+  /** A folder outside the repository to register the function from (a model ModelMesh pulled). */
+  entry?: FunctionEntry;
+}
+
 export class FunctionRegistry {
   readonly #options: FunctionRegistryOptions;
   readonly #mode: ControlMode;
@@ -196,7 +206,7 @@ export class FunctionRegistry {
    * form, already parsed); `files` replace the model files by version. Resolves once every served
    * version is READY; a failed reload leaves the previous deployment serving.
    */
-  async load(name: string, override: { config?: DeclaredConfig; files?: Map<number, Uint8Array> } = {}): Promise<void> {
+  async load(name: string, override: LoadOverride = {}): Promise<void> {
     this.#checkControl(name);
     const over = override.config ? limitProblems(override.config, this.#limits) : [];
     if (over.length > 0) throw invalidArg(`failed to load '${name}': ${over.map((p) => `${fieldPath(p.path)}: ${p.problem}`).join("; ")}`);
@@ -206,7 +216,7 @@ export class FunctionRegistry {
       const uploaded = new Map([...this.#functions.values()].filter((f) => f.files).map((f) => [f.name, [...f.files!.values()].reduce((n, b) => n + b.byteLength, 0)]));
       checkUploadQuota(name, override.files, uploaded, this.#limits);
     }
-    const entry = override.files ? undefined : (await scanRepository(this.#options.platform, this.#options.repository, { warned: this.#warned })).find((e) => e.name === name);
+    const entry = override.entry ?? (override.files ? undefined : (await scanRepository(this.#options.platform, this.#options.repository, { warned: this.#warned })).find((e) => e.name === name));
     if (!entry && !override.files) throw invalidArg(`failed to load '${name}': no such function in the repository`);
     const existing = this.#functions.get(name);
     const fn = await this.#register(entry ?? { name, dir: `${this.#options.repository}/${name}`, versions: [...override.files!.keys()].sort((a, b) => a - b) }, true, override);
@@ -273,6 +283,20 @@ export class FunctionRegistry {
     return names;
   }
 
+  /**
+   * Unloads a function and forgets it, as if it had never been registered (ModelMesh's unloadModel:
+   * the model's files go with it). False when no such function is registered.
+   */
+  async forget(name: string): Promise<boolean> {
+    this.#checkControl(name);
+    const fn = this.#functions.get(name);
+    if (!fn) return false;
+    this.#functions.delete(name);
+    this.#forgetAnswers(fn);
+    await Promise.all([...fn.versions.values()].map((v) => v.unload()));
+    return true;
+  }
+
   /** The functions an ensemble's steps run, by its registered config (none for other functions). */
   readonly #stepsOf = (name: string): string[] => (this.#functions.get(name)?.declared?.ensemble_scheduling?.step ?? []).map((step) => step.model_name);
 
@@ -300,7 +324,7 @@ export class FunctionRegistry {
     if (!entries) return;
     const seen = new Set(entries.map((e) => e.name));
     for (const [name, fn] of this.#functions) {
-      if (seen.has(name) || fn.files) continue;
+      if (seen.has(name) || fn.files || fn.entry?.external) continue;
       platform.log.info(`${name}: removed from the repository; draining`);
       this.#functions.delete(name);
       this.#forgetAnswers(fn);
@@ -308,7 +332,7 @@ export class FunctionRegistry {
     }
     for (const entry of entries) {
       const fn = this.#functions.get(entry.name);
-      if (fn?.files) continue;
+      if (fn?.files || fn?.entry?.external) continue;
       const print = await fingerprint(platform, entry, fn?.declared?.default_model_filename ?? "model.onnx", fn?.declared?.handler !== undefined);
       if (fn && fn.fingerprint === print) continue;
       platform.log.info(`${entry.name}: ${fn ? "changed" : "new"}; ${fn ? "reloading" : "registering"}`);
@@ -341,7 +365,7 @@ export class FunctionRegistry {
    * keeps the ManagedVersion of every version that stays, so reloads can swap in place. Versions
    * no longer served are unloaded once a newer one is READY (or at once if none is loaded).
    */
-  async #register(entry: FunctionEntry, wanted: boolean, override: { config?: DeclaredConfig; files?: Map<number, Uint8Array> } = {}): Promise<FunctionRecord> {
+  async #register(entry: FunctionEntry, wanted: boolean, override: LoadOverride = {}): Promise<FunctionRecord> {
     const { platform } = this.#options;
     const old = this.#functions.get(entry.name);
     const fn: FunctionRecord = { name: entry.name, entry, fingerprint: "", versions: new Map(), wanted, files: override.files, generation: ++this.#generations };
@@ -351,7 +375,7 @@ export class FunctionRegistry {
       // Named relative to the repository: the issue reaches answers (readiness, 503s, the index).
       const file = `${entry.name}/${entry.configFile?.split("/").pop() ?? FUNCTION_FILE}`;
       const text = entry.configFile ? await platform.readTextFile(entry.configFile).catch(() => "") : "";
-      const parsed = parseConfigFile(text, { file, name: entry.name, limits: this.#limits });
+      const parsed = parseConfigFile(text, { file, name: entry.name, limits: this.#limits, anyName: entry.external });
       if (parsed.config && parsed.errors.length === 0) fn.declared = parsed.config;
       else fn.error = parsed.errors.map(formatIssue).join("; ");
       if (parsed.ignored?.length) platform.log.info(`${file}: ignoring ${parsed.ignored.join(", ")} (no effect in tensorfn)`);

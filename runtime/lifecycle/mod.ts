@@ -1,6 +1,6 @@
 export { Deployment } from "./deployment.ts";
 export type { DeploymentState } from "./deployment-state.ts";
-export { ModelManager } from "./model-manager.ts";
+export { DEFAULT_LOAD_TIMEOUT_MS, ModelManager } from "./model-manager.ts";
 export type { ControlMode, ModelManagerOptions, VersionStatus } from "./model-manager.ts";
 export type { Budgets } from "./memory-budget.ts";
 export { parseByteSize } from "./memory-budget.ts";

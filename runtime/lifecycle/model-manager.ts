@@ -10,9 +10,11 @@ import { DeploymentClosedError } from "./deployment.ts";
 import type { Deployment } from "./deployment.ts";
 import type { DeploymentState } from "./deployment-state.ts";
 import { FunctionRegistry } from "./function-registry.ts";
-import type { ControlMode, FunctionRecord, FunctionRegistryOptions } from "./function-registry.ts";
+import type { ControlMode, FunctionRecord, FunctionRegistryOptions, LoadOverride } from "./function-registry.ts";
 import type { ManagedVersion } from "./managed-version.ts";
-import type { Budgets } from "./memory-budget.ts";
+import type { Budgets, Footprint } from "./memory-budget.ts";
+import { versionFootprint } from "./memory-budget.ts";
+import { pulledModelBytes, pulledModelEntry } from "../repository/mod.ts";
 
 export type { ControlMode } from "./function-registry.ts";
 
@@ -24,6 +26,9 @@ export interface ModelManagerOptions extends FunctionRegistryOptions {
   /** Autoscaler tick (Knative: 2 s). */
   autoscaleIntervalMs?: number;
 }
+
+/** How long a request waits for an on-demand load by default (`--load-timeout-secs`). */
+export const DEFAULT_LOAD_TIMEOUT_MS = 120_000;
 
 /** One row of the repository index. */
 export interface VersionStatus {
@@ -110,7 +115,7 @@ export class ModelManager {
       const why = this.controlMode === "lazy" ? `was disabled (${v.reason && v.reason !== "unloaded" ? v.reason : "unloaded with parameters.disable"})` : `is not loaded (control mode ${this.controlMode})`;
       throw new RuntimeError("UNAVAILABLE", `model '${name}' ${why}; load it first`);
     }
-    return bounded(v.ensureReady(), { ms: this.#options.loadTimeoutMs ?? 120_000, clock: this.#options.clock, signal: options.signal, what: `'${name}' version ${v.version}` });
+    return bounded(v.ensureReady(), { ms: this.#options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS, clock: this.#options.clock, signal: options.signal, what: `'${name}' version ${v.version}` });
   }
 
   /**
@@ -304,8 +309,49 @@ export class ModelManager {
    * form, already parsed); `files` replace the model files by version. Resolves once every served
    * version is READY; a failed reload leaves the previous deployment serving.
    */
-  load(name: string, override: { config?: DeclaredConfig; files?: Map<number, Uint8Array> } = {}): Promise<void> {
+  load(name: string, override: LoadOverride = {}): Promise<void> {
     return this.#registry.load(name, override);
+  }
+
+  /**
+   * Registers function `name` from a model ModelMesh's puller left at `path` under `root` (its
+   * folder, read in place; `pulledModelEntry` says which layouts) and loads it. A load that fails
+   * leaves nothing registered.
+   */
+  async loadPulled(name: string, path: string, root: string): Promise<void> {
+    const entry = await pulledModelEntry(this.#options.platform, root, name, path);
+    try {
+      await this.#registry.load(name, { entry });
+    } catch (error) {
+      await this.#registry.forget(name).catch(() => false);
+      throw error;
+    }
+  }
+
+  /** What a pulled model would hold once loaded with one instance (`versionFootprint`), from its size on disk alone. */
+  async predictPulled(name: string, path: string, root: string): Promise<number> {
+    const entry = await pulledModelEntry(this.#options.platform, root, name, path);
+    return versionFootprint(await pulledModelBytes(this.#options.platform, entry), 1, 0).host;
+  }
+
+  /** Unloads a function and forgets it (ModelMesh's unloadModel); false when none is registered as `name`. */
+  forget(name: string): Promise<boolean> {
+    return this.#registry.forget(name);
+  }
+
+  /** The functions registered from outside the repository (`load` with an `entry`: ModelMesh's models). */
+  external(): string[] {
+    return this.#registry.functions().filter((fn) => fn.entry?.external).map((fn) => fn.name);
+  }
+
+  /** What a function's versions hold now in host and device memory (`versionFootprint`); undefined for an unknown name. */
+  footprint(name: string): Footprint | undefined {
+    const fn = this.#registry.functions().find((f) => f.name === name);
+    if (!fn) return undefined;
+    return [...fn.versions.values()].reduce((sum, v) => {
+      const held = v.footprint();
+      return { host: sum.host + held.host, device: sum.device + held.device };
+    }, { host: 0, device: 0 });
   }
 
   /**

@@ -76,7 +76,7 @@ export class VersionLoaders {
         if (declared.backend === "identity" || declared.backend === "handler" || declared.backend === "ensemble") return new Uint8Array();
         const file = fn.files?.get(version);
         if (file) return file;
-        return await readModelFile(platform, fn.entry!.dir, fn.name, `${version}/${declared.default_model_filename}`);
+        return await readModelFile(platform, fn.entry!.dir, fn.name, fn.entry!.modelFile ?? `${version}/${declared.default_model_filename}`);
       },
       load: async (bytes, managed, { signal, optimize } = {}) => {
         if (declared.backend === "ensemble") return await this.#loadEnsemble(fn, version, managed, await this.#labels(fn));

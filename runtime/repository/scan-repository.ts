@@ -10,6 +10,13 @@ export interface FunctionEntry {
   configFile?: string;
   /** Numeric version folders ≤ MAX_VERSION, ascending (Triton ignores non-numeric and 0-prefixed names). */
   versions: number[];
+  /**
+   * Registered from outside the repository (a model ModelMesh pulled): the folder is not named for
+   * the function, and polls leave it alone.
+   */
+  external?: boolean;
+  /** The model file of its one version, relative to `dir`, where it is not `<version>/<default_model_filename>`. */
+  modelFile?: string;
 }
 
 export interface ScanOptions {

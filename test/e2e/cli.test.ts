@@ -181,6 +181,21 @@ describe("tensorfn serve", () => {
     }
   });
 
+  it("refuses --modelmesh-root without what ModelMesh needs: the gRPC port, explicit control, a memory budget, a folder", () => {
+    const mm = ["--modelmesh-root", "functions"];
+    const cases: [string[], RegExp][] = [
+      [[...mm, "--model-control-mode", "explicit", "--host-memory-budget", "1G"], /--modelmesh-root serves ModelMesh's model-runtime API on the gRPC port: give --grpc-port too/],
+      [[...mm, "--grpc-port", "0", "--host-memory-budget", "1G"], /--modelmesh-root needs --model-control-mode explicit/],
+      [[...mm, "--grpc-port", "0", "--model-control-mode", "explicit"], /--modelmesh-root needs --host-memory-budget/],
+      [["--modelmesh-root", "/nonexistent", "--grpc-port", "0", "--model-control-mode", "explicit", "--host-memory-budget", "1G"], /--modelmesh-root '\/nonexistent' is not a directory/],
+    ];
+    for (const [flags, message] of cases) {
+      const run = spawnSync("node", [BIN, "serve", "--repo", "functions", "--port", "0", ...flags], { encoding: "utf8" });
+      expect(run.status).toBe(2);
+      expect(run.stderr).toMatch(message);
+    }
+  });
+
   it("answers --help with the usage, and an unknown flag or a missing value with one line and the usage, exit 2, never a stack trace", () => {
     const help = spawnSync("node", [BIN, "serve", "--help"], { encoding: "utf8" });
     expect(help.status).toBe(0);

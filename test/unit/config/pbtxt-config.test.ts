@@ -103,7 +103,7 @@ describe("the generated schemas", () => {
     const bin = new URL("../../../node_modules/.bin", import.meta.url).pathname;
     for (const [module, files] of [
       ["config/proto", ["model_config_pb.ts"]],
-      ["grpc/proto", ["grpc_service_pb.ts", "health_pb.ts", "infer_request_wire_pb.ts"]],
+      ["grpc/proto", ["grpc_service_pb.ts", "health_pb.ts", "infer_request_wire_pb.ts", "model_runtime_pb.ts"]],
     ] as const) {
       const out = mkdtempSync(join(tmpdir(), "tensorfn-proto-"));
       const run = spawnSync(join(bin, "buf"), ["generate", module, "--template", `${module}/buf.gen.yaml`, "-o", out], { cwd: runtime, encoding: "utf8", env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } });

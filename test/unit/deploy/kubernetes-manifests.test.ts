@@ -87,14 +87,14 @@ const containers = (doc: Doc): Doc[] => doc.spec?.template?.spec?.containers ?? 
 
 describe("deploy/kubernetes", () => {
   it("has the kustomizations the guide names", () => {
-    expect(all.map((k) => k.dir).sort()).toEqual(["deploy/kubernetes/base", "deploy/kubernetes/knative", "deploy/kubernetes/kserve", "deploy/kubernetes/overlays/hpa", "deploy/kubernetes/overlays/keda"]);
+    expect(all.map((k) => k.dir).sort()).toEqual(["deploy/kubernetes/base", "deploy/kubernetes/knative", "deploy/kubernetes/kserve", "deploy/kubernetes/modelmesh", "deploy/kubernetes/overlays/hpa", "deploy/kubernetes/overlays/keda"]);
   });
 
   it("validates every document against its schema", () => {
     const found = all.flatMap(({ docs }) => docs.flatMap(({ file, doc }) => problems(doc).map((p) => `${file} ${doc.kind}: ${p}`)));
     expect(found).toEqual([]);
     expect(new Set(all.flatMap(({ docs }) => docs.map(({ doc }) => doc.kind)))).toEqual(
-      new Set(["Deployment", "Service", "HorizontalPodAutoscaler", "ScaledObject", "ClusterServingRuntime", "InferenceService"]),
+      new Set(["Deployment", "Service", "HorizontalPodAutoscaler", "ScaledObject", "ClusterServingRuntime", "ServingRuntime", "InferenceService"]),
     );
   });
 
@@ -145,5 +145,21 @@ describe("deploy/kubernetes", () => {
     expect(Number(deployment.spec.template.metadata.annotations["prometheus.io/port"])).toBe(metricsPort);
     expect(container.securityContext.readOnlyRootFilesystem).toBe(true);
     expect(deployment.spec.template.spec.securityContext.runAsUser).toBe(Number(/USER (\d+)/.exec(readFileSync(join(ROOT, "Dockerfile"), "utf8"))![1]));
+  });
+
+  it("gives ModelMesh's runtime the endpoints and the capacity tensorfn serves: both APIs on its gRPC port, the memory request as budget", () => {
+    const runtime = build(join(DEPLOY, "modelmesh")).find((d) => d.doc.kind === "ServingRuntime")!.doc;
+    const container = containers(runtime)[0]!;
+    const arg = (flag: string) => (container.args as string[]).find((a) => a.startsWith(`--${flag}=`))?.split("=")[1];
+    expect(runtime.spec.multiModel).toBe(true);
+    expect(runtime.spec.grpcEndpoint).toBe(`port:${arg("grpc-port")}`);
+    expect(runtime.spec.grpcDataEndpoint).toBe(runtime.spec.grpcEndpoint);
+    expect(arg("modelmesh-root")).toBe("/models"); // the puller's ROOT_MODEL_DIR
+    expect(arg("model-control-mode")).toBe("explicit");
+    const budget = /^\$\((\w+)\)M$/.exec(arg("host-memory-budget")!)![1];
+    expect(container.env.find((e: Doc) => e.name === budget).valueFrom.resourceFieldRef).toEqual({ containerName: container.name, resource: "requests.memory", divisor: "1Mi" });
+    const isvc = build(join(DEPLOY, "modelmesh")).find((d) => d.doc.kind === "InferenceService")!.doc;
+    expect(isvc.metadata.annotations["serving.kserve.io/deploymentMode"]).toBe("ModelMesh");
+    expect(isvc.spec.predictor.model.runtime).toBe(runtime.metadata.name);
   });
 });
