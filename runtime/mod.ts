@@ -1,7 +1,7 @@
 /** Public surface for embedding tensorfn and for adapters. */
 export { createRuntime, DEFAULT_MAX_INPUT_BYTES, modelSignatureReader, VERSION } from "./runtime.ts";
 export type { Runtime, RuntimeOptions } from "./runtime.ts";
-export type { Clock, CompileProblem, DirEntry, InferRequest, InferResponse, Logger, Platform, Tensor } from "./core/mod.ts";
+export type { Clock, CompileProblem, DirEntry, InferRequest, InferResponse, Logger, Platform, SharedMemoryObject, Tensor } from "./core/mod.ts";
 export type { ClientConnection, ClientConnections, DirectBody, Reply, ServeEnv } from "./call/mod.ts";
 export type { FastLane, LaneRequest } from "./http/mod.ts";
 export { RuntimeError } from "./core/mod.ts";

@@ -5,7 +5,7 @@ import { createIdentityBackend, createOnnxRuntimeBackend, createOnnxRuntimeWebBa
 import type { Backend } from "./backends/mod.ts";
 import { DEFAULT_LOAD_TIMEOUT_MS, ModelManager } from "./lifecycle/mod.ts";
 import type { ModelManagerOptions } from "./lifecycle/mod.ts";
-import { ClientConnections } from "./call/mod.ts";
+import { ClientConnections, SharedMemoryRegions } from "./call/mod.ts";
 import { createApp, createFastLane, metricsOnly, routeHandlers } from "./http/mod.ts";
 import type { AppContext, FastLane } from "./http/mod.ts";
 import { createPrometheus, TraceRecorder } from "./metrics/mod.ts";
@@ -103,6 +103,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const responseCache = cacheSize ? new ResponseCache(cacheSize, { sha256Hex: platform.sha256Hex }) : undefined;
   const clients = new ClientConnections({ clock });
   const escapes = new HandlerEscapes({ log: platform.log, clock });
+  // Triton's system shared memory, where the platform has POSIX shared memory (Linux).
+  const regions = platform.openSharedMemory ? new SharedMemoryRegions((key) => platform.openSharedMemory!(key), { maxTensorBytes: maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES }) : undefined;
   const models = new ModelManager({ ...managerOptions, backends, clock, trace, resourceLimiter, responseCache, arrivals: clients, escapes });
   await models.start();
   const prometheus = createPrometheus(
@@ -125,10 +127,21 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     maxInputBytes: maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES,
     maxElements,
     clients,
+    sharedMemory: regions,
     server: {
       name: "tensorfn",
       version: VERSION,
-      extensions: ["binary_tensor_data", "classification", "parameters", "model_configuration", "statistics", "schedule_policy", "model_repository", "model_repository(unload_dependents)"],
+      extensions: [
+        "binary_tensor_data",
+        "classification",
+        "parameters",
+        "model_configuration",
+        "statistics",
+        "schedule_policy",
+        "model_repository",
+        "model_repository(unload_dependents)",
+        ...(regions ? ["system_shared_memory"] : []),
+      ],
     },
     log: platform.log,
   };
@@ -157,6 +170,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       drained.abort();
       stopped.abort();
       await models.stop();
+      regions?.close();
       await Promise.all(Object.values(backends).map((b) => b.close?.()));
     },
   };

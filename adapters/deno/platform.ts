@@ -5,13 +5,16 @@ import { consoleLogger } from "../console-logger.ts";
 import type { LogOptions } from "../console-logger.ts";
 import { checkModule } from "../check-module.ts";
 import { importBundled } from "../bundled-import.ts";
+import { posixSharedMemory } from "../posix-shared-memory.ts";
 
 /** Platform over Deno's own file and env APIs. */
 export function createDenoPlatform(log: LogOptions = {}): Platform {
   const logger = consoleLogger(log);
   const imported = new Set<string>();
+  const openSharedMemory = posixSharedMemory();
   return {
     name: `deno ${Deno.version.deno}`,
+    ...(openSharedMemory && { openSharedMemory }),
     readFile: (path) => Deno.readFile(path),
     readTextFile: (path) => Deno.readTextFile(path),
     readDir: async (path) => {

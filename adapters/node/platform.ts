@@ -13,6 +13,7 @@ import type { LogOptions } from "../console-logger.ts";
 import { checkModule } from "../check-module.ts";
 import { importBundled } from "../bundled-import.ts";
 import { loadNative } from "../../native/index.ts";
+import { posixSharedMemory } from "../posix-shared-memory.ts";
 import { fullCollection } from "./full-collection.mjs";
 
 /** Compiled modules (compiled-sources.mjs): `workers` by their source's URL, `native` for native/index.ts. */
@@ -27,8 +28,10 @@ export interface CompiledModules {
  */
 export function createNodePlatform(name = `node ${process.versions.node}`, options: { compiled?: CompiledModules; log?: LogOptions } = {}): Platform {
   const { compiled } = options;
+  const openSharedMemory = posixSharedMemory();
   return {
     name,
+    ...(openSharedMemory && { openSharedMemory }),
     readFile: async (path) => new Uint8Array(await readFile(path)),
     readTextFile: (path) => readFile(path, "utf8"),
     readSharedFile: async (path) => {

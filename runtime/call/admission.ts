@@ -3,6 +3,7 @@ import { Admission, CallOptions } from "./call-options.ts";
 import type { ClientConnections } from "./client-connections.ts";
 import type { DirectBody } from "./direct-body.ts";
 import { refuseDeclaredOversize, takeBody } from "./read-body.ts";
+import type { SharedMemoryRegions } from "./shared-memory-regions.ts";
 import type { HeaderLookup } from "./read-body.ts";
 
 /** What every call needs from the server, whichever protocol carries it. */
@@ -14,6 +15,8 @@ export interface CallContext {
   maxElements?: number;
   /** The server's client connections, told which requests are settled (the batchers read it). */
   clients?: ClientConnections;
+  /** Registered system shared-memory regions (Triton's extension), where the platform has them. */
+  sharedMemory?: SharedMemoryRegions;
 }
 
 /** One call as a protocol hands it over: the function it names, its headers and its unread body. */

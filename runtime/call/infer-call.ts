@@ -10,10 +10,11 @@ import {
   encodeInferResponse,
   fromConfigType,
 } from "../tensor/mod.ts";
-import type { RequestHeader } from "../tensor/mod.ts";
+import type { RequestHeader, SharedMemoryReader } from "../tensor/mod.ts";
 import type { Deployment } from "../lifecycle/mod.ts";
 import { admit } from "./admission.ts";
 import { classifiedResponse } from "./classified-response.ts";
+import { mentionsSharedMemory, writeSharedOutputs } from "./shared-outputs.ts";
 import type { Call, CallContext } from "./admission.ts";
 import type { Reply } from "./reply.ts";
 
@@ -26,10 +27,12 @@ export async function inferCall(ctx: CallContext, call: Call): Promise<Reply> {
   const { body, header } = call;
   const { deployment: d, bytes, options } = await admit(ctx, call);
   const framing = header("inference-header-content-length");
-  // With response_cache: a request of exactly these bytes answered before gets that reply as it was sent.
-  const remembered = d.cachedReply(framing ?? "", bytes);
+  // With response_cache: a request of exactly these bytes answered before gets that reply as it was sent
+  // (not one whose tensors live in shared memory: the same bytes may name other data, and outputs must be written).
+  const shared = ctx.sharedMemory?.registered ? mentionsSharedMemory(bytes) : false;
+  const remembered = shared ? {} : d.cachedReply(framing ?? "", bytes);
   if (remembered.reply) return { status: 200, headers: remembered.reply.headers, body: remembered.reply.body };
-  const request = decode(bytes, framing, d, elementLimit(ctx, d));
+  const request = decode(bytes, framing, d, { ...elementLimit(ctx, d), sharedMemory: ctx.sharedMemory });
   // A raw binary request is shaped from the config, not checked while decoding: the deployment checks it.
   if (framing === undefined || Number(framing) > 0) options.checked = d;
   // Settled: read whole and bound for a function that sends no requests of its own (client-connections.ts).
@@ -42,7 +45,9 @@ export async function inferCall(ctx: CallContext, call: Call): Promise<Reply> {
   } finally {
     clients?.answered(connection!);
   }
-  const encoded = encodeInferResponse(classifiedResponse(response, request, d), request);
+  const answer = classifiedResponse(response, request, d);
+  writeSharedOutputs(answer, request, ctx.sharedMemory);
+  const encoded = encodeInferResponse(answer, request);
   const headers: Record<string, string> =
     encoded.headerLength === undefined ? { "content-type": "application/json" } : { "content-type": "application/octet-stream", "inference-header-content-length": String(encoded.headerLength) };
   if (remembered.key) d.keepReply(remembered.key, { headers, body: encoded.body });
@@ -61,7 +66,7 @@ export function elementLimit(ctx: CallContext, d: Deployment): { maxElements: nu
   return own !== undefined && own < server ? { maxElements: own, limitName: `max_input_elements of '${d.name}'` } : { maxElements: server, limitName: "--max-elements" };
 }
 
-function decode(body: Uint8Array, header: string | undefined, d: Deployment, limit: { maxElements: number; limitName: string }): InferRequest {
+function decode(body: Uint8Array, header: string | undefined, d: Deployment, limit: { maxElements: number; limitName: string; sharedMemory?: SharedMemoryReader }): InferRequest {
   const check = (h: RequestHeader) => d.checkRequest(h);
   if (header === undefined) return decodeInferRequest(body, { check, ...limit });
   if (!/^[0-9]+$/.test(header.trim())) throw invalidArg(`Inference-Header-Content-Length '${header}' is not a byte count`);

@@ -3,6 +3,8 @@ import type { Deployment } from "../lifecycle/mod.ts";
 import type { CallContext } from "./admission.ts";
 import { Admission, CallOptions } from "./call-options.ts";
 import { classifiedResponse } from "./classified-response.ts";
+import { writeSharedOutputs } from "./shared-outputs.ts";
+import type { SharedMemoryReader } from "../tensor/mod.ts";
 import type { SignalSource } from "./call-options.ts";
 import { elementLimit } from "./infer-call.ts";
 import type { HeaderLookup } from "./read-body.ts";
@@ -22,7 +24,7 @@ export interface MessageCall {
    * The request as the scheduler takes it. Must check the request's names, datatypes and shapes
    * with `d.checkRequest` and its element counts against `limit` before it decodes any tensor data.
    */
-  decode(d: Deployment, limit: { maxElements: number; limitName: string }): InferRequest;
+  decode(d: Deployment, limit: { maxElements: number; limitName: string; sharedMemory?: SharedMemoryReader }): InferRequest;
 }
 
 /**
@@ -35,9 +37,11 @@ export async function inferMessage(ctx: CallContext, call: MessageCall): Promise
   const found = ctx.models.acquireNow(call.name, call.version, new Admission(call.header, call.client));
   const d = found instanceof Promise ? await found : found;
   d.checkRoom();
-  const request = call.decode(d, elementLimit(ctx, d));
+  const request = call.decode(d, { ...elementLimit(ctx, d), sharedMemory: ctx.sharedMemory });
   const options = new CallOptions(call.client, d);
   options.checked = d;
   const response = await ctx.models.infer(call.name, call.version, request, options);
-  return { request, response: classifiedResponse(response, request, d) };
+  const answer = classifiedResponse(response, request, d);
+  writeSharedOutputs(answer, request, ctx.sharedMemory);
+  return { request, response: answer };
 }

@@ -18,3 +18,5 @@ export { modelConfig, modelMetadata, statistics, unhealthy } from "./server-info
 export { loadOverrides, repositoryName } from "./repository-load.ts";
 export { loadPulledModel, MODELMESH_FORMATS, modelSize, predictPulledModel, runtimeStatus, unloadPulledModel } from "./model-runtime.ts";
 export type { ModelMeshOptions } from "./model-runtime.ts";
+export { MAX_REGIONS, SharedMemoryRegions } from "./shared-memory-regions.ts";
+export type { RegionStatus } from "./shared-memory-regions.ts";

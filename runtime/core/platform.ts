@@ -109,4 +109,21 @@ export interface Platform {
    * no position); empty when it compiles. Absent: handlers are checked only by importing them.
    */
   checkModule?(path: string, root: string): Promise<CompileProblem[]>;
+  /**
+   * Opens the POSIX shared-memory object `key` (`shm_open`'s name: "/name", one component) for
+   * reading and writing — Triton's system shared-memory extension. Throws an Error saying why when
+   * there is none by that name (or it is not a plain object). Absent where the platform has none.
+   */
+  openSharedMemory?(key: string): SharedMemoryObject;
+}
+
+/** An open shared-memory object: read and written in place of the client's own mapping of it. */
+export interface SharedMemoryObject {
+  /** Its size in bytes when it was opened. */
+  readonly size: number;
+  /** A copy of `length` bytes from `offset`. */
+  read(offset: number, length: number): Uint8Array;
+  /** Writes `bytes` at `offset`. */
+  write(offset: number, bytes: Uint8Array): void;
+  close(): void;
 }

@@ -3,8 +3,8 @@ import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { elementCount, invalidArg, RuntimeError } from "../core/mod.ts";
 import type { DataType, InferRequest, InferResponse, Parameters, RequestedOutput, Tensor, TensorData } from "../core/mod.ts";
-import { checkElementBudget, decodeBinaryTensor, encodeBinaryTensor, INTEGER_RANGE, isDataType, storageFor } from "../tensor/mod.ts";
-import type { InputHeader, RequestHeader } from "../tensor/mod.ts";
+import { checkElementBudget, decodeBinaryTensor, encodeBinaryTensor, INTEGER_RANGE, isDataType, readShared, sharedOutput, sharedRef, storageFor, withoutSharedKeys } from "../tensor/mod.ts";
+import type { InputHeader, RequestHeader, SharedMemoryReader, SharedRef } from "../tensor/mod.ts";
 import { InferParameterSchema, InferTensorContentsSchema, ModelInferResponseSchema } from "./proto/grpc_service_pb.ts";
 import type { InferParameter, InferTensorContents, ModelInferResponse } from "./proto/grpc_service_pb.ts";
 import type { ModelInferRequestWire } from "./proto/infer_request_wire_pb.ts";
@@ -22,25 +22,32 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
  */
 export function decodeModelInfer(
   message: ModelInferRequestWire,
-  options: { check?: (header: RequestHeader) => void; maxElements: number; limitName: string },
+  options: { check?: (header: RequestHeader) => void; maxElements: number; limitName: string; sharedMemory?: SharedMemoryReader },
 ): InferRequest {
   const { inputs, rawInputContents: raw } = message;
   if (inputs.length === 0) throw invalidArg("request inputs must not be empty");
-  if (raw.length > 0 && raw.length !== inputs.length) {
-    throw invalidArg(`raw_input_contents has ${raw.length} entries for ${inputs.length} inputs; send one per input, in the order of inputs`);
-  }
   const names = new Set<string>();
-  const headers: (InputHeader & { parameters: Parameters })[] = inputs.map((input, i) => {
+  // Inputs in shared memory have no raw contents: the others take raw_input_contents in order (Triton's rule).
+  let rawIndex = 0;
+  const headers: (InputHeader & { parameters: Parameters; shared: SharedRef | undefined; raw: number })[] = inputs.map((input, i) => {
     const { name, datatype } = input;
     if (name === "") throw invalidArg(`inputs[${i}].name must not be empty`);
     if (names.has(name)) throw invalidArg(`input '${name}' appears more than once in the request`);
     names.add(name);
     if (!isDataType(datatype)) throw invalidArg(`input '${name}': unknown datatype '${cut(datatype)}'`);
-    if (raw.length > 0 && input.contents.byteLength > 0) {
+    const given = parameters(input.parameters, `input '${name}'`);
+    const shared = sharedRef(given, `input '${name}'`);
+    if (shared) {
+      if (input.contents.byteLength > 0) throw invalidArg(`input '${name}': set only one of contents and shared_memory_region`);
+      if (!options.sharedMemory) throw invalidArg(`input '${name}': this server has no shared memory regions`);
+    } else if (raw.length > 0 && input.contents.byteLength > 0) {
       throw invalidArg(`input '${name}': has contents while the request uses raw_input_contents; send every input one way`);
     }
-    return { name, datatype, shape: shapeOf(input.shape, name), parameters: parameters(input.parameters, `input '${name}'`) };
+    return { name, datatype, shape: shapeOf(input.shape, name), parameters: shared ? withoutSharedKeys(given) : given, shared, raw: shared || raw.length === 0 ? -1 : rawIndex++ };
   });
+  if (raw.length > 0 && raw.length !== rawIndex) {
+    throw invalidArg(`raw_input_contents has ${raw.length} entries for ${rawIndex} inputs not in shared memory; send one per input, in the order of inputs`);
+  }
   const outputs = requestedOutputs(message.outputs);
   const request: InferRequest = { parameters: parameters(message.parameters, "request"), inputs: [] };
   if (message.id !== "") request.id = message.id;
@@ -53,7 +60,11 @@ export function decodeModelInfer(
   );
   request.inputs = headers.map((h, i) => {
     const target = { name: h.name, datatype: h.datatype, shape: h.shape };
-    const data = raw.length > 0 ? decodeBinaryTensor(raw[i]!, target) : typedData(inputs[i]!.contents, target);
+    const data = h.shared
+      ? decodeBinaryTensor(readShared(h.shared, target, options.sharedMemory!), target)
+      : h.raw >= 0
+        ? decodeBinaryTensor(raw[h.raw]!, target)
+        : typedData(inputs[i]!.contents, target);
     return Object.keys(h.parameters).length > 0 ? { name: h.name, tensor: { ...target, data }, parameters: h.parameters } : { name: h.name, tensor: { ...target, data } };
   });
   return request;
@@ -66,6 +77,7 @@ export function decodeModelInfer(
  */
 export function encodeModelInfer(response: InferResponse, request: InferRequest): ModelInferResponse {
   const chosen = request.outputs?.length ? request.outputs.map((r) => outputNamed(response, r.name)) : response.outputs;
+  const shared = request.outputs?.length ? request.outputs.map((r) => r.parameters?.shared_memory_region !== undefined) : [];
   const id = response.id ?? request.id;
   return create(ModelInferResponseSchema, {
     modelName: response.modelName,
@@ -73,7 +85,8 @@ export function encodeModelInfer(response: InferResponse, request: InferRequest)
     ...(id && { id }),
     ...(response.parameters && { parameters: toParameters(response.parameters) }),
     outputs: chosen.map(({ name, tensor }) => ({ name, datatype: tensor.datatype, shape: tensor.shape.map(BigInt) })),
-    rawOutputContents: chosen.map(({ name, tensor }) => rawBytes(name, tensor)),
+    // An output written to shared memory has an empty entry, so the others keep their places (Triton's).
+    rawOutputContents: chosen.map(({ name, tensor }, i) => (shared[i] ? new Uint8Array() : rawBytes(name, tensor))),
   });
 }
 
@@ -102,6 +115,7 @@ function requestedOutputs(outputs: ModelInferRequestWire["outputs"]): RequestedO
     if (names.has(name)) throw invalidArg(`output '${name}' is requested more than once`);
     names.add(name);
     const params = parameters(raw, `output '${name}'`);
+    sharedOutput(params, name, params.binary_data);
     return Object.keys(params).length > 0 ? { name, parameters: params } : { name };
   });
 }

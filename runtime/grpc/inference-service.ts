@@ -49,7 +49,7 @@ export interface GrpcService {
 }
 
 /** What the gRPC service needs from the runtime: what the HTTP routes are given. */
-export type GrpcContext = Pick<AppContext, "models" | "maxInputBytes" | "maxElements" | "server" | "draining" | "strictReadiness" | "access" | "log"> & {
+export type GrpcContext = Pick<AppContext, "models" | "maxInputBytes" | "maxElements" | "server" | "draining" | "strictReadiness" | "access" | "log" | "sharedMemory"> & {
   /** Aborted when a shutdown begins: streams stop taking requests, answer those they hold and end. */
   drained?: AbortSignal;
   /** Serve ModelMesh's model-runtime SPI too (`--modelmesh-root`). */
@@ -70,6 +70,7 @@ export function createGrpcService(ctx: GrpcContext): GrpcService {
   const S = inference.GRPCInferenceService.method;
   const version = (v: string) => (v === "" ? undefined : v);
   const ready = () => unhealthy(models, "ready", ctx.draining, ctx.strictReadiness ?? true) === undefined;
+  const regions = () => ctx.sharedMemory ?? unsupported("system shared memory");
   const infer = async (request: ModelInferRequestWire, call: GrpcCall) => {
     const { request: decoded, response } = await inferMessage(ctx, {
       name: request.modelName,
@@ -111,14 +112,24 @@ export function createGrpcService(ctx: GrpcContext): GrpcService {
       await models.unload(name, { dependents: flag("unload_dependents"), disable: flag("disable") });
       return create(inference.RepositoryModelUnloadResponseSchema);
     }),
-    // Shared memory: no region can be registered yet, so status lists none and unregistering
-    // (a client's clean-up before and after its run) succeeds; registering says why not.
-    unary(S.systemSharedMemoryStatus, "inference", (r) => noRegion(r.name, inference.SystemSharedMemoryStatusResponseSchema)),
-    unary(S.systemSharedMemoryRegister, "inference", () => unsupported("system shared memory")),
-    unary(S.systemSharedMemoryUnregister, "inference", (r) => noRegion(r.name, inference.SystemSharedMemoryUnregisterResponseSchema)),
-    unary(S.cudaSharedMemoryStatus, "inference", (r) => noRegion(r.name, inference.CudaSharedMemoryStatusResponseSchema)),
-    unary(S.cudaSharedMemoryRegister, "inference", () => unsupported("CUDA shared memory")),
-    unary(S.cudaSharedMemoryUnregister, "inference", (r) => noRegion(r.name, inference.CudaSharedMemoryUnregisterResponseSchema)),
+    // System shared memory as over HTTP (call/shared-memory-regions.ts). CUDA shared memory: no
+    // region to list or unregister (a client's clean-up before and after its run succeeds); registering says why not.
+    unary(S.systemSharedMemoryStatus, "shared-memory", (r) =>
+      create(inference.SystemSharedMemoryStatusResponseSchema, {
+        regions: Object.fromEntries(regions().status(r.name).map((s) => [s.name, { name: s.name, key: s.key, offset: BigInt(s.offset), byteSize: BigInt(s.byte_size) }])),
+      }),
+    ),
+    unary(S.systemSharedMemoryRegister, "shared-memory", (r) => {
+      regions().register(r.name, r.key, wholeBytes(r.offset, "offset"), wholeBytes(r.byteSize, "byte_size"));
+      return create(inference.SystemSharedMemoryRegisterResponseSchema);
+    }),
+    unary(S.systemSharedMemoryUnregister, "shared-memory", (r) => {
+      regions().unregister(r.name);
+      return create(inference.SystemSharedMemoryUnregisterResponseSchema);
+    }),
+    unary(S.cudaSharedMemoryStatus, "shared-memory", (r) => noRegion(r.name, inference.CudaSharedMemoryStatusResponseSchema)),
+    unary(S.cudaSharedMemoryRegister, "shared-memory", () => unsupported("CUDA shared memory")),
+    unary(S.cudaSharedMemoryUnregister, "shared-memory", () => create(inference.CudaSharedMemoryUnregisterResponseSchema)),
     // grpc.health.v1: the server as a whole ("") or the inference service, SERVING once ready.
     unary(Health.method.check, "health", (r) => create(Health.method.check.output, { status: healthOf(r.service, ready) })),
     stream(Health.method.watch, "health", async (requests, send, call) => {
@@ -281,12 +292,18 @@ function repositoryParameters(raw: { [key: string]: inference.ModelRepositoryPar
 }
 
 function noRegion<S extends DescMessage>(name: string, schema: S): MessageShape<S> {
-  if (name !== "") throw new RuntimeError("NOT_FOUND", `no shared memory region '${name}' is registered`);
+  if (name !== "") throw new RuntimeError("NOT_FOUND", `Unable to find cuda shared memory region: '${name}'`);
   return create(schema);
 }
 
+/** A uint64 byte count as a number, refused beyond what one holds exactly. */
+function wholeBytes(value: bigint, field: string): number {
+  if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw new RuntimeError("INVALID_ARG", `shared memory register request: '${field}' ${value} is beyond any shared-memory object`);
+  return Number(value);
+}
+
 function unsupported(what: string): never {
-  throw new RuntimeError("UNSUPPORTED", `${what} is not supported by this server: send tensors in the request (raw_input_contents)`);
+  throw new RuntimeError("UNSUPPORTED", `${what} is not supported by this server; send tensors in the request (raw_input_contents)`);
 }
 
 const SERVICES = new Set(["", "inference.GRPCInferenceService"]);

@@ -108,7 +108,10 @@ function localOnly(request: Call, what: string, trusted: string[]): void {
   }
   const hasBody = Number(request.header("content-length") ?? 0) > 0 || request.header("transfer-encoding") !== undefined;
   const type = request.header("content-type") ?? "";
-  if (hasBody && !/^application\/([a-z0-9.+-]+\+)?json *(;|$)/i.test(type)) {
+  // A page's body is typed, or untyped with an Origin (a Blob): both must be JSON. One untyped and
+  // without an Origin comes from no browser — Triton's Python client sends its JSON so.
+  const untypedClient = type === "" && origin === undefined;
+  if (hasBody && !untypedClient && !/^application\/([a-z0-9.+-]+\+)?json *(;|$)/i.test(type)) {
     throw new RuntimeError("PERMISSION_DENIED", `${what} refused: a request body to a control route must be sent as Content-Type: application/json, not '${quote(type)}'`);
   }
 }

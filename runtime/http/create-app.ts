@@ -18,6 +18,7 @@ import type { KserveContext } from "./kserve-routes.ts";
 import { metricsHandlers } from "./metrics-routes.ts";
 import { repositoryHandlers } from "./repository-routes.ts";
 import { ROUTES, routerPattern } from "./routes.ts";
+import { sharedMemoryHandlers } from "./shared-memory-routes.ts";
 import type { Answer, RouteHandler, RouteHandlers, RouteId, RouteRequest } from "./routes.ts";
 
 export interface AppContext extends KserveContext {
@@ -39,6 +40,7 @@ export function routeHandlers(ctx: AppContext): Partial<RouteHandlers> {
     ...kserveHandlers(ctx),
     ...generateHandlers(ctx),
     ...repositoryHandlers(ctx),
+    ...sharedMemoryHandlers(ctx),
     ...functionHandlers(ctx),
     ...metricsHandlers(ctx.prometheus),
     // The trace timeline: Chrome Trace Event JSON for Perfetto or chrome://tracing.

@@ -42,7 +42,7 @@ export function repositoryHandlers(ctx: Pick<CallContext, "models" | "maxInputBy
 }
 
 /** An optional JSON object body (Triton accepts an empty one). */
-async function jsonBody(request: RouteRequest, limit: number): Promise<Record<string, unknown>> {
+export async function jsonBody(request: RouteRequest, limit: number): Promise<Record<string, unknown>> {
   const bytes = await readBody(request.header, request.body, limit);
   if (bytes.byteLength === 0) return {};
   let parsed: unknown;

@@ -10,6 +10,7 @@ export type ApiGroup =
   | "inference" // POST …/infer, …/generate[_stream], POST /v1/functions/{name}
   | "statistics" // GET …/stats
   | "repository" // index, load, unload, park
+  | "shared-memory" // register, list and unregister shared-memory regions
   | "trace" // GET /v2/trace
   | "metrics" // GET /metrics (Prometheus)
   | "dashboard" // the dev dashboard's data: /v2/dashboard/*
@@ -17,7 +18,7 @@ export type ApiGroup =
   | "other"; // anything else: answered 404/405 by the router, guarded like metadata
 
 /** Groups that change or reveal server state beyond inference: the operator's, not the client's. */
-export const CONTROL_GROUPS: ReadonlySet<ApiGroup> = new Set(["repository", "trace", "dashboard", "dashboard-page"]);
+export const CONTROL_GROUPS: ReadonlySet<ApiGroup> = new Set(["repository", "shared-memory", "trace", "dashboard", "dashboard-page"]);
 
 /** Groups an API key guards when one is configured. */
 export const API_GROUPS: ReadonlySet<ApiGroup> = new Set(["metadata", "inference", "statistics", "other"]);
@@ -47,6 +48,12 @@ export const ROUTES = [
   { id: "repository-load", method: "POST", paths: ["/v2/repository/models/:name/load"], group: "repository" },
   { id: "repository-unload", method: "POST", paths: ["/v2/repository/models/:name/unload"], group: "repository" },
   { id: "repository-park", method: "POST", paths: ["/v2/repository/models/:name/park"], group: "repository" },
+  { id: "system-shm-status", method: "GET", paths: ["/v2/systemsharedmemory/status", "/v2/systemsharedmemory/region/:region/status"], group: "shared-memory" },
+  { id: "system-shm-register", method: "POST", paths: ["/v2/systemsharedmemory/region/:region/register"], group: "shared-memory" },
+  { id: "system-shm-unregister", method: "POST", paths: ["/v2/systemsharedmemory/unregister", "/v2/systemsharedmemory/region/:region/unregister"], group: "shared-memory" },
+  { id: "cuda-shm-status", method: "GET", paths: ["/v2/cudasharedmemory/status", "/v2/cudasharedmemory/region/:region/status"], group: "shared-memory" },
+  { id: "cuda-shm-register", method: "POST", paths: ["/v2/cudasharedmemory/region/:region/register"], group: "shared-memory" },
+  { id: "cuda-shm-unregister", method: "POST", paths: ["/v2/cudasharedmemory/unregister", "/v2/cudasharedmemory/region/:region/unregister"], group: "shared-memory" },
   { id: "trace", method: "GET", paths: ["/v2/trace"], group: "trace" },
   { id: "functions", method: "GET", paths: ["/v1/functions"], group: "metadata" },
   { id: "function-call", method: "POST", paths: ["/v1/functions/:name"], group: "inference", lane: true },
@@ -64,6 +71,8 @@ export const ROUTES = [
  */
 const GROUP_PREFIXES: readonly [string, ApiGroup][] = [
   ["/v2/repository/", "repository"],
+  ["/v2/systemsharedmemory/", "shared-memory"],
+  ["/v2/cudasharedmemory/", "shared-memory"],
   ["/v2/dashboard/", "dashboard"],
 ];
 

@@ -20,6 +20,7 @@ export { type BinaryTensorTarget, decodeBinaryTensor, encodeBinaryTensor, writeB
 export {
   type DecodeOptions,
   decodeInferRequest,
+  readShared,
   type InputHeader,
   type RequestHeader,
 } from "./request-codec.ts";
@@ -29,3 +30,4 @@ export { encodeInferResponse, type EncodedResponse } from "./response-codec.ts";
 export { batchOf, batchParts, concatBatch, plainTensors, splitBatch } from "./batching.ts";
 export { classCount, classify, MAX_CLASSIFIED_ELEMENTS } from "./classification.ts";
 export { SMALL_BYTES_MAX, smallBytes, smallStorage } from "./small-bytes.ts";
+export { type SharedMemoryReader, type SharedRef, sharedOutput, sharedRef, withoutSharedKeys } from "./shared-ref.ts";

@@ -3,7 +3,9 @@ import type { InferInput, InferRequest, Parameters, RequestedOutput } from "../c
 import { type DataType, elementCount, type TensorData } from "../core/tensor.ts";
 import { type DataSpan, HeaderTooLargeError, type ScannedHeader, scanJsonHeader } from "./_json-scan.ts";
 import { decodeBinaryTensor } from "./binary-tensor.ts";
-import { isDataType } from "./datatypes.ts";
+import { byteSize, isDataType } from "./datatypes.ts";
+import { sharedOutput, sharedRef, withoutSharedKeys } from "./shared-ref.ts";
+import type { SharedMemoryReader, SharedRef } from "./shared-ref.ts";
 import { checkElementBudget, DEFAULT_MAX_ELEMENTS, OBJECT_ELEMENT_WEIGHT } from "./element-budget.ts";
 import { decodeJsonData, decodeJsonSpan, needsLosslessJson } from "./json-tensor.ts";
 import { parseJsonLossless } from "./_lossless-json.ts";
@@ -35,6 +37,8 @@ export interface DecodeOptions {
   maxElements?: number;
   /** What set `maxElements`, for the refusal (default `--max-elements`). */
   limitName?: string;
+  /** Reads inputs a request places in registered shared memory; absent: such inputs are refused. */
+  sharedMemory?: SharedMemoryReader;
 }
 
 /**
@@ -46,12 +50,14 @@ export const PARSE_WHOLE_UP_TO = 64 * 1024;
 
 /**
  * One input between reading its header and decoding its data: exactly one of `binary` (its
- * section), `span` (its JSON text, scanned) or `value` (parsed). One shape for all, kept monomorphic.
+ * section), `shared` (its place in shared memory), `span` (its JSON text, scanned) or `value`
+ * (parsed). One shape for all, kept monomorphic.
  */
 interface Planned extends InputHeader {
   params: Parameters;
   index: number;
   binary: Uint8Array | undefined;
+  shared: SharedRef | undefined;
   span: DataSpan | undefined;
   value: unknown;
 }
@@ -120,11 +126,19 @@ export function decodeInferRequest(body: Uint8Array, options: DecodeOptions = {}
     names.add(name);
     if (!isDataType(datatype)) throw invalidArg(`input '${name}': unknown datatype ${kind(datatype)}`);
     const shape = readShape(raw.shape, name);
-    const { binary_data_size: size, ...params } =
+    const { binary_data_size: size, ...given } =
       raw.parameters === undefined ? {} : readParameters(raw.parameters, `input '${name}'`);
-    const p: Planned = { name, datatype, shape, params, index: i, binary: undefined, span: undefined, value: undefined };
+    const shared = sharedRef(given, `input '${name}'`);
+    const params = shared ? withoutSharedKeys(given) : given;
+    const p: Planned = { name, datatype, shape, params, index: i, binary: undefined, shared, span: undefined, value: undefined };
 
-    if (size !== undefined) {
+    if (shared) {
+      if (raw.data !== undefined || size !== undefined) {
+        throw invalidArg(`input '${name}': set only one of data, binary_data_size and shared_memory_region`);
+      }
+      if (!options.sharedMemory) throw invalidArg(`input '${name}': this server has no shared memory regions`);
+      planned.push(p);
+    } else if (size !== undefined) {
       if (raw.data !== undefined) throw invalidArg(`input '${name}': has both data and binary_data_size; send one`);
       if (typeof size !== "number" || !Number.isSafeInteger(size) || size < 0) {
         throw invalidArg(
@@ -173,7 +187,7 @@ export function decodeInferRequest(body: Uint8Array, options: DecodeOptions = {}
   checkElementBudget(
     planned.map((p) => {
       const declared = elementCount(p.shape);
-      if (p.binary || (!p.span && !countParsed)) return { name: p.name, datatype: p.datatype, elements: declared };
+      if (p.binary || p.shared || (!p.span && !countParsed)) return { name: p.name, datatype: p.datatype, elements: declared };
       const { leaves, arrays } = p.span ?? countLeaves(p.value);
       return { name: p.name, datatype: p.datatype, elements: Math.max(declared, leaves), arrays };
     }),
@@ -186,6 +200,7 @@ export function decodeInferRequest(body: Uint8Array, options: DecodeOptions = {}
     const target = { name: p.name, datatype: p.datatype, shape: p.shape };
     let data: TensorData;
     if (p.binary) data = decodeBinaryTensor(p.binary, target);
+    else if (p.shared) data = decodeBinaryTensor(readShared(p.shared, target, options.sharedMemory!), target);
     else if (p.span) data = decodeJsonSpan(text, p.span, target);
     else {
       // JSON.parse rounded a 64-bit integer: re-read the same text keeping exact digits.
@@ -224,7 +239,9 @@ function readOutputs(raw: unknown, binaryDefault: boolean): RequestedOutput[] | 
     if (binary !== undefined && typeof binary !== "boolean") {
       throw invalidArg(`output '${name}': binary_data must be a boolean, got ${JSON.stringify(binary)}`);
     }
-    const out: RequestedOutput = { name, binary: binary ?? binaryDefault };
+    // An output written to shared memory travels in neither form: the answer carries its shape alone.
+    const shared = sharedOutput(params, name, binary);
+    const out: RequestedOutput = { name, binary: shared ? false : (binary ?? binaryDefault) };
     if (Object.keys(params).length > 0) out.parameters = params;
     return out;
   });
@@ -312,4 +329,18 @@ function kind(v: unknown): string {
 
 function quoteAll(names: string[]): string {
   return names.map((n) => `'${n}'`).join(", ");
+}
+
+/**
+ * An input's bytes from shared memory, once its byte size is known to fit its shape (a fixed-size
+ * datatype's exactly; BYTES' within the reader's bounds), so nothing larger than the tensor is read.
+ */
+export function readShared(ref: SharedRef, target: { name: string; datatype: DataType; shape: readonly number[] }, reader: SharedMemoryReader): Uint8Array {
+  if (target.datatype !== "BYTES") {
+    const expected = elementCount(target.shape) * byteSize(target.datatype);
+    if (ref.byteSize !== expected) {
+      throw invalidArg(`input '${target.name}': shared_memory_byte_size ${ref.byteSize} does not match ${target.datatype} shape [${target.shape.join(",")}] (${expected} bytes)`);
+    }
+  }
+  return reader.read(ref, `input '${target.name}'`);
 }

@@ -38,11 +38,13 @@ export function encodeInferResponse(response: InferResponse, request: InferReque
   const parts: string[] = [];
   const binary: Tensor[] = [];
   let binaryBytes = 0;
-  for (const { output, binary: isBinary } of selectOutputs(response, request, binaryDefault)) {
+  for (const { output, binary: isBinary, shared } of selectOutputs(response, request, binaryDefault)) {
     const { name, tensor } = output;
     checkTensor(name, tensor);
     const head = `{"name":${JSON.stringify(name)},"datatype":"${tensor.datatype}","shape":[${tensor.shape.join(",")}]`;
-    if (isBinary) {
+    if (shared) {
+      parts.push(`${head}}`); // written to the client's shared memory already (call/shared-outputs.ts)
+    } else if (isBinary) {
       const size = tensorByteLength(tensor);
       parts.push(`${head},"parameters":{"binary_data_size":${size}}}`);
       binary.push(tensor);
@@ -91,9 +93,9 @@ function selectOutputs(
   response: InferResponse,
   request: InferRequest,
   binaryDefault: boolean,
-): { output: InferOutput; binary: boolean }[] {
+): { output: InferOutput; binary: boolean; shared: boolean }[] {
   if (request.outputs === undefined || request.outputs.length === 0) {
-    return response.outputs.map((output) => ({ output, binary: binaryDefault }));
+    return response.outputs.map((output) => ({ output, binary: binaryDefault, shared: false }));
   }
   const byName = new Map(response.outputs.map((o) => [o.name, o]));
   return request.outputs.map((requested) => {
@@ -101,7 +103,7 @@ function selectOutputs(
     if (output === undefined) {
       throw invalidArg(`unexpected inference output '${requested.name}' for model '${response.modelName}'`);
     }
-    return { output, binary: requested.binary ?? binaryDefault };
+    return { output, binary: requested.binary ?? binaryDefault, shared: requested.parameters?.shared_memory_region !== undefined };
   });
 }
 

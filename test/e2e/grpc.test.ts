@@ -240,10 +240,12 @@ describe("KServe v2 over gRPC", () => {
     await call(client, "RepositoryModelLoad", { model_name: "simple_string" });
     expect(await call(client, "ModelReady", { name: "simple_string" })).toEqual({ ready: true });
     await expect(call(client, "RepositoryModelLoad", { model_name: "../x" })).rejects.toMatchObject({ code: 3 });
-    // No shared memory regions: status lists none, a clean-up succeeds, registering says why not.
+    // No regions yet: status lists none, a clean-up succeeds; an object that does not exist is refused
+    // (test/e2e/shared-memory.test.ts registers real ones); CUDA shared memory cannot be registered.
     expect(await call(client, "SystemSharedMemoryStatus", {})).toEqual({ regions: {} });
     expect(await call(client, "CudaSharedMemoryUnregister", {})).toEqual({});
-    await expect(call(client, "SystemSharedMemoryRegister", { name: "r", key: "/k", byte_size: 64 })).rejects.toMatchObject({ code: 12 });
+    await expect(call(client, "SystemSharedMemoryRegister", { name: "r", key: "/tensorfn-no-such-object", byte_size: 64 })).rejects.toMatchObject({ code: 3 });
+    await expect(call(client, "CudaSharedMemoryRegister", { name: "r", raw_handle: Buffer.alloc(0), device_id: 0, byte_size: 64 })).rejects.toMatchObject({ code: 12 });
   });
 });
 

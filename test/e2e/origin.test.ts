@@ -52,7 +52,7 @@ describe("control routes without keys answer only loopback requests from their o
     expect((await post("/v2/repository/index", { origin: server.url })).status).toBe(200);
   });
 
-  it("refuses a text/plain (or form, or untyped) body to a control route, and registers nothing", async () => {
+  it("refuses a text/plain (or form, or a page's untyped) body to a control route, and registers nothing", async () => {
     // A body the old server took from any page: it loaded the function.
     const body = "{}";
     for (const type of ["text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"]) {
@@ -60,11 +60,16 @@ describe("control routes without keys answer only loopback requests from their o
       expect(res.status, type).toBe(403);
       expect(res.json().error).toMatch(/application\/json/);
     }
+    // Untyped from a page (a Blob body carries the page's Origin, here the server's own): refused too.
+    const untyped = await post("/v2/repository/models/mlp/load", { origin: server.url }, body);
+    expect(untyped.status).toBe(403);
     const index = (await post("/v2/repository/index")).json() as { name: string; state?: string }[];
     expect(index.find((r) => r.name === "mlp")?.state).not.toBe("READY");
     // An empty body, as the dashboard's buttons and bench/ send, and a JSON one stay fine.
     expect((await post("/v2/repository/models/mlp/load")).status).toBe(200);
     expect((await post("/v2/repository/index", { "content-type": "application/json" }, '{"ready":true}')).status).toBe(200);
+    // Untyped JSON from no page at all (Triton's Python client sends no Content-Type) is served.
+    expect((await post("/v2/repository/index", {}, '{"ready":true}')).status).toBe(200);
   });
 
   it("leaves inference and metadata alone: they are not control routes", async () => {

@@ -1,0 +1,160 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { credentials, loadPackageDefinition, Metadata } from "@grpc/grpc-js";
+import type { Client, ServiceError } from "@grpc/grpc-js";
+import { loadSync } from "@grpc/proto-loader";
+import { startServer } from "../../harness/start-server.ts";
+import type { TestServer } from "../../harness/start-server.ts";
+import { tempRepository } from "../../harness/server-process.ts";
+
+// Triton's system shared-memory extension through the real server: a POSIX shared-memory object
+// (on Linux, what shm_open makes: a file in /dev/shm) registered as regions, inputs read from it and
+// outputs written into it, over HTTP and gRPC.
+
+const PROTO = new URL("../../runtime/grpc/proto/", import.meta.url).pathname;
+const CONFIG_PROTO = new URL("../../runtime/config/proto/", import.meta.url).pathname;
+const definition = loadSync(["grpc_service.proto"], { includeDirs: [PROTO, CONFIG_PROTO], keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true });
+const loaded = loadPackageDefinition(definition) as unknown as {
+  inference: { GRPCInferenceService: new (address: string, creds: ReturnType<typeof credentials.createInsecure>) => Client };
+};
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+function call(client: Client, method: string, request: Json): Promise<Json> {
+  return new Promise((resolve, reject) => {
+    (client as unknown as Record<string, (r: Json, m: Metadata, cb: (e: ServiceError | null, v: Json) => void) => void>)[method]!(request, new Metadata(), (error, value) => (error ? reject(error) : resolve(value)));
+  });
+}
+
+const linux = existsSync("/dev/shm");
+const tag = `tensorfn-test-${process.pid}`;
+const INPUT_KEY = `/${tag}-in`;
+const OUTPUT_KEY = `/${tag}-out`;
+const LINK_KEY = `/${tag}-link`;
+const file = (key: string) => `/dev/shm${key}`;
+const ramp = Array.from({ length: 16 }, (_, i) => i);
+const int32s = (values: number[]) => Buffer.from(new Int32Array(values).buffer);
+const readInt32s = (key: string, offset: number) => [...new Int32Array(new Uint8Array(readFileSync(file(key))).buffer, offset, 16)];
+
+let server: TestServer;
+let grpc: Client;
+beforeAll(async () => {
+  if (!linux) return;
+  // INPUT0 = ramp at 0, INPUT1 = 3s at 64; room for two outputs of 64 bytes each.
+  writeFileSync(file(INPUT_KEY), Buffer.concat([int32s(ramp), int32s(ramp.map(() => 3))]));
+  writeFileSync(file(OUTPUT_KEY), Buffer.alloc(128));
+  symlinkSync("/etc/hostname", file(LINK_KEY));
+  server = await startServer({ repository: tempRepository("simple", "simple_string"), controlMode: "lazy", grpc: true });
+  grpc = new loaded.inference.GRPCInferenceService(server.grpc!, credentials.createInsecure());
+}, 120_000);
+afterAll(async () => {
+  grpc?.close();
+  await server?.close();
+  for (const key of [INPUT_KEY, OUTPUT_KEY, LINK_KEY]) rmSync(file(key), { force: true });
+});
+
+const post = async (path: string, body: object) => {
+  const r = await fetch(`${server.url}${path}`, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+  return { status: r.status, json: (await r.json()) as Json };
+};
+const inShm = (name: string, region: string, offset: number) => ({ name, datatype: "INT32", shape: [1, 16], parameters: { shared_memory_region: region, shared_memory_offset: offset, shared_memory_byte_size: 64 } });
+const outShm = (name: string, region: string, offset: number, size = 64) => ({ name, parameters: { shared_memory_region: region, shared_memory_offset: offset, shared_memory_byte_size: size } });
+
+describe.runIf(linux)("system shared memory (Triton's extension)", () => {
+  it("is listed in the extensions; regions register, list and unregister over HTTP", async () => {
+    expect(((await (await fetch(`${server.url}/v2`)).json()) as { extensions: string[] }).extensions).toContain("system_shared_memory");
+    expect((await post("/v2/systemsharedmemory/region/input_data/register", { key: INPUT_KEY, offset: 0, byte_size: 128 })).status).toBe(200);
+    expect((await post("/v2/systemsharedmemory/region/output_data/register", { key: OUTPUT_KEY, offset: 0, byte_size: 128 })).status).toBe(200);
+    const status = (await (await fetch(`${server.url}/v2/systemsharedmemory/status`)).json()) as Json[];
+    expect(status).toEqual([
+      { name: "input_data", key: INPUT_KEY, offset: 0, byte_size: 128 },
+      { name: "output_data", key: OUTPUT_KEY, offset: 0, byte_size: 128 },
+    ]);
+    const one = await fetch(`${server.url}/v2/systemsharedmemory/region/output_data/status`);
+    expect(await one.json()).toEqual([{ name: "output_data", key: OUTPUT_KEY, offset: 0, byte_size: 128 }]);
+  });
+
+  it("reads inputs from a region and writes outputs into one over HTTP; the answer carries their shapes alone", async () => {
+    const { status, json } = await post("/v2/models/simple/infer", {
+      inputs: [inShm("INPUT0", "input_data", 0), inShm("INPUT1", "input_data", 64)],
+      outputs: [outShm("OUTPUT0", "output_data", 0), outShm("OUTPUT1", "output_data", 64)],
+    });
+    expect(status, json.error).toBe(200);
+    expect(json.outputs).toEqual([
+      { name: "OUTPUT0", datatype: "INT32", shape: [1, 16] },
+      { name: "OUTPUT1", datatype: "INT32", shape: [1, 16] },
+    ]);
+    expect(readInt32s(OUTPUT_KEY, 0)).toEqual(ramp.map((v) => v + 3));
+    expect(readInt32s(OUTPUT_KEY, 64)).toEqual(ramp.map((v) => v - 3));
+  });
+
+  it("does the same over gRPC, where raw contents go to the inputs not in shared memory, in order", async () => {
+    writeFileSync(file(OUTPUT_KEY), Buffer.alloc(128));
+    const status = await call(grpc, "SystemSharedMemoryStatus", { name: "input_data" });
+    expect(status.regions).toEqual({ input_data: { name: "input_data", key: INPUT_KEY, offset: 0, byte_size: 128 } });
+    const shm = (region: string, offset: number) => ({ shared_memory_region: { string_param: region }, shared_memory_offset: { int64_param: offset }, shared_memory_byte_size: { int64_param: 64 } });
+    const answer = await call(grpc, "ModelInfer", {
+      model_name: "simple",
+      inputs: [
+        { name: "INPUT0", datatype: "INT32", shape: [1, 16] },
+        { name: "INPUT1", datatype: "INT32", shape: [1, 16], parameters: shm("input_data", 64) },
+      ],
+      raw_input_contents: [int32s(ramp.map((v) => 10 * v))],
+      outputs: [{ name: "OUTPUT0", parameters: shm("output_data", 0) }, { name: "OUTPUT1" }],
+    });
+    expect(answer.outputs.map((o: Json) => [o.name, o.shape])).toEqual([
+      ["OUTPUT0", [1, 16]],
+      ["OUTPUT1", [1, 16]],
+    ]);
+    expect(answer.raw_output_contents[0]).toHaveLength(0);
+    expect([...new Int32Array(new Uint8Array(answer.raw_output_contents[1]).buffer)]).toEqual(ramp.map((v) => 10 * v - 3));
+    expect(readInt32s(OUTPUT_KEY, 0)).toEqual(ramp.map((v) => 10 * v + 3));
+  });
+
+  it("refuses what lies outside a region or does not fit, naming the tensor, before running anything", async () => {
+    const input1 = { name: "INPUT1", datatype: "INT32", shape: [1, 16], data: ramp };
+    const cases: [object, RegExp][] = [
+      [{ inputs: [inShm("INPUT0", "nowhere", 0), input1] }, /input 'INPUT0': Unable to find shared memory region: 'nowhere'/],
+      [{ inputs: [inShm("INPUT0", "input_data", 96), input1] }, /input 'INPUT0': shared_memory_offset 96 \+ shared_memory_byte_size 64 runs past the end of region 'input_data' \(128 bytes\)/],
+      [{ inputs: [{ ...inShm("INPUT0", "input_data", 0), parameters: { shared_memory_region: "input_data", shared_memory_byte_size: 60 } }, input1] }, /input 'INPUT0': shared_memory_byte_size 60 does not match INT32 shape \[1,16\] \(64 bytes\)/],
+      [{ inputs: [{ ...inShm("INPUT0", "input_data", 0), data: ramp }, input1] }, /input 'INPUT0': set only one of data, binary_data_size and shared_memory_region/],
+      [{ inputs: [inShm("INPUT0", "input_data", 0), input1], outputs: [outShm("OUTPUT0", "output_data", 0, 32)] }, /shared memory size specified with the request for output 'OUTPUT0' \(32 bytes\) should be at least 64 bytes/],
+      [{ inputs: [inShm("INPUT0", "input_data", 0), input1], outputs: [{ name: "OUTPUT0", parameters: { shared_memory_region: "output_data", shared_memory_byte_size: 64, classification: 1 } }] }, /can't set both 'shared_memory_region' and 'classification'/],
+    ];
+    for (const [body, message] of cases) {
+      const { status, json } = await post("/v2/models/simple/infer", body);
+      expect(status, JSON.stringify(body)).toBe(400);
+      expect(json.error).toMatch(message);
+    }
+  });
+
+  it("registers only a POSIX shared-memory object inside its bounds: no other path, no link, no duplicate name", async () => {
+    const register = (name: string, body: object) => post(`/v2/systemsharedmemory/region/${name}/register`, body);
+    const refused: [string, object, number, RegExp][] = [
+      ["r1", { key: "/../../etc/passwd", byte_size: 8 }, 400, /is not a shared-memory key/],
+      ["r2", { key: "/etc/passwd", byte_size: 8 }, 400, /is not a shared-memory key/],
+      ["r3", { key: LINK_KEY, byte_size: 8 }, 400, /cannot be opened \(ELOOP\)/],
+      ["r4", { key: `/${tag}-missing`, byte_size: 8 }, 400, /no shared-memory object/],
+      ["r5", { key: INPUT_KEY, offset: 100, byte_size: 64 }, 400, /offset 100 \+ byte_size 64 runs past the end of '.*' \(128 bytes\)/],
+      ["r6", { key: INPUT_KEY }, 400, /has no 'byte_size' field/],
+      ["input_data", { key: INPUT_KEY, byte_size: 8 }, 400, /shared memory region 'input_data' is already registered/],
+    ];
+    for (const [name, body, status, message] of refused) {
+      const answer = await register(name, body);
+      expect(answer.status, name).toBe(status);
+      expect(answer.json.error, name).toMatch(message);
+    }
+    expect(((await (await fetch(`${server.url}/v2/systemsharedmemory/status`)).json()) as Json[]).map((r) => r.name)).toEqual(["input_data", "output_data"]);
+  });
+
+  it("unregisters one region or all; CUDA shared memory has none to list and cannot be registered", async () => {
+    expect((await post("/v2/systemsharedmemory/region/output_data/unregister", {})).status).toBe(200);
+    expect((await fetch(`${server.url}/v2/systemsharedmemory/region/output_data/status`)).status).toBe(404);
+    await call(grpc, "SystemSharedMemoryUnregister", { name: "" });
+    expect(await (await fetch(`${server.url}/v2/systemsharedmemory/status`)).json()).toEqual([]);
+    expect(await (await fetch(`${server.url}/v2/cudasharedmemory/status`)).json()).toEqual([]);
+    expect((await post("/v2/cudasharedmemory/unregister", {})).status).toBe(200);
+    expect((await post("/v2/cudasharedmemory/region/gpu/register", { raw_handle: { b64: "" }, device_id: 0, byte_size: 8 })).status).toBe(501);
+    // Once gone, a request naming a region is refused.
+    const { status } = await post("/v2/models/simple/infer", { inputs: [inShm("INPUT0", "input_data", 0), inShm("INPUT1", "input_data", 64)] });
+    expect(status).toBe(400);
+  });
+});
