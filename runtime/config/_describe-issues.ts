@@ -27,7 +27,7 @@ const NOT_YET: Record<string, readonly string[]> = {
     "model_repository_agents",
     "runtime",
   ],
-  input: ["format", "allow_ragged_batch", "is_shape_tensor", "is_non_linear_format_io"],
+  input: ["allow_ragged_batch", "is_shape_tensor", "is_non_linear_format_io"],
   output: ["is_shape_tensor"],
   instance_group: ["host_policy", "passive", "profile", "secondary_devices"],
   optimization: ["cuda", "execution_accelerators", "input_pinned_memory", "output_pinned_memory", "priority"],

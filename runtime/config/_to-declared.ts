@@ -17,7 +17,7 @@ export function toDeclared(raw: RawConfig, name: string): DeclaredConfig {
     name,
     platform: ensemble ? "ensemble" : backend === "onnxruntime" ? "onnxruntime_onnx" : "",
     backend,
-    input: raw.input.map((t) => ({ ...tensor(t), optional: t.optional ?? false })),
+    input: raw.input.map((t) => ({ ...tensor(t), optional: t.optional ?? false, ...(t.format && t.format !== "FORMAT_NONE" ? { format: t.format } : {}) })),
     output: raw.output.map((t) => ({ ...tensor(t), optional: false, ...(t.label_filename ? { label_filename: t.label_filename } : {}) })),
     version_policy: versionPolicy(raw.version_policy),
     instance_group: groups.map((g, i) => ({

@@ -106,6 +106,8 @@ export interface TensorConfig {
   optional: boolean;
   /** Outputs only: the file, in the function's folder, of the labels a classification answer names (one per line; Triton's). */
   label_filename?: string;
+  /** Inputs only: Triton's image layout (FORMAT_NHWC or FORMAT_NCHW), for clients; absent: FORMAT_NONE. */
+  format?: "FORMAT_NHWC" | "FORMAT_NCHW";
 }
 
 export type VersionPolicy =

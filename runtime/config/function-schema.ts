@@ -62,6 +62,9 @@ export interface RawConfig {
   max_input_elements?: number;
 }
 
+/** Triton's input layouts (ModelInput.Format). */
+export const INPUT_FORMATS = ["FORMAT_NONE", "FORMAT_NHWC", "FORMAT_NCHW"] as const;
+
 export interface RawTensor {
   name: string;
   data_type: TritonDataType;
@@ -69,6 +72,7 @@ export interface RawTensor {
   reshape?: { shape: number[] };
   optional?: boolean;
   label_filename?: string;
+  format?: (typeof INPUT_FORMATS)[number];
 }
 
 /** A message field: an empty YAML value (`dynamic_batching:`) reads as `{}`, as in pbtxt. */
@@ -94,14 +98,18 @@ function canonical(value: unknown): string {
   );
 }
 
-/** A 64-bit integer field (`base` adds bounds): protobuf JSON may spell it as a decimal string. */
-function int64(dialect: Dialect, base = z.int()): z.ZodType<number> {
+/**
+ * An integer field of Triton's ModelConfig (`base` adds bounds): in its JSON form (protobuf's JSON
+ * mapping) any integer may be spelt as a decimal string — Triton's own clients send
+ * `{"max_batch_size":"16"}` — so the JSON dialect takes both; function.yaml takes numbers.
+ */
+function protoInt(dialect: Dialect, base = z.int()): z.ZodType<number> {
   if (dialect === "yaml") return base;
   return z.preprocess((v) => (typeof v === "string" && /^-?\d+$/.test(v) ? Number(v) : v), base);
 }
 
 function dims(dialect: Dialect) {
-  const dim = int64(dialect).refine((d) => d === -1 || d >= 1, {
+  const dim = protoInt(dialect).refine((d) => d === -1 || d >= 1, {
     error: (iss) => `${String(iss.input)} is not a dimension; use a size ≥ 1, or -1 for a variable one`,
   });
   return dim.array();
@@ -120,11 +128,16 @@ function tensorShape(dialect: Dialect) {
 }
 
 function inputSchema(dialect: Dialect) {
-  const extras: z.ZodRawShape =
-    dialect === "json"
-      ? { format: onlyDefault("FORMAT_NONE"), is_shape_tensor: onlyDefault(false), allow_ragged_batch: onlyDefault(false) }
-      : {};
-  return z.strictObject({ ...tensorShape(dialect), optional: z.boolean().default(false), ...extras });
+  const extras: z.ZodRawShape = dialect === "json" ? { is_shape_tensor: onlyDefault(false), allow_ragged_batch: onlyDefault(false) } : {};
+  // Triton's image layout of an input: it changes nothing computed; clients read it (Triton's image
+  // clients lay out pixels by it). NHWC and NCHW name three dimensions besides the batch.
+  const format = z.enum(INPUT_FORMATS).optional();
+  return z
+    .strictObject({ ...tensorShape(dialect), optional: z.boolean().default(false), format, ...extras })
+    .refine((i) => i.format === undefined || i.format === "FORMAT_NONE" || i.dims.length === 3, {
+      error: (iss) => `${(iss.input as { format: string }).format} needs dims of three dimensions (without the batch), not ${JSON.stringify((iss.input as { dims: unknown }).dims)}`,
+      path: ["format"],
+    });
 }
 
 function outputSchema(dialect: Dialect) {
@@ -143,10 +156,10 @@ function insideFolder(path: string): boolean {
 
 function versionPolicySchema(dialect: Dialect) {
   return message({
-    latest: message({ num_versions: z.int().min(1).default(1) }).optional(),
+    latest: message({ num_versions: protoInt(dialect, z.int().min(1)).default(1) }).optional(),
     all: message({}).optional(),
     specific: message({
-      versions: int64(
+      versions: protoInt(
         dialect,
         z
           .int()
@@ -179,12 +192,12 @@ function instanceGroupSchema(dialect: Dialect) {
       : {};
   return z.strictObject({
     name: z.string().default(""),
-    count: z.int().min(1).default(1),
+    count: protoInt(dialect, z.int().min(1)).default(1),
     kind: z.enum(INSTANCE_KINDS).default("KIND_AUTO"),
-    gpus: z.int().min(0).array().default([]),
+    gpus: protoInt(dialect, z.int().min(0)).array().default([]),
     rate_limiter: message({
-      resources: z.strictObject({ name: z.string().min(1), global: z.boolean().default(false), count: z.int().min(0) }).array().default([]),
-      priority: z.int().min(0).default(0),
+      resources: z.strictObject({ name: z.string().min(1), global: z.boolean().default(false), count: protoInt(dialect, z.int().min(0)) }).array().default([]),
+      priority: protoInt(dialect, z.int().min(0)).default(0),
     }).optional(),
     ...extras,
   });
@@ -193,9 +206,9 @@ function instanceGroupSchema(dialect: Dialect) {
 function queuePolicySchema(dialect: Dialect) {
   return message({
     timeout_action: z.enum(["REJECT", "DELAY"]).default("REJECT"),
-    default_timeout_microseconds: int64(dialect, z.int().min(0)).default(0),
+    default_timeout_microseconds: protoInt(dialect, z.int().min(0)).default(0),
     allow_timeout_override: z.boolean().default(false),
-    max_queue_size: z.int().min(0).default(0),
+    max_queue_size: protoInt(dialect, z.int().min(0)).default(0),
   });
 }
 
@@ -203,11 +216,11 @@ function dynamicBatchingSchema(dialect: Dialect) {
   // target_latency_ms is ours: accepted in function.yaml, never in Triton's JSON.
   const extras: z.ZodRawShape = dialect === "yaml" ? { target_latency_ms: z.number().positive().optional() } : {};
   return message({
-    preferred_batch_size: z.int().min(1).array().default([]),
-    max_queue_delay_microseconds: int64(dialect, z.int().min(0)).default(0),
+    preferred_batch_size: protoInt(dialect, z.int().min(1)).array().default([]),
+    max_queue_delay_microseconds: protoInt(dialect, z.int().min(0)).default(0),
     preserve_ordering: z.boolean().default(false),
-    priority_levels: int64(dialect, z.int().min(0)).default(0),
-    default_priority_level: int64(dialect, z.int().min(0)).default(0),
+    priority_levels: protoInt(dialect, z.int().min(0)).default(0),
+    default_priority_level: protoInt(dialect, z.int().min(0)).default(0),
     default_queue_policy: queuePolicySchema(dialect).prefault({}),
     priority_queue_policy: z.record(z.string().regex(/^[1-9][0-9]*$/, "keys are priority levels (1, 2, …)"), queuePolicySchema(dialect)).default({}),
     ...extras,
@@ -234,8 +247,8 @@ function warmupSchema(dialect: Dialect) {
   });
   return message({
     name: z.string().default(""),
-    batch_size: z.int().min(1).default(1),
-    count: z.int().min(0).default(1),
+    batch_size: protoInt(dialect, z.int().min(1)).default(1),
+    count: protoInt(dialect, z.int().min(0)).default(1),
     inputs: z.record(z.string(), input).default({}),
   });
 }
@@ -325,7 +338,7 @@ function schemaFor(dialect: Dialect): z.ZodType<RawConfig> {
       name: z.string().optional(),
       platform: z.enum(platforms).optional(),
       backend: z.enum(backends).optional(),
-      max_batch_size: z.int().min(0).optional(),
+      max_batch_size: protoInt(dialect, z.int().min(0)).optional(),
       input: inputSchema(dialect).array().default([]),
       output: outputSchema(dialect).array().default([]),
       version_policy: versionPolicySchema(dialect).optional(),
@@ -346,7 +359,7 @@ function schemaFor(dialect: Dialect): z.ZodType<RawConfig> {
         step: z
           .strictObject({
             model_name: z.string().min(1),
-            model_version: z.int().min(-1).default(-1),
+            model_version: protoInt(dialect, z.int().min(-1)).default(-1),
             input_map: z.record(z.string(), z.string()).default({}),
             output_map: z.record(z.string(), z.string()).default({}),
             // Ours: run the step only when this holds (step-condition.ts).

@@ -58,7 +58,7 @@ function inputJson(t: TensorConfig): Record<string, unknown> {
   return {
     name: t.name,
     data_type: t.data_type,
-    format: "FORMAT_NONE",
+    format: t.format ?? "FORMAT_NONE",
     dims: [...t.dims],
     ...(t.reshape ? { reshape: { shape: [...t.reshape.shape] } } : {}),
     is_shape_tensor: false,

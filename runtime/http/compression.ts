@@ -1,14 +1,24 @@
 import type { MiddlewareHandler } from "hono";
 import type { Reply } from "../call/mod.ts";
+import { apiGroup } from "./routes.ts";
+import type { ApiGroup } from "./routes.ts";
+
+/** The groups whose answers are compressed on request (see compressResponses). */
+export const COMPRESSED: ReadonlySet<ApiGroup> = new Set(["inference", "metrics"]);
 
 /**
  * Compresses responses when `Accept-Encoding` asks for gzip or deflate, as Triton does, whatever
  * the content type (binary tensors included). `Inference-Header-Content-Length` keeps describing
  * the uncompressed body, which is what clients read after inflating.
+ *
+ * Only successful inference answers (and /metrics, which Prometheus inflates), as Triton: its HTTP
+ * client for asyncio reads errors, metadata, configuration, statistics and the index without
+ * inflating them, while aiohttp asks for gzip on every request.
  */
 export function compressResponses(): MiddlewareHandler {
   return async (c, next) => {
     await next();
+    if (c.res.status !== 200 || !COMPRESSED.has(apiGroup(c.req.path))) return;
     const encoding = pickEncoding(c.req.header("accept-encoding"));
     const res = c.res;
     if (!encoding || !res.body || res.headers.has("content-encoding")) return;
@@ -25,7 +35,7 @@ export function compressResponses(): MiddlewareHandler {
 /** The same for a reply held as bytes (the fast lane's): compressed whole, with the same headers. */
 export async function compressReply(reply: Reply, acceptEncoding: string | undefined): Promise<Reply> {
   const encoding = pickEncoding(acceptEncoding);
-  if (!encoding) return reply;
+  if (!encoding || reply.status !== 200) return reply;
   const source = typeof reply.body === "string" ? new TextEncoder().encode(reply.body) : reply.body;
   const compressed = new Response(new Blob([source as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new CompressionStream(encoding)));
   const body = new Uint8Array(await compressed.arrayBuffer());

@@ -1,7 +1,7 @@
 import type { DirectBody, HeaderLookup, Reply } from "../call/mod.ts";
 import { requestBody } from "../call/mod.ts";
 import { createAuthorizer } from "./access.ts";
-import { compressReply } from "./compression.ts";
+import { COMPRESSED, compressReply } from "./compression.ts";
 import type { AppContext } from "./create-app.ts";
 import { routeHandlers } from "./create-app.ts";
 import { errorReply, toResponse } from "./error-status.ts";
@@ -72,7 +72,7 @@ export function createFastLane(ctx: AppContext, handlers: Partial<RouteHandlers>
     const answer = allowed ? allowed.then(run) : settle(run);
     const encoding = header("accept-encoding");
     const replied = answer.catch(fail);
-    return encoding === undefined ? replied : replied.then((reply) => compressReply(reply, encoding));
+    return encoding === undefined || !COMPRESSED.has(route.group) ? replied : replied.then((reply) => compressReply(reply, encoding));
   };
 }
 

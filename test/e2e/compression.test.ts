@@ -17,9 +17,9 @@ const range = (n: number, f: (i: number) => number) => Array.from({ length: n },
 const a = range(16, (i) => 3 * i);
 const b = range(16, (i) => i);
 
-function post(body: Uint8Array, headers: Record<string, string>) {
+function post(body: Uint8Array, headers: Record<string, string>, path = "/v2/models/simple/infer") {
   return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }>((resolve, reject) => {
-    const req = request(`${server.url}/v2/models/simple/infer`, { method: "POST", headers }, (res) => {
+    const req = request(`${server.url}${path}`, { method: "POST", headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
@@ -94,4 +94,28 @@ describe("response compression", () => {
       expect(ints(jsonLength + 64)).toEqual(range(16, (i) => 2 * i));
     });
   }
+
+  it("leaves errors, metadata, configuration, statistics and the index as they are, as Triton (its asyncio client reads them without inflating); /metrics is compressed", async () => {
+    const get = (path: string) =>
+      new Promise<{ headers: Record<string, string | string[] | undefined>; body: Buffer }>((resolve, reject) => {
+        request(`${server.url}${path}`, { headers: { "accept-encoding": "gzip, deflate" } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+        })
+          .on("error", reject)
+          .end();
+      });
+    for (const path of ["/v2", "/v2/models/simple", "/v2/models/simple/config", "/v2/models/simple/stats", "/v2/health/ready"]) {
+      const res = await get(path);
+      expect(res.headers["content-encoding"], path).toBeUndefined();
+      expect(() => JSON.parse(res.body.toString()), path).not.toThrow();
+    }
+    const unknown = await post(jsonBody, { "accept-encoding": "gzip" }, "/v2/models/nothing/infer");
+    expect([unknown.status, unknown.headers["content-encoding"]]).toEqual([404, undefined]);
+    expect(JSON.parse(unknown.body.toString()).error).toMatch(/unknown model/);
+    const metrics = await get("/metrics");
+    expect(metrics.headers["content-encoding"]).toBe("gzip");
+    expect(gunzipSync(metrics.body).toString()).toMatch(/nv_inference_count/);
+  });
 });

@@ -194,7 +194,7 @@ describe("parseFunctionConfig() reports", () => {
       `${FILE}:2: dynamic_batching.max_queue_delay_microsecond: unknown field; did you mean 'max_queue_delay_microseconds'?`,
     ]);
     expect(issuesOf("input:\n  - name: a\n    data_type: TYPE_FP32\n    dims: [1]\n    dtype: x\n")).toEqual([
-      `${FILE}:5: input[0].dtype: unknown field (valid: 'name', 'data_type', 'dims', 'reshape', 'optional')`,
+      `${FILE}:5: input[0].dtype: unknown field (valid: 'name', 'data_type', 'dims', 'reshape', 'optional', 'format')`,
     ]);
   });
 
@@ -273,12 +273,12 @@ describe("parseFunctionConfig() reports", () => {
     expect(declared("response_cache: { enable: true }\n").response_cache).toEqual({ enable: true });
   });
 
-  it("Triton's input format as not supported yet; an output's label_filename must stay inside the function's folder", () => {
+  it("Triton's input format needs three dimensions; an output's label_filename must stay inside the function's folder", () => {
     expect(issuesOf(yaml`
       input: [{ name: a, data_type: TYPE_FP32, dims: [3], format: FORMAT_NCHW }]
       output: [{ name: b, data_type: TYPE_FP32, dims: [3], label_filename: ../labels.txt, optional: true }]
     `)).toEqual([
-      `${FILE}:1: input[0].format: not supported yet`,
+      `${FILE}:1: input[0].format: FORMAT_NCHW needs dims of three dimensions (without the batch), not [3]`,
       `${FILE}:2: output[0].label_filename: must name a file inside the function's folder (a relative path without '..')`,
       `${FILE}:2: output[0].optional: unknown field; 'optional' applies to inputs only`,
     ]);
@@ -286,6 +286,8 @@ describe("parseFunctionConfig() reports", () => {
       expect(issuesOf(`output: [{ name: b, data_type: TYPE_FP32, dims: [3], label_filename: ${JSON.stringify(bad)} }]\n`)[0]).toMatch(/label_filename: must name a file inside/);
     }
     expect(declared("output: [{ name: b, data_type: TYPE_FP32, dims: [3], label_filename: labels/imagenet.txt }]\n").output[0]!.label_filename).toBe("labels/imagenet.txt");
+    expect(declared("input: [{ name: a, data_type: TYPE_FP32, dims: [3, 224, 224], format: FORMAT_NCHW }]\n").input[0]!.format).toBe("FORMAT_NCHW");
+    expect(declared("input: [{ name: a, data_type: TYPE_FP32, dims: [3], format: FORMAT_NONE }]\n").input[0]!.format).toBeUndefined();
   });
 
   it("wrong types, saying what was expected and what came", () => {

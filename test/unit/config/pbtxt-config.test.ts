@@ -34,12 +34,12 @@ describe("config.pbtxt", () => {
   it("reads Triton's text format into the config function.yaml would give, naming the fields it ignores", () => {
     const { config, errors, ignored } = read(TUNED);
     expect(errors).toEqual([]);
-    expect(ignored).toEqual(["metric_tags", "optimization.cuda", "input[0].format"]);
+    expect(ignored).toEqual(["metric_tags", "optimization.cuda"]);
     expect(config).toMatchObject({
       max_batch_size: 8,
       version_policy: { latest: { num_versions: 2 } },
       input: [
-        { name: "IMAGE", data_type: "TYPE_FP32", dims: [3, -1, -1] },
+        { name: "IMAGE", data_type: "TYPE_FP32", dims: [3, -1, -1], format: "FORMAT_NCHW" },
         { name: "SCALE", dims: [1], reshape: { shape: [] }, optional: true },
       ],
       output: [{ name: "LOGITS", label_filename: "labels.txt" }],
@@ -54,9 +54,10 @@ describe("config.pbtxt", () => {
 
   it("converts to a function.yaml that reads the same (tensorfn convert), ignored fields left out and named", () => {
     const { yaml, ignored } = convertPbtxt(TUNED, { file: "fn/config.pbtxt", name: "fn" });
-    expect(ignored.length).toBe(3);
-    expect(yaml).toContain("# Left out (no effect in tensorfn): metric_tags, optimization.cuda, input[0].format.");
-    expect(yaml!.split("\n").filter((l) => !l.startsWith("#")).join("\n")).not.toMatch(/cuda|FORMAT_NCHW|metric_tags/);
+    expect(ignored.length).toBe(2);
+    expect(yaml).toContain("# Left out (no effect in tensorfn): metric_tags, optimization.cuda.");
+    expect(yaml!.split("\n").filter((l) => !l.startsWith("#")).join("\n")).not.toMatch(/cuda|metric_tags/);
+    expect(yaml).toContain("format: FORMAT_NCHW");
     expect(yaml).toContain("label_filename: labels.txt");
     const back = parseFunctionConfig(yaml!, { file: "fn/function.yaml", name: "fn" });
     expect(back.errors).toEqual([]);

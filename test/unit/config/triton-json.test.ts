@@ -137,6 +137,10 @@ describe("`parseTritonJsonConfig()`", () => {
     expect(config.input[0]!.dims).toEqual([3, -1]);
     expect(config.dynamic_batching).toEqual(defaultDynamicBatching());
     expect(config.output).toEqual([]);
+    // Any integer, as protobuf's JSON mapping allows: Triton's model-control example sends {"max_batch_size":"16"}.
+    const strings = parseTritonJsonConfig({ max_batch_size: "16", instance_group: [{ count: "2", gpus: ["0"] }], dynamic_batching: { preferred_batch_size: ["4"] } }, "f");
+    expect([strings.max_batch_size, strings.instance_group[0]!.count, strings.instance_group[0]!.gpus, strings.dynamic_batching!.preferred_batch_size]).toEqual([16, 2, [0], [4]]);
+    expect(() => parseTritonJsonConfig({ max_batch_size: "sixteen" }, "f")).toThrow(/max_batch_size/);
   });
 
   it("rejects unknown fields, YAML conveniences, our own keys and unsupported non-defaults", () => {
@@ -155,8 +159,9 @@ describe("`parseTritonJsonConfig()`", () => {
     expect(attempt({ accelerator: "cuda" })).toMatch(/accelerator: unknown field/);
     expect(attempt({ parameters: { k: "v" } })).toMatch(/parameters\.k: expected a mapping, got 'v'/);
     expect(attempt({ input: [{ name: "x", data_type: "TYPE_FP32", dims: [1], format: "FORMAT_NCHW" }] })).toMatch(
-      /input\[0\]\.format: only the default "FORMAT_NONE" is supported/,
+      /input\[0\]\.format: FORMAT_NCHW needs dims of three dimensions \(without the batch\), not \[1\]/,
     );
+    expect(attempt({ input: [{ name: "x", data_type: "TYPE_FP32", dims: [1], is_shape_tensor: true }] })).toMatch(/input\[0\]\.is_shape_tensor: only the default false is supported/);
     expect(attempt({ dynamic_batching: { priority_levels: 2, default_priority_level: 3 } })).toMatch(/default_priority_level: 3 is not a level in 1..2/);
     expect(attempt({ dynamic_batching: { target_latency_ms: 5 } })).toMatch(/target_latency_ms: unknown field/);
     expect(attempt({ name: "other" })).toBe("invalid config for function 'simple': name: 'other' does not match the function name 'simple'");
