@@ -2,7 +2,9 @@ import process from "node:process";
 import { BenchError } from "./bench-error.ts";
 import { BENCH_USAGE, parseBenchArgs } from "./bench-options.ts";
 import type { BenchOptions } from "./bench-options.ts";
+import { createGrpcSender } from "./grpc-sender.ts";
 import { createHttpSender } from "./http-sender.ts";
+import type { HttpSender } from "./http-sender.ts";
 import { runClosedLoop, runOpenLoop } from "./load-generator.ts";
 import type { DriverOptions } from "./load-generator.ts";
 import { causeOf, fetchModelInfo, modelPath } from "./model-metadata.ts";
@@ -70,11 +72,11 @@ async function prepare(options: BenchOptions): Promise<EncodedRequest> {
 
 /** Sends the request once, so a request the server refuses fails now with its reason. */
 async function probe(options: BenchOptions, request: EncodedRequest): Promise<void> {
-  const path = inferPath(options);
-  const sender = createHttpSender(options.url, request, { path, connections: 1 });
+  const sender = senderFor(options, request, 1);
+  const what = options.protocol === "grpc" ? `ModelInfer at ${options.grpcAddress}` : `POST ${inferPath(options)}`;
   try {
     const error = await sender.send().catch(causeOf);
-    if (error !== undefined) throw new BenchError(`POST ${path} with the benchmark request failed: ${error}`, 1);
+    if (error !== undefined) throw new BenchError(`${what} with the benchmark request failed: ${error}`, 1);
   } finally {
     await sender.close();
   }
@@ -85,7 +87,7 @@ async function runStep(options: BenchOptions, request: EncodedRequest, context: 
   const { level } = context;
   const closed = options.mode === "concurrency";
   const label = `[${context.index + 1}/${options.levels.length}] ${closed ? `concurrency ${level}` : `rate ${level}/s`}`;
-  const sender = createHttpSender(options.url, request, { path: inferPath(options), connections: closed ? level : options.maxOutstanding });
+  const sender = senderFor(options, request, closed ? level : options.maxOutstanding);
   const state = { phase: "warmup", since: performance.now(), done: 0, errors: 0 };
   const model = { name: options.model, version: options.version };
   let before: StatsReading | undefined;
@@ -149,4 +151,13 @@ function serverNumbers(before: StatsReading | undefined, after: StatsReading | u
   if (!after?.ok) return { server: null, serverError: after?.reason ?? "no statistics" };
   const diff = diffStats(before.stats, after.stats);
   return typeof diff === "string" ? { server: null, serverError: diff } : { server: diff, serverError: null };
+}
+
+/**
+ * Who sends the benchmark request: HTTP over `connections` keep-alive connections, or gRPC
+ * ModelInfer calls multiplexed on one channel (as perf_analyzer's gRPC client).
+ */
+function senderFor(options: BenchOptions, request: EncodedRequest, connections: number): HttpSender {
+  if (options.protocol === "grpc") return createGrpcSender(options.grpcAddress, options.model, request, options.version);
+  return createHttpSender(options.url, request, { path: inferPath(options), connections });
 }

@@ -16,6 +16,9 @@ export interface BenchOptions {
   /** `--shape` values by input name, without the batch dimension. */
   shapes: Record<string, number[]>;
   binary: boolean;
+  /** `-i grpc`: inference as KServe v2 ModelInfer calls to `grpcAddress` (metadata and statistics stay HTTP). */
+  protocol: "http" | "grpc";
+  grpcAddress: string;
   inputData: "random" | "zero";
   durationMs: number;
   warmupMs: number;
@@ -32,6 +35,8 @@ export const BENCH_USAGE = `usage: tensorfn bench <url> --model <m> [options]
   --batch-size <n>           batch dimension of every input (default 1)
   --shape <name:d1,d2>       dims of a variable input, without the batch dimension (repeatable)
   --binary                   binary tensor extension instead of JSON tensors
+  -i, --protocol http|grpc   how inference is sent (default http); grpc: ModelInfer with raw contents
+  --grpc-url <host:port>     the gRPC port for -i grpc (default: the URL's host, port 8001)
   --input-data random|zero   tensor contents (default random, seeded)
   --duration <t>             measurement window per step (default 5s)
   --warmup <t>               load before each window (default 1s)
@@ -55,6 +60,8 @@ export function parseBenchArgs(args: string[]): BenchOptions {
         "batch-size": { type: "string", short: "b", default: "1" },
         shape: { type: "string", multiple: true, default: [] },
         binary: { type: "boolean", default: false },
+        protocol: { type: "string", short: "i", default: "http" },
+        "grpc-url": { type: "string" },
         "input-data": { type: "string", default: "random" },
         duration: { type: "string", default: "5s" },
         warmup: { type: "string", default: "1s" },
@@ -71,6 +78,11 @@ export function parseBenchArgs(args: string[]): BenchOptions {
   if (!values.model) throw new BenchError("bench needs --model <name>");
   if (values.concurrency !== undefined && values["request-rate"] !== undefined) throw new BenchError("give --concurrency or --request-rate, not both");
   if (values.poisson && values["request-rate"] === undefined) throw new BenchError("--poisson needs --request-rate");
+  const protocol = values.protocol!;
+  if (protocol !== "http" && protocol !== "grpc") throw new BenchError(`--protocol '${protocol}' is not one of http, grpc`);
+  if (values["grpc-url"] !== undefined && protocol !== "grpc") throw new BenchError("--grpc-url needs -i grpc");
+  const grpcAddress = values["grpc-url"] ?? `${new URL(url).hostname}:8001`;
+  if (!/^[^/:\s]+:\d{1,5}$|^\[[0-9a-fA-F:]+\]:\d{1,5}$/.test(grpcAddress)) throw new BenchError(`--grpc-url '${grpcAddress}' is not <host>:<port>`);
   const inputData = values["input-data"]!;
   if (inputData !== "random" && inputData !== "zero") throw new BenchError(`--input-data '${inputData}' is not one of random, zero`);
   const rate = values["request-rate"];
@@ -91,7 +103,10 @@ export function parseBenchArgs(args: string[]): BenchOptions {
     maxOutstanding: positiveInteger("--max-outstanding", values["max-outstanding"]!),
     batchSize: positiveInteger("--batch-size", values["batch-size"]!),
     shapes,
-    binary: values.binary!,
+    // gRPC carries tensors raw: the binary encoding is what its sender wraps.
+    binary: values.binary! || protocol === "grpc",
+    protocol,
+    grpcAddress,
     inputData,
     durationMs,
     warmupMs: parseDuration("--warmup", values.warmup!),

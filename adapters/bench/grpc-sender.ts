@@ -24,8 +24,8 @@ const INFER = {
  * it, as perf_analyzer's gRPC client does). The request is the binary HTTP `request` carried as a
  * ModelInferRequest: its JSON header's inputs, each input's bytes in `raw_input_contents`.
  */
-export function createGrpcSender(address: string, model: string, request: EncodedRequest): HttpSender {
-  const message = Buffer.from(toBinary(ModelInferRequestSchema, inferRequest(model, request)));
+export function createGrpcSender(address: string, model: string, request: EncodedRequest, version?: string): HttpSender {
+  const message = Buffer.from(toBinary(ModelInferRequestSchema, inferRequest(model, request, version)));
   const Service = makeGenericClientConstructor(INFER, "GRPCInferenceService");
   const client = new Service(address, credentials.createInsecure(), { "grpc.max_receive_message_length": -1, "grpc.max_send_message_length": -1 }) as unknown as Client & {
     ModelInfer(request: Buffer, callback: (error: ServiceError | null) => void): void;
@@ -39,7 +39,7 @@ export function createGrpcSender(address: string, model: string, request: Encode
   };
 }
 
-function inferRequest(model: string, request: EncodedRequest) {
+function inferRequest(model: string, request: EncodedRequest, version = "") {
   const headerLength = Number(request.headers["inference-header-content-length"]);
   if (!(headerLength > 0)) throw new BenchError("the gRPC sender carries a binary request (built with binary: true)");
   const header = JSON.parse(new TextDecoder().decode(request.body.subarray(0, headerLength))) as {
@@ -53,6 +53,7 @@ function inferRequest(model: string, request: EncodedRequest) {
   });
   return create(ModelInferRequestSchema, {
     modelName: model,
+    modelVersion: version,
     inputs: header.inputs.map((input) => ({ name: input.name, datatype: input.datatype, shape: input.shape.map(BigInt) })),
     rawInputContents: raw,
   });

@@ -74,7 +74,7 @@ export function describe(options: BenchOptions): string {
   const model = options.version ? `${options.model} v${options.version}` : options.model;
   const load = options.mode === "request-rate" ? `open loop (${options.distribution} schedule)` : "closed loop";
   const seconds = (ms: number) => `${ms / 1000}s`;
-  return `tensorfn bench: ${model} at ${options.url}, ${load}, batch ${options.batchSize}, ${options.binary ? "binary" : "JSON"} tensors, ${options.inputData} data, ${seconds(options.durationMs)} windows after ${seconds(options.warmupMs)} warmup`;
+  return `tensorfn bench: ${model} at ${options.url}, ${load}, batch ${options.batchSize}, ${options.protocol === "grpc" ? `gRPC (${options.grpcAddress}), raw` : options.binary ? "binary" : "JSON"} tensors, ${options.inputData} data, ${seconds(options.durationMs)} windows after ${seconds(options.warmupMs)} warmup`;
 }
 
 function fixed(value: number | null | undefined, digits: number): string {

@@ -16,7 +16,7 @@ async function bench(args: string[]) {
 describe("tensorfn bench against the real server", () => {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startServer();
+    server = await startServer({ grpc: true });
   });
   afterAll(async () => {
     await server?.close();
@@ -39,6 +39,23 @@ describe("tensorfn bench against the real server", () => {
       else expect(step.server.avgBatchSize).toBeGreaterThanOrEqual(1);
       expect(step.server.avgBatchSize).toBeLessThanOrEqual(step.concurrency);
     }
+  });
+
+  it("sends inference over gRPC with -i grpc (metadata and statistics still over HTTP)", async () => {
+    const before = (await (await fetch(`${server.url}/v2/models/simple/stats`)).json()) as { model_stats: { inference_count: number }[] };
+    const run = await bench([server.url, "--model", "simple", "-i", "grpc", "--grpc-url", server.grpc!, "--concurrency", "2", "--duration", "300ms", "--warmup", "100ms", "--json"]);
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report.config).toMatchObject({ protocol: "grpc", grpcAddress: server.grpc, binary: true });
+    expect(report.steps[0].errors).toBe(0);
+    expect(report.steps[0].requests).toBeGreaterThan(0);
+    const after = (await (await fetch(`${server.url}/v2/models/simple/stats`)).json()) as { model_stats: { inference_count: number }[] };
+    expect(after.model_stats[0]!.inference_count - before.model_stats[0]!.inference_count).toBeGreaterThanOrEqual(report.steps[0].requests);
+    const wrongPort = await bench([server.url, "--model", "simple", "-i", "grpc", "--grpc-url", "127.0.0.1:1", "--duration", "100ms"]);
+    expect(wrongPort.code).toBe(1);
+    expect(wrongPort.stderr).toMatch(/ModelInfer at 127\.0\.0\.1:1 with the benchmark request failed: gRPC UNAVAILABLE/);
+    const bad = await bench([server.url, "--model", "simple", "-i", "udp"]);
+    expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining("--protocol 'udp' is not one of http, grpc")]);
   });
 
   it("fails fast, naming the cause, for an unknown model and for bad arguments", async () => {
