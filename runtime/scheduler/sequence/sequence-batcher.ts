@@ -1,0 +1,359 @@
+import { invalidArg, RuntimeError } from "../../core/mod.ts";
+import type { Clock, Tensor } from "../../core/mod.ts";
+import { concatBatch, splitBatch } from "../../tensor/mod.ts";
+import type { SchedulerObserver } from "../scheduler-observer.ts";
+import type { InstanceScheduler, ModelInstance, ScheduledRequest, ScheduledResult } from "../scheduler.ts";
+import { planSequences } from "./sequence-plan.ts";
+import type { PlannedSequence, SequencePolicy } from "./sequence-plan.ts";
+import { controlTensor, gatherAlong, initialState, scatterAlong } from "./sequence-tensors.ts";
+import type { ControlSpec, RowControl, StateSpec } from "./sequence-tensors.ts";
+
+export interface SequenceBatcherOptions {
+  /** The function's name, for messages. */
+  name: string;
+  instances: readonly ModelInstance[];
+  /** `direct`: a sequence holds one of maxBatchSize × instances slots for its life, others wait in the backlog; `oldest`: any live sequence is a candidate. */
+  strategy: "direct" | "oldest";
+  policy: SequencePolicy;
+  /** Sequences live at once, backlog included; a START beyond it is refused (503). */
+  maxSequences: number;
+  /** A sequence without a request for this long is released (Triton's max_sequence_idle_microseconds). */
+  idleMs: number;
+  states: readonly StateSpec[];
+  controls: readonly ControlSpec[];
+  /** Inputs every execution takes as they are, shared by its rows (Silero's sample rate). */
+  shared: Readonly<Record<string, Tensor>>;
+  clock: Clock;
+  observer?: SchedulerObserver;
+  /** Told when a sequence starts, ends, is released for idleness, or is cut off by a new START. */
+  onSequence?: (event: "start" | "end" | "idle" | "restart", id: number | string) => void;
+}
+
+interface Pending {
+  request: ScheduledRequest;
+  control: RowControl;
+  since: number;
+  resolve(result: ScheduledResult): void;
+  reject(error: unknown): void;
+}
+
+interface Sequence {
+  id: number | string;
+  key: string;
+  state: Record<string, Tensor>;
+  queue: Pending[];
+  busy: boolean;
+  placed: boolean;
+  lastActive: number;
+  /** Its END request has been queued: no request may follow it. */
+  ending: boolean;
+}
+
+/** Ids released lately, so a late request learns why its sequence is gone. */
+const REMEMBERED = 1024;
+
+/**
+ * Triton's sequence batcher with implicit state. Each request names its sequence
+ * (`parameters.sequence_id`, an unsigned integer or a string) and may start or end it
+ * (`sequence_start`, `sequence_end`); a sequence's requests run one at a time, in order, each on
+ * the state the previous one left (kept here, never sent by the client), and requests of different
+ * sequences share executions — never two of one sequence. The planner (sequence-plan.ts) picks
+ * each execution; this class keeps the sequences, the slots, the backlog and the idle timer.
+ */
+export class SequenceBatcher implements InstanceScheduler {
+  readonly #o: SequenceBatcherOptions;
+  readonly #sequences = new Map<string, Sequence>();
+  /** Sequences waiting for a slot (direct), in arrival order. */
+  readonly #backlog: Sequence[] = [];
+  readonly #released: string[] = [];
+  readonly #free: ModelInstance[];
+  #instances: number;
+  #running = 0;
+  #queued = 0;
+  #timer?: unknown;
+  #timerAt = Infinity;
+  #idleTimer?: unknown;
+  #stopping = false;
+  #drained: (() => void)[] = [];
+  #removals: ((instance: ModelInstance) => void)[] = [];
+
+  constructor(options: SequenceBatcherOptions) {
+    this.#o = options;
+    this.#free = [...options.instances];
+    this.#instances = options.instances.length;
+  }
+
+  get queued(): number {
+    return this.#queued;
+  }
+
+  get instanceCount(): number {
+    return this.#instances - this.#removals.length;
+  }
+
+  /** Sequences live now (placed or in the backlog). */
+  get sequences(): number {
+    return this.#sequences.size;
+  }
+
+  inflight(): number {
+    return this.#queued + this.#running;
+  }
+
+  hasRoom(): boolean {
+    return !this.#stopping;
+  }
+
+  enqueue(request: ScheduledRequest, options: { signal?: AbortSignal } = {}): Promise<ScheduledResult> {
+    try {
+      return this.#admit(request, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  #admit(request: ScheduledRequest, options: { signal?: AbortSignal }): Promise<ScheduledResult> {
+    if (this.#stopping) throw new RuntimeError("UNAVAILABLE", `model '${this.#o.name}' is being unloaded`);
+    const { id, start, end } = sequenceParameters(request, this.#o.name);
+    if (request.batchSize !== 1) throw invalidArg(`a request of sequence ${show(id)} to model '${this.#o.name}' must have batch size 1, not ${request.batchSize}`);
+    const key = typeof id === "number" ? `n${id}` : `s${id}`;
+    let sequence = this.#sequences.get(key);
+    if (start) {
+      if (sequence) this.#cutOff(sequence, `sequence ${show(id)} was started again`);
+      if (this.#sequences.size >= this.#o.maxSequences) {
+        throw new RuntimeError("UNAVAILABLE", `model '${this.#o.name}' holds ${this.#o.maxSequences} live sequences (max_sequences); end one or wait for one to go idle`);
+      }
+      sequence = this.#open(id, key);
+    } else if (!sequence || sequence.ending) {
+      const why = this.#released.includes(key) ? `it was released after ${this.#o.idleMs / 1000} s without a request` : sequence ? "its last request (sequence_end) has been sent" : "no such sequence is live";
+      throw invalidArg(`inference request for sequence ${show(id)} to model '${this.#o.name}' must start it with sequence_start: true (${why})`);
+    }
+    if (end) sequence.ending = true;
+    const live = sequence;
+    return new Promise<ScheduledResult>((resolve, reject) => {
+      const pending: Pending = { request, control: { start, end, id }, since: this.#o.clock.now(), resolve, reject };
+      live.queue.push(pending);
+      this.#queued++;
+      options.signal?.addEventListener(
+        "abort",
+        () => {
+          const at = live.queue.indexOf(pending);
+          if (at < 0) return; // executing, or done
+          live.queue.splice(at, 1);
+          this.#queued--;
+          reject(new RuntimeError("CANCELLED", "the client went away before the request ran"));
+        },
+        { once: true },
+      );
+      this.#pump();
+    });
+  }
+
+  addInstance(instance: ModelInstance): void {
+    this.#instances++;
+    this.#release(instance);
+  }
+
+  removeInstance(): Promise<ModelInstance> {
+    if (this.instanceCount <= 1) return Promise.reject(new Error("cannot remove the last instance"));
+    const free = this.#free.pop();
+    if (free) {
+      this.#instances--;
+      return Promise.resolve(free);
+    }
+    return new Promise((resolve) => this.#removals.push(resolve));
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    this.#o.clock.clearTimeout(this.#idleTimer);
+    // Placed sequences finish what they queued; those still waiting for a slot never get one now.
+    for (const s of this.#backlog.splice(0)) {
+      for (const p of s.queue.splice(0)) {
+        this.#queued--;
+        p.reject(new RuntimeError("UNAVAILABLE", `model '${this.#o.name}' is being unloaded; sequence ${show(s.id)} had not started running`));
+      }
+      this.#sequences.delete(s.key);
+    }
+    if (this.inflight() > 0) await new Promise<void>((resolve) => this.#drained.push(resolve));
+    this.#o.clock.clearTimeout(this.#timer);
+    for (const s of [...this.#sequences.values()]) this.#close(s);
+  }
+
+  #open(id: number | string, key: string): Sequence {
+    const state: Record<string, Tensor> = {};
+    for (const spec of this.#o.states) state[spec.input] = initialState(spec);
+    const placed = this.#o.strategy === "oldest" || this.#placedCount() < this.#slots();
+    const sequence: Sequence = { id, key, state, queue: [], busy: false, placed, lastActive: this.#o.clock.now(), ending: false };
+    this.#sequences.set(key, sequence);
+    if (!placed) this.#backlog.push(sequence);
+    const at = this.#released.indexOf(key);
+    if (at >= 0) this.#released.splice(at, 1);
+    this.#o.onSequence?.("start", id);
+    this.#watchIdle();
+    return sequence;
+  }
+
+  #slots(): number {
+    return this.#o.policy.maxBatchSize * this.#instances;
+  }
+
+  #placedCount(): number {
+    let n = 0;
+    for (const s of this.#sequences.values()) if (s.placed) n++;
+    return n;
+  }
+
+  /** A sequence leaves: its slot goes to the oldest backlog sequence. */
+  #close(sequence: Sequence): void {
+    if (this.#sequences.get(sequence.key) !== sequence) return;
+    this.#sequences.delete(sequence.key);
+    const waiting = this.#backlog.indexOf(sequence);
+    if (waiting >= 0) this.#backlog.splice(waiting, 1);
+    if (sequence.placed) {
+      const next = this.#backlog.shift();
+      if (next) next.placed = true;
+    }
+  }
+
+  /** A new START on a live id: the old sequence ends, and whatever of it is still queued is refused. */
+  #cutOff(sequence: Sequence, why: string): void {
+    for (const p of sequence.queue.splice(0)) {
+      this.#queued--;
+      p.reject(invalidArg(`${why} before this request ran`));
+    }
+    this.#close(sequence);
+    this.#o.onSequence?.("restart", sequence.id);
+  }
+
+  #pump(): void {
+    while (this.#free.length > 0) {
+      const decision = planSequences(this.#planned(), this.#o.policy, this.#o.clock.now());
+      if ("idle" in decision) break;
+      if ("waitUntil" in decision) {
+        this.#wake(decision.waitUntil);
+        break;
+      }
+      void this.#execute(this.#free.pop()!, decision.run.map((key) => this.#sequences.get(key)!));
+    }
+    if (this.#stopping && this.inflight() === 0) for (const done of this.#drained.splice(0)) done();
+  }
+
+  *#planned(): Iterable<PlannedSequence> {
+    for (const s of this.#sequences.values()) {
+      const head = s.queue[0];
+      yield { key: s.key, placed: s.placed, busy: s.busy, headSince: head?.since, headShape: head?.request.shapeKey };
+    }
+  }
+
+  #wake(at: number): void {
+    if (this.#timer !== undefined && at >= this.#timerAt) return;
+    this.#o.clock.clearTimeout(this.#timer);
+    this.#timerAt = at;
+    this.#timer = this.#o.clock.setTimeout(() => {
+      this.#timer = undefined;
+      this.#timerAt = Infinity;
+      this.#pump();
+    }, Math.max(0, at - this.#o.clock.now()));
+  }
+
+  async #execute(instance: ModelInstance, batch: Sequence[]): Promise<void> {
+    const { clock, observer } = this.#o;
+    const taken = batch.map((s) => {
+      s.busy = true;
+      this.#queued--;
+      return s.queue.shift()!;
+    });
+    this.#running += taken.length;
+    const started = clock.now();
+    for (const p of taken) observer?.dequeued(started - p.since, started);
+    const feeds: Record<string, Tensor> = { ...this.#o.shared };
+    for (const name of Object.keys(taken[0]!.request.feeds)) feeds[name] = concatBatch(taken.map((p) => p.request.feeds[name]!));
+    for (const spec of this.#o.states) feeds[spec.input] = gatherAlong(batch.map((s) => s.state[spec.input]!), spec.batchAxis);
+    for (const spec of this.#o.controls) feeds[spec.name] = controlTensor(spec, taken.map((p) => p.control));
+    const wanted = taken.some((p) => !p.request.outputs) ? undefined : [...new Set(taken.flatMap((p) => p.request.outputs!))];
+    const outputs = wanted && [...wanted, ...this.#o.states.map((s) => s.output)];
+    const inputDone = clock.now();
+    try {
+      const result = await instance.run(feeds, outputs ? { outputs } : undefined);
+      const ran = clock.now();
+      for (const spec of this.#o.states) {
+        const produced = result[spec.output];
+        if (!produced) throw new Error(`model '${this.#o.name}' produced no state output '${spec.output}'`);
+        scatterAlong(produced, spec.batchAxis).forEach((next, i) => (batch[i]!.state[spec.input] = next));
+      }
+      const stateOutputs = new Set(this.#o.states.map((s) => s.output));
+      const per: ScheduledResult[] = taken.map(() => ({}));
+      for (const [name, tensor] of Object.entries(result)) {
+        if (stateOutputs.has(name)) continue;
+        splitBatch(tensor, taken.map(() => 1)).forEach((part, i) => (per[i]![name] = part));
+      }
+      observer?.executed({ rows: taken.length, requests: taken.length, inputMs: inputDone - started, inferMs: ran - inputDone, waitMs: 0, outputMs: clock.now() - ran, startMs: started, instance: 1 });
+      taken.forEach((p, i) => p.resolve(per[i]!));
+    } catch (error) {
+      // The states stay as they were: a failed request leaves its sequence where it stood.
+      for (const p of taken) p.reject(error);
+    } finally {
+      this.#running -= taken.length;
+      const now = clock.now();
+      batch.forEach((s, i) => {
+        s.busy = false;
+        s.lastActive = now;
+        if (taken[i]!.control.end) {
+          this.#close(s);
+          this.#o.onSequence?.("end", s.id);
+        }
+      });
+      this.#release(instance);
+    }
+  }
+
+  #release(instance: ModelInstance): void {
+    const removal = this.#removals.shift();
+    if (removal) {
+      this.#instances--;
+      removal(instance);
+    } else this.#free.push(instance);
+    this.#pump();
+  }
+
+  /** Looks for idle sequences each idle period, while any is live. */
+  #watchIdle(): void {
+    if (this.#idleTimer !== undefined || this.#stopping) return;
+    this.#idleTimer = this.#o.clock.setTimeout(() => {
+      this.#idleTimer = undefined;
+      const now = this.#o.clock.now();
+      for (const s of [...this.#sequences.values()]) {
+        if (s.busy || s.queue.length > 0 || now - s.lastActive < this.#o.idleMs) continue;
+        this.#close(s);
+        this.#released.push(s.key);
+        if (this.#released.length > REMEMBERED) this.#released.shift();
+        this.#o.onSequence?.("idle", s.id);
+      }
+      if (this.#sequences.size > 0) this.#watchIdle();
+      this.#pump();
+    }, Math.max(1, this.#o.idleMs / 4));
+  }
+}
+
+/** A request's sequence id and flags, checked (Triton's parameters). */
+function sequenceParameters(request: ScheduledRequest, model: string): { id: number | string; start: boolean; end: boolean } {
+  const p = request.parameters ?? {};
+  const id = p.sequence_id;
+  if (id === undefined || id === 0 || id === "") {
+    throw invalidArg(`inference request to model '${model}' must specify a non-zero or non-empty sequence_id (a sequence model: its requests belong to sequences)`);
+  }
+  if (typeof id === "number" ? !Number.isSafeInteger(id) || id < 0 : typeof id !== "string") {
+    throw invalidArg(`sequence_id must be an unsigned integer or a string, got ${JSON.stringify(id)}`);
+  }
+  const flag = (name: string) => {
+    const v = p[name] ?? false;
+    if (typeof v !== "boolean") throw invalidArg(`${name} must be true or false, got ${JSON.stringify(v)}`);
+    return v;
+  };
+  return { id: id as number | string, start: flag("sequence_start"), end: flag("sequence_end") };
+}
+
+function show(id: number | string): string {
+  return typeof id === "number" ? String(id) : JSON.stringify(id.length > 64 ? `${id.slice(0, 64)}…` : id);
+}
