@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { buildMlp } from "./mlp.ts";
 import { buildRecogniser, copyPpocr } from "./ppocr.ts";
 import { buildResnet } from "./resnet.ts";
+import { copySilero } from "./silero.ts";
 import { buildSimpleString } from "./simple-string.ts";
 import { buildSimple } from "./simple.ts";
 
@@ -32,6 +33,7 @@ export const MODELS: Readonly<Record<string, Writer>> = {
   ocr_cls: copyPpocr("cls"),
   ocr_det: copyPpocr("det"),
   ocr_rec: buildRecogniser,
+  vad: copySilero(),
 };
 
 /** The OCR ensemble's step functions: each carries its own copy of the OCR steps, so a folder copied alone still works. */

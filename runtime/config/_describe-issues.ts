@@ -16,7 +16,6 @@ export interface PathProblem {
  */
 const NOT_YET: Record<string, readonly string[]> = {
   "": [
-    "sequence_batching",
     "model_transaction_policy",
     "batch_input",
     "batch_output",

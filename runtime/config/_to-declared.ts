@@ -1,7 +1,7 @@
 import type { VersionPolicy } from "./function-config.ts";
 import type { DeclaredConfig } from "./declared-config.ts";
 import type { RawConfig, RawTensor } from "./function-schema.ts";
-import { DEFAULT_HANDLER_TIMEOUT_MS } from "./function-schema.ts";
+import { DEFAULT_HANDLER_TIMEOUT_MS, DEFAULT_MAX_SEQUENCES } from "./function-schema.ts";
 
 /**
  * The declared config for function `name` from the schema's output: platform normalised
@@ -36,6 +36,15 @@ export function toDeclared(raw: RawConfig, name: string): DeclaredConfig {
   };
   if (raw.max_batch_size !== undefined) declared.max_batch_size = raw.max_batch_size;
   if (raw.dynamic_batching) declared.dynamic_batching = structuredClone(raw.dynamic_batching);
+  if (raw.sequence_batching) {
+    const { shared_input, max_sequences, state, ...triton } = structuredClone(raw.sequence_batching);
+    declared.sequence_batching = {
+      ...triton,
+      state: state.map((s) => ({ ...s, batch_axis: s.batch_axis ?? 0 })),
+      shared_input: shared_input ?? [],
+      max_sequences: max_sequences ?? DEFAULT_MAX_SEQUENCES,
+    };
+  }
   if (raw.response_cache?.enable) declared.response_cache = { enable: true };
   if (raw.max_input_elements !== undefined) declared.max_input_elements = raw.max_input_elements;
   if (raw.ensemble_scheduling) declared.ensemble_scheduling = structuredClone(raw.ensemble_scheduling);

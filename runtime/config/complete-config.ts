@@ -37,7 +37,7 @@ export interface CompleteOptions {
  */
 export function completeConfig(
   declared: DeclaredConfig,
-  signature: ModelSignature,
+  modelSignature: ModelSignature,
   options: CompleteOptions = {},
 ): FunctionConfig {
   if (declared.backend === "identity") return completeIdentityConfig(declared);
@@ -47,6 +47,10 @@ export function completeConfig(
   const fn = `function '${declared.name}'`;
   const model = declared.default_model_filename;
   const problems: string[] = [];
+  // The sequence batcher feeds states, controls and shared inputs, and keeps the states' outputs:
+  // the request's tensors are the others.
+  const { signature, problems: sequenceProblems } = requestSignature(declared, modelSignature, model);
+  problems.push(...sequenceProblems);
 
   problems.push(...missingNames("input", declared.input, signature.inputs, model, true));
   problems.push(...missingNames("output", declared.output, signature.outputs, model, false));
@@ -168,4 +172,29 @@ function contradiction(t: TensorConfig, m: TensorSignature, batching: boolean, m
   const said = t.reshape ? `reshape.shape ${formatDims(shape)}` : `dims ${formatDims(shape)}`;
   const rank = full.length !== m.shape.length ? ` (rank ${full.length} against ${m.shape.length})` : "";
   return `function.yaml says ${said}${batching ? ` (shape ${formatDims(full)})` : ""} but ${model} declares ${formatDims(m.shape)}${rank}${note}`;
+}
+
+/**
+ * The model's tensors a request carries: all of them, less what `sequence_batching` provides (state
+ * inputs, control inputs, shared inputs) and keeps (state outputs) — each of which the model must have.
+ */
+function requestSignature(declared: DeclaredConfig, signature: ModelSignature, model: string): { signature: ModelSignature; problems: string[] } {
+  const seq = declared.sequence_batching;
+  if (!seq) return { signature, problems: [] };
+  const problems: string[] = [];
+  const provided = new Map<string, string>();
+  seq.state.forEach((s, i) => provided.set(s.input_name, `sequence_batching.state[${i}].input_name`));
+  seq.control_input.forEach((c, i) => provided.set(c.name, `sequence_batching.control_input[${i}].name`));
+  seq.shared_input.forEach((s, i) => provided.set(s.name, `sequence_batching.shared_input[${i}].name`));
+  const kept = new Map(seq.state.map((s, i) => [s.output_name, `sequence_batching.state[${i}].output_name`]));
+  for (const [name, field] of provided) {
+    if (!signature.inputs.some((t) => t.name === name)) problems.push(`${field}: '${name}' is not an input of ${model} (it has: ${signature.inputs.map((t) => t.name).join(", ")})`);
+  }
+  for (const [name, field] of kept) {
+    if (!signature.outputs.some((t) => t.name === name)) problems.push(`${field}: '${name}' is not an output of ${model} (it has: ${signature.outputs.map((t) => t.name).join(", ")})`);
+  }
+  return {
+    signature: { ...signature, inputs: signature.inputs.filter((t) => !provided.has(t.name)), outputs: signature.outputs.filter((t) => !kept.has(t.name)) },
+    problems,
+  };
 }

@@ -19,6 +19,8 @@ export interface FunctionConfig {
   instance_group: InstanceGroup[];
   /** Present when dynamic batching is enabled (`dynamic_batching: {}` enables it with defaults). */
   dynamic_batching?: DynamicBatching;
+  /** Triton's sequence batcher: requests belong to sequences, run in order on state kept here. */
+  sequence_batching?: SequenceBatching;
   optimization: Optimization;
   /** Backend knobs, Triton-style: every value is `{ string_value }`. */
   parameters: Record<string, { string_value: string }>;
@@ -190,4 +192,42 @@ export interface EnsembleStep {
    * ensemble outputs nobody produced (an early exit).
    */
   condition?: string;
+}
+
+/** Triton's `sequence_batching`, with ours marked. */
+export interface SequenceBatching {
+  /** A sequence without a request for this long is released (default 1 s). */
+  max_sequence_idle_microseconds: number;
+  /** Triton's strategies; exactly one is set (default: direct). */
+  direct?: { max_queue_delay_microseconds: number; minimum_slot_utilization: number };
+  oldest?: { max_candidate_sequences: number; preferred_batch_size: number[]; max_queue_delay_microseconds: number; preserve_ordering: boolean };
+  control_input: SequenceControlInput[];
+  state: SequenceState[];
+  /** Ours: inputs every execution takes as given here, shared by its rows (Silero's sample rate). */
+  shared_input: { name: string; data_type: TritonDataType; dims: number[]; data: (number | string | boolean)[] }[];
+  /** Ours: sequences live at once, backlog included (default 4096); a START beyond is refused with 503. */
+  max_sequences: number;
+}
+
+export interface SequenceControlInput {
+  name: string;
+  control: {
+    kind: "CONTROL_SEQUENCE_START" | "CONTROL_SEQUENCE_READY" | "CONTROL_SEQUENCE_END" | "CONTROL_SEQUENCE_CORRID";
+    int32_false_true?: number[];
+    fp32_false_true?: number[];
+    bool_false_true?: boolean[];
+    data_type?: TritonDataType;
+  }[];
+}
+
+export interface SequenceState {
+  input_name: string;
+  output_name: string;
+  data_type: TritonDataType;
+  /** One sequence's shape, without the batch dimension. */
+  dims: number[];
+  /** Ours: where the model's tensor has its batch dimension (Triton: 0). */
+  batch_axis: number;
+  /** Triton's first state: zeros (the default). */
+  initial_state: { name: string; data_type: TritonDataType; dims: number[]; zero_data?: boolean }[];
 }

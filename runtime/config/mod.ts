@@ -7,6 +7,7 @@
 export type {
   Accelerator,
   DynamicBatching,
+  SequenceBatching,
   EnsembleScheduling,
   EnsembleStep,
   FunctionConfig,

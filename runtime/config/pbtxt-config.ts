@@ -34,7 +34,6 @@ const IGNORED = [
 
 /** Fields that would change what a model computes or how it is called, and that tensorfn does not do: refused, saying so. */
 const REFUSED: Record<string, string> = {
-  sequence_batching: "the sequence batcher is not supported yet; serve the model without it (each request then stands alone)",
   "model_transaction_policy.decoupled": "decoupled models (several responses per request) are not supported yet",
   batch_input: "batch inputs are not supported",
   batch_output: "batch outputs are not supported",

@@ -35,6 +35,14 @@ export function toTritonJson(config: FunctionConfig): Record<string, unknown> {
     const { target_latency_ms: _ours, ...triton } = config.dynamic_batching;
     json.dynamic_batching = structuredClone(triton);
   }
+  if (config.sequence_batching) {
+    // Triton's fields only: a state's batch axis, shared inputs and max_sequences are ours.
+    const { shared_input: _s, max_sequences: _m, state, ...triton } = config.sequence_batching;
+    json.sequence_batching = {
+      ...structuredClone(triton),
+      state: state.map(({ batch_axis: _a, ...s }) => ({ ...structuredClone(s), use_same_buffer_for_input_output: false, use_growable_memory: false })),
+    };
+  }
   json.instance_group = config.instance_group.map((g) => ({
     name: g.name,
     kind: g.kind,

@@ -11,6 +11,7 @@ import type { DeploymentOptions } from "./deployment.ts";
 import type { PlacementMemory, Timer } from "./execution-thread.ts";
 import { instancePlacements } from "./instance-placement.ts";
 import { prepareRequest } from "./prepare-request.ts";
+import { sequenceFeeds } from "../scheduler/mod.ts";
 import {
   chooseThread,
   executionThreadSetting,
@@ -254,7 +255,9 @@ function sampleFeeds(sample: WarmupSample, config: FunctionConfig, backend: Back
   return () => {
     const request: InferRequest = { parameters: {}, inputs: inputs.map(({ name, tensor }) => ({ name, tensor: copyTensor(tensor) })) };
     try {
-      return prepareRequest(request, config, { checkInput: backend.checkInput }).feeds;
+      const feeds = prepareRequest(request, config, { checkInput: backend.checkInput }).feeds;
+      // A sequence model also takes its states (initial), controls (a start) and shared inputs.
+      return config.sequence_batching ? { ...feeds, ...sequenceFeeds(config, batching ? sample.batch_size : 1) } : feeds;
     } catch (error) {
       throw new RuntimeError("INVALID_ARG", `model_warmup '${sample.name}': ${(error as Error).message}`);
     }

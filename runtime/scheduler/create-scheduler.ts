@@ -1,6 +1,11 @@
 import type { Clock } from "../core/mod.ts";
-import type { DynamicBatching, FunctionConfig, QueuePolicy } from "../config/mod.ts";
+import type { DynamicBatching, FunctionConfig, QueuePolicy, SequenceBatching } from "../config/mod.ts";
+import type { Tensor } from "../core/mod.ts";
+import { decodeJsonData, fromConfigType } from "../tensor/mod.ts";
 import { DynamicBatcher } from "./dynamic/dynamic-batcher.ts";
+import { SequenceBatcher } from "./sequence/sequence-batcher.ts";
+import { controlTensor, gatherAlong, initialState } from "./sequence/sequence-tensors.ts";
+import type { ControlSpec, StateSpec } from "./sequence/sequence-tensors.ts";
 import type { LevelPolicy } from "./queue/priority-queue.ts";
 import type { SchedulerObserver } from "./scheduler-observer.ts";
 import type { Arrivals, InstanceScheduler, ModelInstance, Scheduler } from "./scheduler.ts";
@@ -38,6 +43,7 @@ export function createScheduler(config: FunctionConfig, setup: SchedulerSetup): 
     if (!setup.dispatch) throw new Error("an ensemble's scheduler needs a dispatch to its steps' functions");
     return new EnsembleScheduler({ name: config.name, steps: config.ensemble_scheduling.step, outputs: config.output.map((o) => o.name), dispatch: setup.dispatch, observer: setup.observer, outputRatio: setup.outputRatio });
   }
+  if (config.sequence_batching) return sequenceBatcher(config, config.sequence_batching, setup);
   const batching = config.dynamic_batching;
   return new DynamicBatcher({
     instances: setup.instances,
@@ -69,4 +75,59 @@ function queueLevels(batching: DynamicBatching): { levels: LevelPolicy[]; defaul
     };
   });
   return { levels, defaultLevel: batching.default_priority_level || 1 };
+}
+
+/** Triton's sequence batcher from `sequence_batching` (and ours: state batch axes, shared inputs, max_sequences). */
+function sequenceBatcher(config: FunctionConfig, seq: SequenceBatching, setup: SchedulerSetup): SequenceBatcher {
+  const strategy = seq.oldest ? "oldest" : "direct";
+  const delayUs = seq.oldest?.max_queue_delay_microseconds ?? seq.direct?.max_queue_delay_microseconds ?? 0;
+  const { states, controls, shared } = sequenceSpecs(seq);
+  return new SequenceBatcher({
+    name: config.name,
+    instances: setup.instances,
+    strategy,
+    ...(seq.oldest?.max_candidate_sequences ? { candidates: seq.oldest.max_candidate_sequences } : {}),
+    policy: {
+      maxBatchSize: Math.max(1, config.max_batch_size),
+      maxQueueDelayMs: delayUs / 1000,
+      minimumUtilization: seq.direct?.minimum_slot_utilization ?? 0,
+      preferredBatchSizes: seq.oldest?.preferred_batch_size ?? [],
+    },
+    maxSequences: seq.max_sequences,
+    idleMs: seq.max_sequence_idle_microseconds / 1000,
+    states,
+    controls,
+    shared,
+    clock: setup.clock,
+    observer: setup.observer,
+  });
+}
+
+/**
+ * The tensors a sequence model takes beyond a request's for `rows` rows of new sequences (initial
+ * states, controls saying each starts, shared inputs): what a warm-up or a timing probe feeds it.
+ */
+export function sequenceFeeds(config: FunctionConfig, rows: number): Record<string, Tensor> {
+  const { states, controls, shared } = sequenceSpecs(config.sequence_batching!);
+  const feeds: Record<string, Tensor> = { ...shared };
+  for (const spec of states) feeds[spec.input] = gatherAlong(Array.from({ length: rows }, () => initialState(spec)), spec.batchAxis);
+  for (const spec of controls) feeds[spec.name] = controlTensor(spec, Array.from({ length: rows }, (_, i) => ({ start: true, end: false, id: i + 1 })));
+  return feeds;
+}
+
+function sequenceSpecs(seq: SequenceBatching): { states: StateSpec[]; controls: ControlSpec[]; shared: Record<string, Tensor> } {
+  const states: StateSpec[] = seq.state.map((s) => ({ input: s.input_name, output: s.output_name, datatype: fromConfigType(s.data_type), dims: s.dims, batchAxis: s.batch_axis }));
+  const controls: ControlSpec[] = seq.control_input.map(({ name, control: [c] }) => {
+    const kind = c!.kind.replace("CONTROL_SEQUENCE_", "") as ControlSpec["kind"];
+    if (kind === "CORRID") return { name, kind, datatype: fromConfigType(c!.data_type!) };
+    if (c!.int32_false_true) return { name, kind, datatype: "INT32", values: [c!.int32_false_true[0]!, c!.int32_false_true[1]!] };
+    if (c!.fp32_false_true) return { name, kind, datatype: "FP32", values: [c!.fp32_false_true[0]!, c!.fp32_false_true[1]!] };
+    return { name, kind, datatype: "BOOL", values: [Number(c!.bool_false_true![0]), Number(c!.bool_false_true![1])] };
+  });
+  const shared: Record<string, Tensor> = {};
+  for (const s of seq.shared_input) {
+    const datatype = fromConfigType(s.data_type);
+    shared[s.name] = { datatype, shape: s.dims, data: decodeJsonData({ name: s.name, datatype, shape: s.dims }, s.data) };
+  }
+  return { states, controls, shared };
 }

@@ -1,5 +1,5 @@
 export type { Arrivals, InstanceScheduler, ModelInstance, RunOptions, ScheduledRequest, ScheduledResult, Scheduler } from "./scheduler.ts";
-export { createScheduler, hasInstances } from "./create-scheduler.ts";
+export { createScheduler, hasInstances, sequenceFeeds } from "./create-scheduler.ts";
 export { EnsembleScheduler } from "./ensemble/ensemble-scheduler.ts";
 export type { EnsembleSchedulerOptions, StepDispatch } from "./ensemble/ensemble-scheduler.ts";
 export type { SchedulerSetup } from "./create-scheduler.ts";

@@ -13,7 +13,10 @@ import { settle } from "../support/fake-instance.ts";
 class Accumulator implements ModelInstance {
   readonly executions: { x: number[]; start?: number[]; end?: number[]; ready?: number[]; corrid?: (number | bigint)[]; rate?: number }[] = [];
   #pending: (() => void)[] = [];
-  constructor(readonly manual = false) {}
+  readonly manual: boolean;
+  constructor(manual = false) {
+    this.manual = manual;
+  }
   run(feeds: Record<string, Tensor>, _options?: RunOptions): Promise<Record<string, Tensor>> {
     const x = [...(feeds.x!.data as Float32Array)];
     const acc = feeds.acc!;

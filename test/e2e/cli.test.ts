@@ -74,11 +74,11 @@ describe("tensorfn check and convert on a Triton repository (config.pbtxt)", () 
   });
 
   it("convert writes a function.yaml beside each config.pbtxt that serves the same config, and reports those that do not convert", async () => {
-    const repo = tritonRepository(`platform: "onnxruntime_onnx"\nsequence_batching {}\n`);
+    const repo = tritonRepository(`platform: "onnxruntime_onnx"\nbatch_input [ { kind: BATCH_ELEMENT_COUNT target_name: "N" data_type: TYPE_INT32 source_input: "x" } ]\n`);
     const run = spawnSync("node", [BIN, "convert", repo], { encoding: "utf8" });
     expect(run.status).toBe(1);
     expect(run.stdout).toContain(`${repo}/simple/function.yaml: written (left out, no effect in tensorfn: optimization.cuda)`);
-    expect(run.stdout).toContain(`${repo}/broken/config.pbtxt:2: sequence_batching: the sequence batcher is not supported yet`);
+    expect(run.stdout).toContain(`${repo}/broken/config.pbtxt:2: batch_input: batch inputs are not supported`);
     expect(run.stdout).toContain("1 converted, 1 with problems");
     const yaml = readFileSync(join(repo, "simple", "function.yaml"), "utf8");
     expect(yaml).toContain("max_queue_delay_microseconds: 100");

@@ -181,13 +181,13 @@ describe("a Triton model repository (config.pbtxt)", () => {
     const repo = tritonRepository();
     writeFileSync(join(repo, "simple", "config.pbtxt"), `name: "simple"\nplatform: "onnxruntime_onnx"\nmax_batch_sise: 8\n`);
     writeFileSync(join(repo, "simple_string", "config.pbtxt"), `max_batch_size: 8\ninput [\n  { name: "INPUT0" data_type: TYPE_FLOAT dims: [ 16 ] }\n]\n`);
-    writeFileSync(join(repo, "simple_partial", "config.pbtxt"), `max_batch_size: 8\nsequence_batching {\n  max_sequence_idle_microseconds: 5000000\n}\n`);
+    writeFileSync(join(repo, "simple_partial", "config.pbtxt"), `max_batch_size: 8\nmodel_transaction_policy {\n  decoupled: true\n}\n`);
     const server = await startServer({ repository: repo, controlMode: "lazy" });
     servers.push(server);
     const error = async (name: string) => (await fetch(`${server.url}/v2/models/${name}`)).json().then((j: { error?: string }) => j.error);
     expect(await error("simple")).toMatch(/simple\/config\.pbtxt:3: max_batch_sise: unknown field; did you mean 'max_batch_size'\?/);
     expect(await error("simple_string")).toMatch(/simple_string\/config\.pbtxt:3: 'TYPE_FLOAT' is not a DataType; did you mean 'TYPE_FP32'\?/);
-    expect(await error("simple_partial")).toMatch(/simple_partial\/config\.pbtxt:2: sequence_batching: the sequence batcher is not supported yet/);
+    expect(await error("simple_partial")).toMatch(/simple_partial\/config\.pbtxt:3: model_transaction_policy\.decoupled: decoupled models \(several responses per request\) are not supported yet/);
     // The others serve on.
     expect((await fetch(`${server.url}/v2/models/simple_twice/ready`)).status).toBe(200);
   });

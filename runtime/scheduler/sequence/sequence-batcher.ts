@@ -12,8 +12,12 @@ export interface SequenceBatcherOptions {
   /** The function's name, for messages. */
   name: string;
   instances: readonly ModelInstance[];
-  /** `direct`: a sequence holds one of maxBatchSize × instances slots for its life, others wait in the backlog; `oldest`: any live sequence is a candidate. */
+  /**
+   * `direct`: a sequence holds one of maxBatchSize × instances slots for its life, others wait in
+   * the backlog; `oldest`: up to `candidates` live sequences are candidates (default all), others wait.
+   */
   strategy: "direct" | "oldest";
+  candidates?: number;
   policy: SequencePolicy;
   /** Sequences live at once, backlog included; a START beyond it is refused (503). */
   maxSequences: number;
@@ -183,7 +187,7 @@ export class SequenceBatcher implements InstanceScheduler {
   #open(id: number | string, key: string): Sequence {
     const state: Record<string, Tensor> = {};
     for (const spec of this.#o.states) state[spec.input] = initialState(spec);
-    const placed = this.#o.strategy === "oldest" || this.#placedCount() < this.#slots();
+    const placed = this.#placedCount() < this.#slots();
     const sequence: Sequence = { id, key, state, queue: [], busy: false, placed, lastActive: this.#o.clock.now(), ending: false };
     this.#sequences.set(key, sequence);
     if (!placed) this.#backlog.push(sequence);
@@ -195,7 +199,7 @@ export class SequenceBatcher implements InstanceScheduler {
   }
 
   #slots(): number {
-    return this.#o.policy.maxBatchSize * this.#instances;
+    return this.#o.strategy === "oldest" ? (this.#o.candidates ?? Infinity) : this.#o.policy.maxBatchSize * this.#instances;
   }
 
   #placedCount(): number {
@@ -267,9 +271,12 @@ export class SequenceBatcher implements InstanceScheduler {
     this.#running += taken.length;
     const started = clock.now();
     for (const p of taken) observer?.dequeued(started - p.since, started);
-    const feeds: Record<string, Tensor> = { ...this.#o.shared };
+    // Fresh buffers for what outlives the run (shared inputs, a lone sequence's state): an instance
+    // on a worker thread takes ownership of the buffers it is sent.
+    const feeds: Record<string, Tensor> = {};
+    for (const [name, t] of Object.entries(this.#o.shared)) feeds[name] = copied(t);
     for (const name of Object.keys(taken[0]!.request.feeds)) feeds[name] = concatBatch(taken.map((p) => p.request.feeds[name]!));
-    for (const spec of this.#o.states) feeds[spec.input] = gatherAlong(batch.map((s) => s.state[spec.input]!), spec.batchAxis);
+    for (const spec of this.#o.states) feeds[spec.input] = batch.length === 1 ? copied(batch[0]!.state[spec.input]!) : gatherAlong(batch.map((s) => s.state[spec.input]!), spec.batchAxis);
     for (const spec of this.#o.controls) feeds[spec.name] = controlTensor(spec, taken.map((p) => p.control));
     const wanted = taken.some((p) => !p.request.outputs) ? undefined : [...new Set(taken.flatMap((p) => p.request.outputs!))];
     const outputs = wanted && [...wanted, ...this.#o.states.map((s) => s.output)];
@@ -356,4 +363,8 @@ function sequenceParameters(request: ScheduledRequest, model: string): { id: num
 
 function show(id: number | string): string {
   return typeof id === "number" ? String(id) : JSON.stringify(id.length > 64 ? `${id.slice(0, 64)}…` : id);
+}
+
+function copied(tensor: Tensor): Tensor {
+  return { datatype: tensor.datatype, shape: [...tensor.shape], data: (tensor.data as unknown as { slice(): Tensor["data"] }).slice() };
 }

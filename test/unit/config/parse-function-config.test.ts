@@ -207,10 +207,50 @@ describe("parseFunctionConfig() reports", () => {
     expect(issuesOf("rate_limit: { burst: 5 }")).toEqual([`${FILE}:1: rate_limit.requests_per_second: missing required field`]);
   });
 
-  it("keys of later features as not supported yet", () => {
-    for (const key of ["sequence_batching"]) {
-      expect(issuesOf(`max_batch_size: 1\n${key}: {}\n`)).toEqual([`${FILE}:2: ${key}: not supported yet`]);
-    }
+  it("sequence_batching: Triton's fields with their defaults, ours (batch_axis, shared_input, max_sequences), and each rule at its line", () => {
+    const config = declared(yaml`
+      max_batch_size: 8
+      sequence_batching:
+        max_sequence_idle_microseconds: 5000000
+        oldest: { max_candidate_sequences: 16 }
+        control_input:
+          - { name: START, control: [{ kind: CONTROL_SEQUENCE_START, int32_false_true: [0, 1] }] }
+          - { name: ID, control: [{ kind: CONTROL_SEQUENCE_CORRID, data_type: TYPE_UINT64 }] }
+        state: [{ input_name: state, output_name: stateN, data_type: TYPE_FP32, dims: [2, 128], batch_axis: 1 }]
+        shared_input: [{ name: sr, data_type: TYPE_INT64, data: [16000] }]
+    `);
+    expect(config.sequence_batching).toEqual({
+      max_sequence_idle_microseconds: 5000000,
+      oldest: { max_candidate_sequences: 16, preferred_batch_size: [], max_queue_delay_microseconds: 0, preserve_ordering: false },
+      control_input: [
+        { name: "START", control: [{ kind: "CONTROL_SEQUENCE_START", int32_false_true: [0, 1] }] },
+        { name: "ID", control: [{ kind: "CONTROL_SEQUENCE_CORRID", data_type: "TYPE_UINT64" }] },
+      ],
+      state: [{ input_name: "state", output_name: "stateN", data_type: "TYPE_FP32", dims: [2, 128], batch_axis: 1, initial_state: [] }],
+      shared_input: [{ name: "sr", data_type: "TYPE_INT64", dims: [], data: [16000] }],
+      max_sequences: 4096,
+    });
+    expect(declared("max_batch_size: 1\nsequence_batching: {}\n").sequence_batching).toMatchObject({ max_sequence_idle_microseconds: 1000000, control_input: [], state: [] });
+    expect(issuesOf(yaml`
+      max_batch_size: 1
+      input: [{ name: x, data_type: TYPE_FP32, dims: [1] }]
+      dynamic_batching: {}
+      sequence_batching:
+        direct: {}
+        oldest: {}
+        control_input:
+          - { name: x, control: [{ kind: CONTROL_SEQUENCE_READY }] }
+          - { name: C, control: [{ kind: CONTROL_SEQUENCE_CORRID, data_type: TYPE_FP32 }] }
+        state: [{ input_name: s, output_name: t, data_type: TYPE_FP32, dims: [-1], batch_axis: 3 }]
+    `)).toEqual([
+      `${FILE}:3: dynamic_batching: a function has one batcher: remove dynamic_batching or sequence_batching`,
+      `${FILE}:4: sequence_batching: set one strategy, direct or oldest, not both`,
+      `${FILE}:8: sequence_batching.control_input[0].name: 'x' is already an input of the request`,
+      `${FILE}:8: sequence_batching.control_input[0].control[0]: CONTROL_SEQUENCE_READY needs exactly one of int32_false_true, fp32_false_true, bool_false_true`,
+      `${FILE}:9: sequence_batching.control_input[1].control[0].data_type: TYPE_FP32 cannot hold a sequence id`,
+      `${FILE}:10: sequence_batching.state[0].dims: a state's dims must be fixed (no -1)`,
+      `${FILE}:10: sequence_batching.state[0].batch_axis: 3 is beyond the state's 2 dimensions`,
+    ]);
   });
 
   it("backend handler: needs a handler inside the folder, lists tensors both ways or neither; a model function may have one too", () => {
