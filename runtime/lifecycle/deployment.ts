@@ -140,6 +140,11 @@ export class Deployment {
     return this.#scheduler.queued;
   }
 
+  /** Sequences whose state this deployment holds (a sequence batcher's); 0 elsewhere. */
+  get liveSequences(): number {
+    return this.#scheduler.sequences ?? 0;
+  }
+
   /** Requests admitted and not yet answered (queued, running or being encoded). */
   get inflight(): number {
     return this.#active;

@@ -106,6 +106,11 @@ export class ManagedVersion {
   }
 
   /** True while a load is running. */
+  /** Sequences whose state the loaded deployment holds (0 when none is loaded). */
+  get liveSequences(): number {
+    return this.#deployment?.liveSequences ?? 0;
+  }
+
   get loading(): boolean {
     return this.#loading !== undefined;
   }
@@ -312,6 +317,9 @@ export class ManagedVersion {
       if (this.inflight > 0 || this.#state !== "READY") return;
       const left = this.#idleSince + this.#idle.timeoutMs - this.#clock.now();
       if (left > 0) return this.#armIdle(left);
+      // Live sequences keep their state in the deployment: parking would end them. Looked at again
+      // a timeout later; a sequence released for idleness lets it park then.
+      if ((this.#deployment?.liveSequences ?? 0) > 0) return this.#armIdle();
       this.#log.info(`${this.name} v${this.version}: idle for ${this.#idle.timeoutMs} ms, ${this.#idle.park === "host" ? "parking" : "unloading"}`);
       void this.park("idle");
     }, afterMs ?? this.#idle.timeoutMs);

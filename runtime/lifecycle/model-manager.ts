@@ -273,6 +273,7 @@ export class ModelManager {
         memory: v.footprint(),
         cacheEnabled: fn.declared?.response_cache?.enable === true && this.#options.responseCache !== undefined,
         cold: isCold(fn, v),
+        ...(fn.declared?.sequence_batching && { sequences: v.liveSequences }),
       })),
     );
   }

@@ -43,7 +43,8 @@ export class PoolManager {
   async #makeRoom(loading: ManagedVersion, need: Footprint, others: ManagedVersion[]): Promise<void> {
     const used = others.reduce((sum, v) => add(sum, v.footprint()), loading.footprint());
     const candidates: RoomCandidate[] = others
-      .filter((v) => (v.state === "READY" && v.inflight === 0 && !v.loading) || v.state === "PARKED")
+      // Not one holding live sequences: parking it for room would end them.
+      .filter((v) => (v.state === "READY" && v.inflight === 0 && !v.loading && v.liveSequences === 0) || v.state === "PARKED")
       .map((v) => {
         const held = v.footprint();
         return { key: key(v), state: v.state as "READY" | "PARKED", lastUsed: v.lastUsed, parkFrees: sub(held, v.footprintWhenParked()), evictFrees: held };

@@ -1,4 +1,4 @@
-import type { DispatchReason, ExecutionTiming, SchedulerObserver } from "../scheduler/mod.ts";
+import type { DispatchReason, ExecutionTiming, SchedulerObserver, SequenceEvent } from "../scheduler/mod.ts";
 
 /** A cumulative duration statistic, as Triton reports it. */
 export interface Duration {
@@ -73,6 +73,8 @@ export class ModelStats implements SchedulerObserver {
   /** Executions by why their batch left when it did (`tensorfn_batch_dispatches_total`). */
   readonly #dispatches = new Map<DispatchReason, number>();
   #rateLimited = 0;
+  /** Sequences by what happened to them (`tensorfn_sequences_total`). */
+  readonly #sequences = new Map<SequenceEvent, number>();
   readonly #requestHistogram = emptyHistogram();
   readonly #queueHistogram = emptyHistogram();
   /** Seconds the last load of this version took (`nv_model_load_duration_secs`). */
@@ -178,12 +180,19 @@ export class ModelStats implements SchedulerObserver {
     this.#rateLimited++;
   }
 
+  /** A sequence started, ended, was released for idleness or started over. */
+  sequence(event: SequenceEvent): void {
+    this.#revision++;
+    this.#sequences.set(event, (this.#sequences.get(event) ?? 0) + 1);
+  }
+
   /** What Prometheus exposes beyond the Triton statistics: failures by reason and latency histograms. */
   metrics() {
     return {
       failures: new Map(this.#failures),
       dispatches: new Map(this.#dispatches),
       rateLimited: this.#rateLimited,
+      sequences: new Map(this.#sequences),
       requestHistogram: { ...this.#requestHistogram, buckets: [...this.#requestHistogram.buckets] },
       queueHistogram: { ...this.#queueHistogram, buckets: [...this.#queueHistogram.buckets] },
       loadSeconds: this.loadSeconds,

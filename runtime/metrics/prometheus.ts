@@ -1,4 +1,4 @@
-import { DISPATCH_REASONS } from "../scheduler/mod.ts";
+import { DISPATCH_REASONS, SEQUENCE_EVENTS } from "../scheduler/mod.ts";
 import type { ModelStats } from "./model-stats.ts";
 import { COLD_START_BUCKETS, LATENCY_BUCKETS } from "./model-stats.ts";
 import type { Histogram } from "./model-stats.ts";
@@ -20,6 +20,8 @@ export interface MetricsEntry {
   cacheEnabled?: boolean;
   /** Not in memory but loaded by the next request (lazy mode, or unloaded when idle): what a person watching calls cold. */
   cold?: boolean;
+  /** Sequences whose state the version holds now (a sequence batcher's). */
+  sequences?: number;
 }
 
 /** Where the metrics come from; called on every scrape. */
@@ -100,6 +102,12 @@ export function createPrometheus(source: MetricsSource, options: { histogramLate
   family("nv_inference_exec_count", "counter", "Number of model executions performed (a batch counts 1)", per((r) => r.stat.execution_count));
   family("tensorfn_batch_dispatches_total", "counter", `Executions by why the dynamic batcher sent the batch when it did (${DISPATCH_REASONS.join(", ")})`, (rows) =>
     rows.flatMap((row) => [...row.metrics.dispatches].map(([reason, value]) => ({ row, labels: { reason }, value }))),
+  );
+  family("tensorfn_sequences_total", "counter", `Sequences by what happened to them (${SEQUENCE_EVENTS.join(", ")}; idle: released after max_sequence_idle_microseconds)`, (rows) =>
+    rows.flatMap((row) => [...row.metrics.sequences].map(([event, value]) => ({ row, labels: { event }, value }))),
+  );
+  family("tensorfn_sequences_live", "gauge", "Sequences whose state the version holds now (sequence_batching)", (rows) =>
+    rows.filter((row) => row.e.sequences !== undefined).map((row) => ({ row, labels: {}, value: row.e.sequences! })),
   );
   family("nv_inference_pending_request_count", "gauge", "Instantaneous number of requests queued, not yet executing", per((r) => r.e.pending));
   family("nv_inference_request_duration_us", "counter", "Cumulative inference request duration in microseconds", per((r) => us(r.stat.inference_stats.success.ns)));

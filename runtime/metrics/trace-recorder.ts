@@ -107,6 +107,9 @@ export function observeAll(...observers: SchedulerObserver[]): SchedulerObserver
     executed: (timing) => {
       for (const o of observers) o.executed(timing);
     },
+    sequence: (event) => {
+      for (const o of observers) o.sequence?.(event);
+    },
   };
 }
 

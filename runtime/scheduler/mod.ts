@@ -3,8 +3,8 @@ export { createScheduler, hasInstances, sequenceFeeds } from "./create-scheduler
 export { EnsembleScheduler } from "./ensemble/ensemble-scheduler.ts";
 export type { EnsembleSchedulerOptions, StepDispatch } from "./ensemble/ensemble-scheduler.ts";
 export type { SchedulerSetup } from "./create-scheduler.ts";
-export type { DispatchReason, ExecutionTiming, SchedulerObserver } from "./scheduler-observer.ts";
-export { DISPATCH_REASONS } from "./scheduler-observer.ts";
+export type { DispatchReason, ExecutionTiming, SchedulerObserver, SequenceEvent } from "./scheduler-observer.ts";
+export { DISPATCH_REASONS, SEQUENCE_EVENTS } from "./scheduler-observer.ts";
 export type { LevelPolicy } from "./queue/priority-queue.ts";
 export { PriorityQueue } from "./queue/priority-queue.ts";
 export { CostModel } from "./dynamic/cost-model.ts";

@@ -42,4 +42,10 @@ export interface SchedulerObserver {
   /** A request left the queue at `atMs` (clock time) after waiting `queueMs`. */
   dequeued(queueMs: number, atMs: number): void;
   executed(timing: ExecutionTiming): void;
+  /** A sequence started, ended, was released for idleness, or was started over (a sequence batcher). */
+  sequence?(event: SequenceEvent): void;
 }
+
+/** What happened to a sequence (`tensorfn_sequences_total`'s `event`). */
+export const SEQUENCE_EVENTS = ["start", "end", "idle", "restart"] as const;
+export type SequenceEvent = (typeof SEQUENCE_EVENTS)[number];

@@ -52,6 +52,11 @@ export interface Scheduler {
   inflight(): number;
   /** Requests waiting to execute, not yet executing (Triton's pending request count). */
   readonly queued: number;
+  /**
+   * Sequences live now, each holding its state here (a sequence batcher); absent elsewhere. A
+   * version that holds any is not parked: that would end them.
+   */
+  readonly sequences?: number;
   /** Refuses new requests and resolves once everything queued has finished. */
   stop(): Promise<void>;
 }

@@ -49,7 +49,7 @@ async function alone(session: ort.InferenceSession, audio: Float32Array): Promis
   for (const f of frames(audio)) {
     const r = await session.run({ input: new ort.Tensor("float32", Float32Array.from(f), [1, FRAME]), state: new ort.Tensor("float32", state, [2, 1, 128]), sr: new ort.Tensor("int64", BigInt64Array.of(16000n), []) });
     probs.push((r.output!.data as Float32Array)[0]!);
-    state = r.stateN!.data as Float32Array;
+    state = Float32Array.from(r.stateN!.data as Float32Array);
   }
   return probs;
 }
@@ -57,7 +57,7 @@ async function alone(session: ort.InferenceSession, audio: Float32Array): Promis
 let server: TestServer;
 let session: ort.InferenceSession;
 beforeAll(async () => {
-  server = await startServer({ repository: tempRepository("vad"), controlMode: "explicit", loadModels: ["vad"] });
+  server = await startServer({ repository: tempRepository("vad"), controlMode: "explicit", loadModels: ["vad"], grpc: true });
   session = await ort.InferenceSession.create(join(FUNCTIONS, "vad", "1", "model.onnx"));
 }, 120_000);
 afterAll(async () => {
@@ -125,6 +125,42 @@ describe("sequence batching on Silero VAD", () => {
     expect((await frame(79, f)).error).toMatch(/no such sequence is live/);
   });
 
+  it("counts sequences in the metrics: started, ended, live", async () => {
+    const f = new Float32Array(FRAME);
+    await frame("m1", f, { start: true });
+    await frame("m2", f, { start: true });
+    await frame("m2", f, { end: true });
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const value = (line: RegExp) => Number(text.split("\n").find((l) => line.test(l))?.split(" ").at(-1));
+    expect(value(/^tensorfn_sequences_total\{model="vad",version="1",event="start"\}/)).toBeGreaterThanOrEqual(2);
+    expect(value(/^tensorfn_sequences_total\{model="vad",version="1",event="end"\}/)).toBeGreaterThanOrEqual(1);
+    expect(value(/^tensorfn_sequences_live\{model="vad",version="1"\}/)).toBeGreaterThanOrEqual(1);
+  });
+
+  it("takes a sequence's frames over gRPC as well (sequence_id and flags as InferParameters)", async () => {
+    const { credentials, loadPackageDefinition, Metadata } = await import("@grpc/grpc-js");
+    const { loadSync } = await import("@grpc/proto-loader");
+    const proto = (dir: string) => new URL(`../../runtime/${dir}/proto/`, import.meta.url).pathname;
+    const definition = loadSync(["grpc_service.proto"], { includeDirs: [proto("grpc"), proto("config")], keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true });
+    const Service = (loadPackageDefinition(definition) as any).inference.GRPCInferenceService; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const client = new Service(server.grpc!, credentials.createInsecure());
+    const audio = speech(1, 5);
+    const expected = await alone(session, audio);
+    const got: number[] = [];
+    try {
+      for (const [i, f] of frames(audio).entries()) {
+        const parameters = { sequence_id: { int64_param: 4242 }, ...(i === 0 && { sequence_start: { bool_param: true } }), ...(i === 30 && { sequence_end: { bool_param: true } }) };
+        const answer = await new Promise<any>((resolve, reject) => // eslint-disable-line @typescript-eslint/no-explicit-any
+          client.ModelInfer({ model_name: "vad", parameters, inputs: [{ name: "input", datatype: "FP32", shape: [1, FRAME] }], raw_input_contents: [Buffer.from(Float32Array.from(f).buffer)] }, new Metadata(), (e: Error | null, v: unknown) => (e ? reject(e) : resolve(v))),
+        );
+        got.push(new Float32Array(new Uint8Array(answer.raw_output_contents[0]).buffer)[0]!);
+      }
+    } finally {
+      client.close();
+    }
+    got.forEach((p, j) => expect(p, `frame ${j}`).toBeCloseTo(expected[j]!, 5));
+  });
+
   it("reports its configuration in Triton's form", async () => {
     const config = (await (await fetch(`${server.url}/v2/models/vad/config`)).json()) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
     expect(config.sequence_batching).toMatchObject({ max_sequence_idle_microseconds: 10000000, oldest: { max_queue_delay_microseconds: 500 }, state: [{ input_name: "state", output_name: "stateN", dims: [2, 128] }] });
@@ -137,3 +173,25 @@ async function stats(): Promise<{ inference_count: number; execution_count: numb
   const json = (await (await fetch(`${server.url}/v2/models/vad/stats`)).json()) as { model_stats: { inference_count: number; execution_count: number }[] };
   return json.model_stats[0]!;
 }
+
+describe("a function holding live sequences", () => {
+  it("does not park for idleness while a sequence is live, and parks once none is", async () => {
+    const idle = await startServer({ repository: tempRepository("vad"), controlMode: "explicit", loadModels: ["vad"], idleTimeoutMs: 300 });
+    // From the index, which loads nothing (model metadata would wake a parked function).
+    const state = async () =>
+      ((await (await fetch(`${idle.url}/v2/repository/index`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).json()) as { name: string; state: string }[]).find((e) => e.name === "vad")!.state;
+    const send = (flags: object) =>
+      fetch(`${idle.url}/v2/models/vad/infer`, { method: "POST", body: JSON.stringify({ parameters: { sequence_id: 1, ...flags }, inputs: [{ name: "input", datatype: "FP32", shape: [1, FRAME], data: Array(FRAME).fill(0) }] }) });
+    try {
+      expect((await send({ sequence_start: true })).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 900));
+      expect(await state()).toBe("READY");
+      expect((await send({})).status).toBe(200); // its state is still there
+      expect((await send({ sequence_end: true })).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 900));
+      expect(await state()).toBe("PARKED");
+    } finally {
+      await idle.close();
+    }
+  });
+});

@@ -1,7 +1,7 @@
 import { invalidArg, RuntimeError } from "../../core/mod.ts";
 import type { Clock, Tensor } from "../../core/mod.ts";
 import { concatBatch, splitBatch } from "../../tensor/mod.ts";
-import type { SchedulerObserver } from "../scheduler-observer.ts";
+import type { SchedulerObserver, SequenceEvent } from "../scheduler-observer.ts";
 import type { InstanceScheduler, ModelInstance, ScheduledRequest, ScheduledResult } from "../scheduler.ts";
 import { planSequences } from "./sequence-plan.ts";
 import type { PlannedSequence, SequencePolicy } from "./sequence-plan.ts";
@@ -30,7 +30,7 @@ export interface SequenceBatcherOptions {
   clock: Clock;
   observer?: SchedulerObserver;
   /** Told when a sequence starts, ends, is released for idleness, or is cut off by a new START. */
-  onSequence?: (event: "start" | "end" | "idle" | "restart", id: number | string) => void;
+  onSequence?: (event: SequenceEvent, id: number | string) => void;
 }
 
 interface Pending {
@@ -193,9 +193,14 @@ export class SequenceBatcher implements InstanceScheduler {
     if (!placed) this.#backlog.push(sequence);
     const at = this.#released.indexOf(key);
     if (at >= 0) this.#released.splice(at, 1);
-    this.#o.onSequence?.("start", id);
+    this.#event("start", id);
     this.#watchIdle();
     return sequence;
+  }
+
+  #event(event: SequenceEvent, id: number | string): void {
+    this.#o.observer?.sequence?.(event);
+    this.#o.onSequence?.(event, id);
   }
 
   #slots(): number {
@@ -227,7 +232,7 @@ export class SequenceBatcher implements InstanceScheduler {
       p.reject(invalidArg(`${why} before this request ran`));
     }
     this.#close(sequence);
-    this.#o.onSequence?.("restart", sequence.id);
+    this.#event("restart", sequence.id);
   }
 
   #pump(): void {
@@ -308,7 +313,7 @@ export class SequenceBatcher implements InstanceScheduler {
         s.lastActive = now;
         if (taken[i]!.control.end) {
           this.#close(s);
-          this.#o.onSequence?.("end", s.id);
+          this.#event("end", s.id);
         }
       });
       this.#release(instance);
@@ -335,7 +340,7 @@ export class SequenceBatcher implements InstanceScheduler {
         this.#close(s);
         this.#released.push(s.key);
         if (this.#released.length > REMEMBERED) this.#released.shift();
-        this.#o.onSequence?.("idle", s.id);
+        this.#event("idle", s.id);
       }
       if (this.#sequences.size > 0) this.#watchIdle();
       this.#pump();
