@@ -161,6 +161,25 @@ describe("sequence batching on Silero VAD", () => {
     got.forEach((p, j) => expect(p, `frame ${j}`).toBeCloseTo(expected[j]!, 5));
   });
 
+  it("finds the speech in a WAV file streamed by the example client (functions/vad/stream-wav.ts)", async () => {
+    const { streamFrames, wavSamples } = await import("../../functions/vad/stream-wav.ts");
+    const { speechSegments } = await import("../../functions/vad/speech-segments.ts");
+    // 1 s silence, 1.5 s speech, 1 s quiet noise, 1 s speech, 0.5 s silence — as 16-bit PCM.
+    const parts = [new Float32Array(SR), speech(1.5, 0.3), noise(1, 5), speech(1, 1.1), new Float32Array(SR / 2)];
+    const audio = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+    parts.reduce((at, p) => (audio.set(p, at), at + p.length), 0);
+    const wav = pcmWav(audio);
+    const probabilities = await streamFrames(server.url, wavSamples(wav), "wav-test");
+    const segments = speechSegments(probabilities, { frameMs: (FRAME / SR) * 1000 });
+    expect(segments).toHaveLength(2);
+    expect(segments[0]!.start).toBeCloseTo(1.0, 0);
+    expect(segments[0]!.end).toBeGreaterThan(2.2);
+    expect(segments[0]!.end).toBeLessThan(2.9);
+    expect(segments[1]!.start).toBeGreaterThan(3.4);
+    expect(segments[1]!.start).toBeLessThan(3.8);
+    expect(segments[1]!.end).toBeLessThan(4.9);
+  });
+
   it("reports its configuration in Triton's form", async () => {
     const config = (await (await fetch(`${server.url}/v2/models/vad/config`)).json()) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
     expect(config.sequence_batching).toMatchObject({ max_sequence_idle_microseconds: 10000000, oldest: { max_queue_delay_microseconds: 500 }, state: [{ input_name: "state", output_name: "stateN", dims: [2, 128] }] });
@@ -195,3 +214,25 @@ describe("a function holding live sequences", () => {
     }
   });
 });
+
+/** A 16-bit PCM mono 16 kHz WAV file of `samples`. */
+function pcmWav(samples: Float32Array): Uint8Array {
+  const bytes = new Uint8Array(44 + 2 * samples.length);
+  const view = new DataView(bytes.buffer);
+  const text = (at: number, s: string) => [...s].forEach((c, i) => (bytes[at + i] = c.charCodeAt(0)));
+  text(0, "RIFF");
+  view.setUint32(4, 36 + 2 * samples.length, true);
+  text(8, "WAVE");
+  text(12, "fmt ");
+  view.setUint32(16, 16, true);
+  view.setUint16(20, 1, true);
+  view.setUint16(22, 1, true);
+  view.setUint32(24, SR, true);
+  view.setUint32(28, 2 * SR, true);
+  view.setUint16(32, 2, true);
+  view.setUint16(34, 16, true);
+  text(36, "data");
+  view.setUint32(40, 2 * samples.length, true);
+  samples.forEach((s, i) => view.setInt16(44 + 2 * i, Math.max(-32768, Math.min(32767, Math.round(s * 32767))), true));
+  return bytes;
+}
