@@ -100,6 +100,7 @@ function sequenceBatcher(config: FunctionConfig, seq: SequenceBatching, setup: S
     shared,
     clock: setup.clock,
     observer: setup.observer,
+    arrivals: setup.arrivals,
   });
 }
 

@@ -228,7 +228,7 @@ describe("sequence tensors and plan", () => {
     ];
     expect(planSequences(seqs, policy, 10)).toEqual({ run: ["d", "e"] });
     expect(planSequences(seqs.slice(0, 3), policy, 10)).toEqual({ run: ["a"] });
-    expect(planSequences(seqs.slice(0, 3), { ...policy, maxQueueDelayMs: 5 }, 4)).toEqual({ waitUntil: 8 });
+    expect(planSequences(seqs.slice(0, 3), { ...policy, maxQueueDelayMs: 5 }, 4)).toEqual({ waitUntil: 8, partial: ["a"] });
     expect(planSequences([], policy, 0)).toEqual({ idle: true });
   });
 });

@@ -2,7 +2,7 @@ import { invalidArg, RuntimeError } from "../../core/mod.ts";
 import type { Clock, Tensor } from "../../core/mod.ts";
 import { concatBatch, splitBatch } from "../../tensor/mod.ts";
 import type { SchedulerObserver, SequenceEvent } from "../scheduler-observer.ts";
-import type { InstanceScheduler, ModelInstance, ScheduledRequest, ScheduledResult } from "../scheduler.ts";
+import type { Arrivals, InstanceScheduler, ModelInstance, ScheduledRequest, ScheduledResult } from "../scheduler.ts";
 import { planSequences } from "./sequence-plan.ts";
 import type { PlannedSequence, SequencePolicy } from "./sequence-plan.ts";
 import { controlTensor, gatherAlong, initialState, scatterAlong } from "./sequence-tensors.ts";
@@ -29,6 +29,8 @@ export interface SequenceBatcherOptions {
   shared: Readonly<Record<string, Tensor>>;
   clock: Clock;
   observer?: SchedulerObserver;
+  /** What the server knows of requests still to come: when none can arrive, a partial execution waits for nothing. */
+  arrivals?: Arrivals;
   /** Told when a sequence starts, ends, is released for idleness, or is cut off by a new START. */
   onSequence?: (event: SequenceEvent, id: number | string) => void;
 }
@@ -239,11 +241,16 @@ export class SequenceBatcher implements InstanceScheduler {
     while (this.#free.length > 0) {
       const decision = planSequences(this.#planned(), this.#o.policy, this.#o.clock.now());
       if ("idle" in decision) break;
+      let run: string[];
       if ("waitUntil" in decision) {
-        this.#wake(decision.waitUntil);
-        break;
-      }
-      void this.#execute(this.#free.pop()!, decision.run.map((key) => this.#sequences.get(key)!));
+        // Every client's connection carries a request already: no frame can join by waiting.
+        if (this.#o.arrivals?.mayArrive() !== false) {
+          this.#wake(decision.waitUntil);
+          break;
+        }
+        run = decision.partial;
+      } else run = decision.run;
+      void this.#execute(this.#free.pop()!, run.map((key) => this.#sequences.get(key)!));
     }
     if (this.#stopping && this.inflight() === 0) for (const done of this.#drained.splice(0)) done();
   }

@@ -25,8 +25,8 @@ export interface SequencePolicy {
   preferredBatchSizes: readonly number[];
 }
 
-/** What to do now: run these sequences' heads, wait until a time, or nothing. */
-export type SequenceDecision = { run: string[] } | { waitUntil: number } | { idle: true };
+/** What to do now: run these sequences' heads, wait until a time (for more than `partial`), or nothing. */
+export type SequenceDecision = { run: string[] } | { waitUntil: number; partial: string[] } | { idle: true };
 
 /**
  * The next execution: the ready sequences (placed, not busy, a request queued), oldest head first,
@@ -46,5 +46,5 @@ export function planSequences(sequences: Iterable<PlannedSequence>, policy: Sequ
   if (policy.preferredBatchSizes.includes(batch.length)) return run;
   if (policy.minimumUtilization > 0 && batch.length >= policy.minimumUtilization * policy.maxBatchSize) return run;
   const due = ready[0]!.headSince! + policy.maxQueueDelayMs;
-  return now >= due ? run : { waitUntil: due };
+  return now >= due ? run : { waitUntil: due, partial: run.run };
 }
