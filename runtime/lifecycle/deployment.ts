@@ -100,6 +100,7 @@ export class Deployment {
       dispatch: options.dispatch,
       arrivals: options.arrivals,
       outputRatio: options.outputRatio,
+      log: options.log,
     });
     if (hasInstances(this.#scheduler)) this.#instances = this.#scheduler;
   }

@@ -25,6 +25,8 @@ export interface SchedulerSetup {
   arrivals?: Arrivals;
   /** An ensemble answer's ceiling as a multiple of its input bytes; see EnsembleSchedulerOptions.outputRatio. */
   outputRatio?: number;
+  /** Where a scheduler reports what a client should know of (a sequence started over). */
+  log?: { warn(message: string): void };
 }
 
 /** Whether a scheduler executes on instances of its own (the deployment then scales them). */
@@ -101,6 +103,9 @@ function sequenceBatcher(config: FunctionConfig, seq: SequenceBatching, setup: S
     clock: setup.clock,
     observer: setup.observer,
     arrivals: setup.arrivals,
+    onSequence: (event, id) => {
+      if (event === "restart") setup.log?.warn(`sequence ${typeof id === "number" ? id : JSON.stringify(id)} was started again (sequence_start on a live sequence): its previous run ended`);
+    },
   });
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { gatherAlong, planSequences, scatterAlong, SequenceBatcher } from "../../runtime/scheduler/mod.ts";
+import { controlTensor, gatherAlong, planSequences, scatterAlong, SequenceBatcher } from "../../runtime/scheduler/mod.ts";
 import type { ControlSpec, ModelInstance, RunOptions, ScheduledResult, StateSpec } from "../../runtime/scheduler/mod.ts";
 import type { Tensor } from "../../runtime/mod.ts";
 import { FakeClock } from "../support/fake-clock.ts";
@@ -209,6 +209,21 @@ describe("SequenceBatcher", () => {
 });
 
 describe("sequence tensors and plan", () => {
+  it("writes each control form: int32, fp32 and bool false/true values, and the id as UINT64, INT32 or a string", () => {
+    const rows = [
+      { start: true, end: false, id: 7 },
+      { start: false, end: true, id: 9 },
+    ];
+    expect([...(controlTensor({ name: "S", kind: "START", datatype: "INT32", values: [0, 1] }, rows).data as Int32Array)]).toEqual([1, 0]);
+    expect([...(controlTensor({ name: "E", kind: "END", datatype: "FP32", values: [-1, 1] }, rows).data as Float32Array)]).toEqual([-1, 1]);
+    const ready = controlTensor({ name: "R", kind: "READY", datatype: "BOOL", values: [0, 1] }, rows);
+    expect([ready.shape, [...(ready.data as Uint8Array)]]).toEqual([[2, 1], [1, 1]]);
+    expect([...(controlTensor({ name: "C", kind: "CORRID", datatype: "UINT64" }, rows).data as BigUint64Array)]).toEqual([7n, 9n]);
+    expect([...(controlTensor({ name: "C", kind: "CORRID", datatype: "INT32" }, rows).data as Int32Array)]).toEqual([7, 9]);
+    const named = controlTensor({ name: "C", kind: "CORRID", datatype: "BYTES" }, [{ start: true, end: false, id: "mic-1" }]);
+    expect((named.data as Uint8Array[]).map((b) => new TextDecoder().decode(b))).toEqual(["mic-1"]);
+  });
+
   it("gathers states along their batch axis and scatters them back", () => {
     const parts: Tensor[] = [0, 1, 2].map((r) => ({ datatype: "FP32", shape: [2, 1, 3], data: Float32Array.from({ length: 6 }, (_, i) => r * 100 + i) }));
     const all = gatherAlong(parts, 1);
