@@ -4,6 +4,6 @@
  * handler's import loads these few lines, not the server.
  */
 export { HandlerError, reply } from "./pipeline/handler-api.ts";
-export type { FunctionAnswer, FunctionReply, FunctionRequest, Handler, HandlerContext } from "./pipeline/handler-api.ts";
+export type { FunctionAnswer, FunctionReply, FunctionRequest, Handler, HandlerContext, SequenceHookEvent } from "./pipeline/handler-api.ts";
 export type { DataType, Logger, Tensor } from "./core/mod.ts";
 export type { FunctionConfig } from "./config/mod.ts";

@@ -101,6 +101,7 @@ export class Deployment {
       arrivals: options.arrivals,
       outputRatio: options.outputRatio,
       log: options.log,
+      onSequence: options.handler && ((event, id) => void options.handler!.sequence({ event, id })),
     });
     if (hasInstances(this.#scheduler)) this.#instances = this.#scheduler;
   }

@@ -84,6 +84,20 @@ export interface Handler {
   postprocess?(outputs: Record<string, Tensor>, request: FunctionRequest, ctx: HandlerContext): FunctionAnswer | Promise<FunctionAnswer>;
   /** Once, when the function unloads or parks, if it was initialized. */
   finalize?(ctx: HandlerContext): void | Promise<void>;
+  /**
+   * With `sequence_batching`: a sequence started (its `sequence_start` request arrived), ended (its
+   * `sequence_end` request ran), was released after `max_sequence_idle_microseconds` without a
+   * request (`idle`), or was started over by a new `sequence_start` (`restart`). Not awaited: the
+   * sequence's requests do not wait for it; a failure is logged.
+   */
+  onSequence?(event: SequenceHookEvent, ctx: HandlerContext): void | Promise<void>;
+}
+
+/** What `onSequence` is told. */
+export interface SequenceHookEvent {
+  event: "start" | "end" | "idle" | "restart";
+  /** The sequence's id, as its requests' `sequence_id` gave it. */
+  id: number | string;
 }
 
 const REPLY = Symbol.for("tensorfn.reply");

@@ -2,12 +2,12 @@ import { RuntimeError } from "../core/mod.ts";
 import type { Clock, Logger, Tensor } from "../core/mod.ts";
 import type { FunctionConfig } from "../config/mod.ts";
 import { HandlerError, reply } from "./handler-api.ts";
-import type { FunctionAnswer, FunctionRequest, Handler, HandlerContext } from "./handler-api.ts";
+import type { FunctionAnswer, FunctionRequest, Handler, HandlerContext, SequenceHookEvent } from "./handler-api.ts";
 import { RepeatGate, handlerStack, messageOf, repeatsNote } from "./handler-stacks.ts";
 import type { HandlerEscapes } from "./handler-escapes.ts";
 
 /** The steps of a handler, as its errors, timeouts and counters name them. */
-export type HandlerStep = "import" | "initialize" | "execute" | "compute" | "preprocess" | "postprocess" | "finalize" | "escape";
+export type HandlerStep = "import" | "initialize" | "execute" | "compute" | "preprocess" | "postprocess" | "finalize" | "sequence" | "escape";
 
 /** How one handler call ended, for the counters. */
 export type HandlerOutcome = "ok" | "error" | "timeout";
@@ -111,6 +111,14 @@ export class HandlerHost {
     const postprocess = handler.postprocess;
     if (typeof postprocess !== "function") return undefined;
     return { answer: await this.#call("postprocess", (ctx) => postprocess.call(handler, outputs, request, ctx), { clients: [request.signal] }) };
+  }
+
+  /** Tells the handler what happened to a sequence (`onSequence`), if it listens; a failure is logged, never thrown. */
+  async sequence(event: SequenceHookEvent): Promise<void> {
+    const handler = await this.#handler().catch(() => undefined);
+    const hook = handler?.onSequence;
+    if (typeof hook !== "function") return;
+    await this.#call("sequence", (ctx) => hook.call(handler, event, ctx)).catch((error: Error) => this.#options.log.warn(error.message));
   }
 
   /** Finalizes the handler if it was initialized; later calls are refused. */

@@ -1,5 +1,5 @@
 export { HandlerError, reply } from "./handler-api.ts";
-export type { FunctionAnswer, FunctionReply, FunctionRequest, Handler, HandlerContext } from "./handler-api.ts";
+export type { FunctionAnswer, FunctionReply, FunctionRequest, Handler, HandlerContext, SequenceHookEvent } from "./handler-api.ts";
 export { HandlerHost } from "./handler-host.ts";
 export type { HandlerHostOptions, HandlerOutcome, HandlerStep } from "./handler-host.ts";
 export { createHandlerBackend } from "./handler-backend.ts";

@@ -7,7 +7,7 @@ import { SequenceBatcher } from "./sequence/sequence-batcher.ts";
 import { controlTensor, gatherAlong, initialState } from "./sequence/sequence-tensors.ts";
 import type { ControlSpec, StateSpec } from "./sequence/sequence-tensors.ts";
 import type { LevelPolicy } from "./queue/priority-queue.ts";
-import type { SchedulerObserver } from "./scheduler-observer.ts";
+import type { SchedulerObserver, SequenceEvent } from "./scheduler-observer.ts";
 import type { Arrivals, InstanceScheduler, ModelInstance, Scheduler } from "./scheduler.ts";
 import { EnsembleScheduler } from "./ensemble/ensemble-scheduler.ts";
 import type { StepDispatch } from "./ensemble/ensemble-scheduler.ts";
@@ -27,6 +27,8 @@ export interface SchedulerSetup {
   outputRatio?: number;
   /** Where a scheduler reports what a client should know of (a sequence started over). */
   log?: { warn(message: string): void };
+  /** Told what happens to sequences (a sequence batcher): the function's handler hook. */
+  onSequence?: (event: SequenceEvent, id: number | string) => void;
 }
 
 /** Whether a scheduler executes on instances of its own (the deployment then scales them). */
@@ -104,6 +106,7 @@ function sequenceBatcher(config: FunctionConfig, seq: SequenceBatching, setup: S
     observer: setup.observer,
     arrivals: setup.arrivals,
     onSequence: (event, id) => {
+      setup.onSequence?.(event, id);
       if (event === "restart") setup.log?.warn(`sequence ${typeof id === "number" ? id : JSON.stringify(id)} was started again (sequence_start on a live sequence): its previous run ended`);
     },
   });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as ort from "onnxruntime-node";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FUNCTIONS, startServer } from "../../harness/start-server.ts";
 import type { TestServer } from "../../harness/start-server.ts";
@@ -236,3 +237,44 @@ function pcmWav(samples: Float32Array): Uint8Array {
   samples.forEach((s, i) => view.setInt16(44 + 2 * i, Math.max(-32768, Math.min(32767, Math.round(s * 32767))), true));
   return bytes;
 }
+
+describe("a handler's sequence hooks", () => {
+  it("hears each sequence start, end, restart and idle release (onSequence), in order", async () => {
+    const repo = tempRepository("vad");
+    // The hooks report to a second function (ctx.infer), which the test reads back.
+    writeFileSync(join(repo, "vad", "hooks.ts"), [
+      `import type { HandlerContext, SequenceHookEvent } from "tensorfn";`,
+      `export async function onSequence(e: SequenceHookEvent, ctx: HandlerContext) {`,
+      `  await ctx.infer("recorder", { EVENT: { datatype: "BYTES", shape: [1], data: [new TextEncoder().encode(e.event + " " + e.id)] } });`,
+      `}`,
+    ].join("\n"));
+    writeFileSync(join(repo, "vad", "function.yaml"), readFileSync(join(repo, "vad", "function.yaml"), "utf8").replace("max_sequence_idle_microseconds: 10000000", "max_sequence_idle_microseconds: 300000") + "handler: hooks.ts\n");
+    mkdirSync(join(repo, "recorder", "1"), { recursive: true });
+    writeFileSync(join(repo, "recorder", "function.yaml"), "backend: handler\nhandler: recorder.ts\ninput: [{ name: EVENT, data_type: TYPE_STRING, dims: [1] }]\noutput: [{ name: LOG, data_type: TYPE_STRING, dims: [1] }]\n");
+    writeFileSync(join(repo, "recorder", "recorder.ts"), [
+      `import type { Tensor } from "tensorfn";`,
+      `const seen: string[] = [];`,
+      `export function compute(inputs: Record<string, Tensor>) {`,
+      `  const text = new TextDecoder().decode((inputs.EVENT!.data as Uint8Array[])[0]);`,
+      `  if (text !== "read") seen.push(text);`,
+      `  return { LOG: { datatype: "BYTES", shape: [1], data: [new TextEncoder().encode(seen.join(","))] } };`,
+      `}`,
+    ].join("\n"));
+    const hooked = await startServer({ repository: repo, controlMode: "explicit", loadModels: ["vad", "recorder"] });
+    const send = (id: number, flags: object) =>
+      fetch(`${hooked.url}/v2/models/vad/infer`, { method: "POST", body: JSON.stringify({ parameters: { sequence_id: id, ...flags }, inputs: [{ name: "input", datatype: "FP32", shape: [1, FRAME], data: Array(FRAME).fill(0) }] }) });
+    const log = async () => {
+      const r = await fetch(`${hooked.url}/v2/models/recorder/infer`, { method: "POST", body: JSON.stringify({ inputs: [{ name: "EVENT", datatype: "BYTES", shape: [1], data: ["read"] }] }) });
+      return ((await r.json()) as { outputs: { data: string[] }[] }).outputs[0]!.data[0]!.split(",").filter(Boolean);
+    };
+    try {
+      for (const [id, flags] of [[1, { sequence_start: true }], [1, { sequence_start: true }], [1, { sequence_end: true }], [2, { sequence_start: true }]] as const) {
+        expect((await send(id, flags)).status).toBe(200);
+      }
+      await new Promise((r) => setTimeout(r, 800)); // sequence 2 goes idle
+      await expect.poll(log, { timeout: 5000 }).toEqual(["start 1", "restart 1", "start 1", "end 1", "start 2", "idle 2"]);
+    } finally {
+      await hooked.close();
+    }
+  });
+});
