@@ -66,7 +66,9 @@ function render(snapshot) {
     if (STATES.has(f.state)) span.className = f.state;
     cell(tr, "", "state").appendChild(span);
     cell(tr, String(f.instances));
-    cell(tr, String(f.pending));
+    // A sequence model's live sequences beside its queue: each holds its state (and a slot) here.
+    const queued = cell(tr, String(f.pending) + (f.sequences === undefined ? "" : " · " + f.sequences + " seq"));
+    if (f.sequences !== undefined) queued.title = f.sequences + " sequences live, their state held here";
     cell(tr, fmt(f.inferPerS), "throughput");
     cell(tr, fmt(f.failPerS), "failed").title = "of which refused by rate_limit: " + fmt(f.rateLimitedPerS) + "/s";
     cell(tr, fmt(f.p50Ms, 2));

@@ -8,6 +8,8 @@ export interface FunctionRow {
   state: string;
   instances: number;
   pending: number;
+  /** Sequences whose state the version holds (sequence_batching only). */
+  sequences?: number;
   inferPerS: number;
   reqPerS: number;
   /** Failed requests per second, and how many of those the rate limit refused. */
@@ -111,6 +113,7 @@ function sampleOf(e: MetricsEntry, now: number): Sample {
 /** A row with its rates between `before` and `sample` (none without an earlier sample). */
 function rowOf(e: MetricsEntry, sample: Sample, before: Sample | undefined): FunctionRow {
   const row: FunctionRow = { name: e.name, version: e.version, state: e.cold ? "COLD" : e.state, instances: e.instances, pending: e.pending, inferPerS: 0, reqPerS: 0, failPerS: 0, rateLimitedPerS: 0 };
+  if (e.sequences !== undefined) row.sequences = e.sequences;
   if (!before || sample.at <= before.at) return row;
   const seconds = (sample.at - before.at) / 1000;
   const requests = sample.success - before.success;

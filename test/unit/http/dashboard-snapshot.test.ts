@@ -51,6 +51,13 @@ describe("dashboard snapshots", () => {
     const builder = new SnapshotBuilder(() => [entry], () => ({ traceEvents: [] }));
     expect(builder.next(0).functions[0]!.state).toBe("COLD");
   });
+
+  it("shows a sequence model's live sequences, and none for other functions", () => {
+    const base = { version: "1", state: "READY", instances: 1, targetInstances: 1, pending: 0, stats: new ModelStats(), memory: { host: 0, device: 0 } };
+    const builder = new SnapshotBuilder(() => [{ ...base, name: "vad", sequences: 12 }, { ...base, name: "mlp" }], () => ({ traceEvents: [] }));
+    const [vad, mlp] = builder.next(0).functions;
+    expect([vad!.sequences, mlp!.sequences]).toEqual([12, undefined]);
+  });
 });
 
 describe("RateHistory", () => {
