@@ -228,6 +228,6 @@ export interface SequenceState {
   dims: number[];
   /** Ours: where the model's tensor has its batch dimension (Triton: 0). */
   batch_axis: number;
-  /** Triton's first state: zeros (the default). */
-  initial_state: { name: string; data_type: TritonDataType; dims: number[]; zero_data?: boolean }[];
+  /** Triton's first state: zeros (the default, or `zero_data`), or a file's raw bytes (`data_file`, in the function's initial_state/ folder). */
+  initial_state: { name: string; data_type: TritonDataType; dims: number[]; zero_data?: boolean; data_file?: string }[];
 }

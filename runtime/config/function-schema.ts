@@ -263,8 +263,14 @@ function sequenceBatchingSchema(dialect: Dialect) {
             name: z.string().default(""),
             data_type: z.enum(CONFIG_DATA_TYPES),
             dims: dims(dialect),
-            zero_data: z.literal(true, { error: "only zero_data: true is supported for an initial state yet (data_file is not)" }),
+            zero_data: z.boolean().optional(),
+            // Triton's: raw row-major bytes of one sequence's state, in the function's initial_state/ folder.
+            data_file: z.string().superRefine((path, ctx) => {
+              const problem = modelPathProblem(path);
+              if (problem) ctx.addIssue({ code: "custom", message: problem.replace("the version folder", "the function's initial_state/ folder") });
+            }).optional(),
           })
+          .refine((s) => (s.zero_data === true) !== (s.data_file !== undefined), { error: "needs one source: zero_data: true, or data_file (a file in the function's initial_state/ folder)" })
           .array()
           .max(1)
           .default([]),
@@ -610,6 +616,10 @@ function sequenceProblems(config: RawConfig): { path: PropertyKey[]; problem: st
     if (s.data_type === "TYPE_STRING") problems.push({ path: at("state", i, "data_type"), problem: "a state of strings is not supported" });
     if (s.dims.some((d) => d < 0)) problems.push({ path: at("state", i, "dims"), problem: "a state's dims must be fixed (no -1)" });
     if ((s.batch_axis ?? 0) > s.dims.length) problems.push({ path: at("state", i, "batch_axis"), problem: `${s.batch_axis} is beyond the state's ${s.dims.length + 1} dimensions` });
+    s.initial_state.forEach((init, j) => {
+      if (init.data_type !== s.data_type) problems.push({ path: at("state", i, "initial_state", j, "data_type"), problem: `${init.data_type} is not the state's ${s.data_type}` });
+      if (JSON.stringify(init.dims) !== JSON.stringify(s.dims)) problems.push({ path: at("state", i, "initial_state", j, "dims"), problem: `${JSON.stringify(init.dims)} is not the state's dims ${JSON.stringify(s.dims)}` });
+    });
   });
   (seq.shared_input ?? []).forEach((s, i) => {
     claim(s.name, "a shared input", at("shared_input", i, "name"));

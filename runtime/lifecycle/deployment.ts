@@ -55,6 +55,8 @@ export interface DeploymentOptions {
   optimizedForm?: () => Promise<Uint8Array | undefined>;
   /** Classification labels by output name (the outputs' `label_filename`s, read once per registration). */
   labels?: ReadonlyMap<string, readonly string[]>;
+  /** A sequence's first state by state input name, as raw bytes (`initial_state` `data_file`s); absent: zeros. */
+  initialStates?: ReadonlyMap<string, Uint8Array>;
 }
 
 /**
@@ -102,6 +104,7 @@ export class Deployment {
       outputRatio: options.outputRatio,
       log: options.log,
       onSequence: options.handler && ((event, id) => void options.handler!.sequence({ event, id })),
+      initialStates: options.initialStates,
     });
     if (hasInstances(this.#scheduler)) this.#instances = this.#scheduler;
   }

@@ -55,6 +55,8 @@ export interface LoadDeploymentOptions {
   /** The response cache and this version's scope in it (the function enables `response_cache`). */
   cache?: DeploymentOptions["cache"];
   labels?: DeploymentOptions["labels"];
+  /** The raw bytes of one sequence's first state, by state input name (`initial_state` `data_file`s). */
+  initialStates?: ReadonlyMap<string, Uint8Array>;
   /** The function's handler (its execute as the backend, or preprocess / postprocess beside the model), closed with the deployment. */
   handler?: DeploymentOptions["handler"];
   /**
@@ -138,7 +140,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     if (probing && !measured) {
       const session = sessions[0]!;
       const probe = config.model_warmup[0] ?? zeroSample(config);
-      const feeds = (batch: number) => sampleFeeds({ ...probe, batch_size: batch }, config, backend, options.warmupFiles)();
+      const feeds = (batch: number) => sampleFeeds({ ...probe, batch_size: batch }, config, backend, options.warmupFiles, options.initialStates)();
       // No worker to time it in (this runtime has none): time it here, one probe at a time.
       const time: Timer | undefined = session.time ? (f, runs) => session.time!(f, { runs }) : session.executionThread === "main" ? timeFromHere(session) : undefined;
       const measure = async () => (time ? exclusive(() => measureInline(time, config, feeds)) : undefined);
@@ -162,7 +164,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     const actual = sessions[0]!.executionThread;
     if (actual) config.parameters = { ...config.parameters, ...threadParameters(setting, actual, measured) };
     while (sessions.length < initial) sessions.push(await createInstance());
-    for (const sample of config.model_warmup) await exclusive(() => warmUp(sample, config, sessions, { backend, signal, files: options.warmupFiles }));
+    for (const sample of config.model_warmup) await exclusive(() => warmUp(sample, config, sessions, { backend, signal, files: options.warmupFiles, initialStates: options.initialStates }));
     return new Deployment({
       config,
       version,
@@ -178,6 +180,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
       onActivity: options.onActivity,
       cache: options.cache,
       labels: options.labels,
+      initialStates: options.initialStates,
       handler: options.handler,
       // A form made for the CPU provider (ORT's): where the sessions run elsewhere there is none to make.
       optimizedForm:
@@ -233,8 +236,8 @@ function placementKey(declared: LoadDeploymentOptions["declared"], shared: Omit<
  * feeds: a worker-backed session takes ownership of (transfers) its inputs' buffers, so feeds
  * reused after the first run would be detached.
  */
-async function warmUp(sample: WarmupSample, config: FunctionConfig, sessions: Session[], options: { backend: Backend; signal?: AbortSignal; files?: ReadonlyMap<string, Uint8Array> }): Promise<void> {
-  const feeds = sampleFeeds(sample, config, options.backend, options.files);
+async function warmUp(sample: WarmupSample, config: FunctionConfig, sessions: Session[], options: { backend: Backend; signal?: AbortSignal; files?: ReadonlyMap<string, Uint8Array>; initialStates?: ReadonlyMap<string, Uint8Array> }): Promise<void> {
+  const feeds = sampleFeeds(sample, config, options.backend, options.files, options.initialStates);
   for (const session of sessions) {
     for (let i = 0; i < Math.max(1, sample.count); i++) {
       options.signal?.throwIfAborted();
@@ -246,7 +249,7 @@ async function warmUp(sample: WarmupSample, config: FunctionConfig, sessions: Se
 }
 
 /** Fresh feeds for one sample per call (a worker takes ownership of the buffers it is sent). */
-function sampleFeeds(sample: WarmupSample, config: FunctionConfig, backend: Backend, files?: ReadonlyMap<string, Uint8Array>): () => Record<string, Tensor> {
+function sampleFeeds(sample: WarmupSample, config: FunctionConfig, backend: Backend, files?: ReadonlyMap<string, Uint8Array>, initialStates?: ReadonlyMap<string, Uint8Array>): () => Record<string, Tensor> {
   const batching = config.max_batch_size > 0;
   const inputs = Object.entries(sample.inputs).map(([name, input]) => {
     const shape = batching ? [sample.batch_size, ...input.dims] : [...input.dims];
@@ -257,7 +260,7 @@ function sampleFeeds(sample: WarmupSample, config: FunctionConfig, backend: Back
     try {
       const feeds = prepareRequest(request, config, { checkInput: backend.checkInput }).feeds;
       // A sequence model also takes its states (initial), controls (a start) and shared inputs.
-      return config.sequence_batching ? { ...feeds, ...sequenceFeeds(config, batching ? sample.batch_size : 1) } : feeds;
+      return config.sequence_batching ? { ...feeds, ...sequenceFeeds(config, batching ? sample.batch_size : 1, initialStates) } : feeds;
     } catch (error) {
       throw new RuntimeError("INVALID_ARG", `model_warmup '${sample.name}': ${(error as Error).message}`);
     }

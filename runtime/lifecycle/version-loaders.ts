@@ -5,6 +5,7 @@ import type { LoadLimits } from "../config/mod.ts";
 import type { ResponseCache } from "../cache/mod.ts";
 import { createHandlerBackend, HandlerHost } from "../pipeline/mod.ts";
 import { readModelFile } from "../repository/mod.ts";
+import { byteSize, fromConfigType } from "../tensor/mod.ts";
 import { PlacementMemory } from "./execution-thread.ts";
 import type { FunctionRecord, FunctionRegistryOptions } from "./function-registry.ts";
 import { loadDeployment } from "./load-deployment.ts";
@@ -87,10 +88,12 @@ export class VersionLoaders {
         const resolved = { ...declared, accelerator: declared.accelerator ?? this.#options.accelerator ?? "auto" };
         const warmupFiles = await this.#warmupFiles(fn);
         const labels = await this.#labels(fn);
+        const initialStates = await this.#initialStates(fn);
         const load = () =>
           loadDeployment({
             warmupFiles,
             labels,
+            initialStates,
             declared: resolved,
             version,
             bytes,
@@ -240,6 +243,39 @@ export class VersionLoaders {
       labels.set(name, lines.map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l)));
     }
     return labels;
+  }
+
+  /**
+   * The bytes of the sequence states' `initial_state` `data_file`s (Triton's), from the function's
+   * initial_state/ folder and nowhere else, each exactly one sequence's state in size; once per registration.
+   */
+  #initialStates(fn: FunctionRecord): Promise<Map<string, Uint8Array> | undefined> {
+    let read = this.#initialRead.get(fn);
+    if (!read) {
+      read = this.#readInitialStates(fn);
+      this.#initialRead.set(fn, read);
+      read.catch(() => this.#initialRead.delete(fn));
+    }
+    return read;
+  }
+
+  readonly #initialRead = new WeakMap<FunctionRecord, Promise<Map<string, Uint8Array> | undefined>>();
+
+  async #readInitialStates(fn: FunctionRecord): Promise<Map<string, Uint8Array> | undefined> {
+    const { platform } = this.#options;
+    const states = (fn.declared!.sequence_batching?.state ?? []).filter((s) => s.initial_state[0]?.data_file);
+    if (states.length === 0 || !fn.entry) return undefined;
+    const files = new Map<string, Uint8Array>();
+    for (const s of states) {
+      const name = s.initial_state[0]!.data_file!;
+      const expected = s.dims.reduce((a, b) => a * b, 1) * byteSize(fromConfigType(s.data_type));
+      const path = await resolveInside(platform, `${fn.entry.dir}/initial_state`, name);
+      const size = path === undefined ? undefined : (await platform.stat(path))?.size;
+      if (path === undefined || size === undefined) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': state '${s.input_name}' initial_state data_file '${name}' was not found in the function's initial_state/ folder`);
+      if (size !== expected) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': state '${s.input_name}' initial_state data_file '${name}' is ${size} bytes; one sequence's ${s.data_type} ${JSON.stringify(s.dims)} state is ${expected}`);
+      files.set(s.input_name, await platform.readFile(path));
+    }
+    return files;
   }
 
   async #loadEnsemble(fn: FunctionRecord, version: number, managed: ManagedVersion, labels: Map<string, readonly string[]> | undefined) {

@@ -1,7 +1,7 @@
 import type { Clock } from "../core/mod.ts";
 import type { DynamicBatching, FunctionConfig, QueuePolicy, SequenceBatching } from "../config/mod.ts";
 import type { Tensor } from "../core/mod.ts";
-import { decodeJsonData, fromConfigType } from "../tensor/mod.ts";
+import { decodeBinaryTensor, decodeJsonData, fromConfigType } from "../tensor/mod.ts";
 import { DynamicBatcher } from "./dynamic/dynamic-batcher.ts";
 import { SequenceBatcher } from "./sequence/sequence-batcher.ts";
 import { controlTensor, gatherAlong, initialState } from "./sequence/sequence-tensors.ts";
@@ -29,6 +29,8 @@ export interface SchedulerSetup {
   log?: { warn(message: string): void };
   /** Told what happens to sequences (a sequence batcher): the function's handler hook. */
   onSequence?: (event: SequenceEvent, id: number | string) => void;
+  /** A sequence's first state by state input name, as raw bytes; absent: zeros. */
+  initialStates?: ReadonlyMap<string, Uint8Array>;
 }
 
 /** Whether a scheduler executes on instances of its own (the deployment then scales them). */
@@ -85,7 +87,7 @@ function queueLevels(batching: DynamicBatching): { levels: LevelPolicy[]; defaul
 function sequenceBatcher(config: FunctionConfig, seq: SequenceBatching, setup: SchedulerSetup): SequenceBatcher {
   const strategy = seq.oldest ? "oldest" : "direct";
   const delayUs = seq.oldest?.max_queue_delay_microseconds ?? seq.direct?.max_queue_delay_microseconds ?? 0;
-  const { states, controls, shared } = sequenceSpecs(seq);
+  const { states, controls, shared } = sequenceSpecs(seq, setup.initialStates);
   return new SequenceBatcher({
     name: config.name,
     instances: setup.instances,
@@ -116,16 +118,22 @@ function sequenceBatcher(config: FunctionConfig, seq: SequenceBatching, setup: S
  * The tensors a sequence model takes beyond a request's for `rows` rows of new sequences (initial
  * states, controls saying each starts, shared inputs): what a warm-up or a timing probe feeds it.
  */
-export function sequenceFeeds(config: FunctionConfig, rows: number): Record<string, Tensor> {
-  const { states, controls, shared } = sequenceSpecs(config.sequence_batching!);
+export function sequenceFeeds(config: FunctionConfig, rows: number, initialStates?: ReadonlyMap<string, Uint8Array>): Record<string, Tensor> {
+  const { states, controls, shared } = sequenceSpecs(config.sequence_batching!, initialStates);
   const feeds: Record<string, Tensor> = { ...shared };
   for (const spec of states) feeds[spec.input] = gatherAlong(Array.from({ length: rows }, () => initialState(spec)), spec.batchAxis);
   for (const spec of controls) feeds[spec.name] = controlTensor(spec, Array.from({ length: rows }, (_, i) => ({ start: true, end: false, id: i + 1 })));
   return feeds;
 }
 
-function sequenceSpecs(seq: SequenceBatching): { states: StateSpec[]; controls: ControlSpec[]; shared: Record<string, Tensor> } {
-  const states: StateSpec[] = seq.state.map((s) => ({ input: s.input_name, output: s.output_name, datatype: fromConfigType(s.data_type), dims: s.dims, batchAxis: s.batch_axis }));
+function sequenceSpecs(seq: SequenceBatching, initialStates?: ReadonlyMap<string, Uint8Array>): { states: StateSpec[]; controls: ControlSpec[]; shared: Record<string, Tensor> } {
+  const states: StateSpec[] = seq.state.map((s) => {
+    const datatype = fromConfigType(s.data_type);
+    const bytes = initialStates?.get(s.input_name);
+    const spec: StateSpec = { input: s.input_name, output: s.output_name, datatype, dims: s.dims, batchAxis: s.batch_axis };
+    if (bytes) spec.initial = decodeBinaryTensor(bytes, { name: s.input_name, datatype, shape: s.dims });
+    return spec;
+  });
   const controls: ControlSpec[] = seq.control_input.map(({ name, control: [c] }) => {
     const kind = c!.kind.replace("CONTROL_SEQUENCE_", "") as ControlSpec["kind"];
     if (kind === "CORRID") return { name, kind, datatype: fromConfigType(c!.data_type!) };

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as ort from "onnxruntime-node";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FUNCTIONS, startServer } from "../../harness/start-server.ts";
 import type { TestServer } from "../../harness/start-server.ts";
@@ -275,6 +275,47 @@ describe("a handler's sequence hooks", () => {
       await expect.poll(log, { timeout: 5000 }).toEqual(["start 1", "restart 1", "start 1", "end 1", "start 2", "idle 2"]);
     } finally {
       await hooked.close();
+    }
+  });
+});
+
+describe("a state's initial_state from a data_file (Triton's)", () => {
+  it("starts every sequence from the file's state, and fails the load of a file of the wrong size or a missing one", async () => {
+    // The state Silero leaves after a second of speech, as raw little-endian FP32.
+    let state = new Float32Array(256);
+    const sr = new ort.Tensor("int64", BigInt64Array.of(16000n), []);
+    for (const f of frames(speech(1, 2))) {
+      const r = await session.run({ input: new ort.Tensor("float32", Float32Array.from(f), [1, FRAME]), state: new ort.Tensor("float32", state, [2, 1, 128]), sr });
+      state = Float32Array.from(r.stateN!.data as Float32Array);
+    }
+    const probe = frames(noise(1, 4))[3]!;
+    const expected = (await session.run({ input: new ort.Tensor("float32", Float32Array.from(probe), [1, FRAME]), state: new ort.Tensor("float32", state, [2, 1, 128]), sr })).output!.data as Float32Array;
+    const fromZeros = (await session.run({ input: new ort.Tensor("float32", Float32Array.from(probe), [1, FRAME]), state: new ort.Tensor("float32", new Float32Array(256), [2, 1, 128]), sr })).output!.data as Float32Array;
+    expect(Math.abs(expected[0]! - fromZeros[0]!)).toBeGreaterThan(1e-4); // the file's state matters
+
+    const repo = tempRepository("vad");
+    const yaml = readFileSync(join(repo, "vad", "function.yaml"), "utf8");
+    const withFile = (file: string) => yaml.replace("batch_axis: 1 }", `batch_axis: 1, initial_state: [{ data_type: TYPE_FP32, dims: [2, 128], data_file: ${file} }] }`);
+    mkdirSync(join(repo, "vad", "initial_state"));
+    writeFileSync(join(repo, "vad", "initial_state", "speaking.bin"), new Uint8Array(state.buffer));
+    writeFileSync(join(repo, "vad", "initial_state", "short.bin"), new Uint8Array(100));
+    writeFileSync(join(repo, "vad", "function.yaml"), withFile("speaking.bin"));
+    for (const [name, file] of [["short", "short.bin"], ["missing", "nowhere.bin"]]) {
+      mkdirSync(join(repo, name!));
+      for (const entry of ["1", "initial_state"]) cpSync(join(repo, "vad", entry), join(repo, name!, entry), { recursive: true });
+      writeFileSync(join(repo, name!, "function.yaml"), withFile(file!));
+    }
+    const started = await startServer({ repository: repo, controlMode: "lazy" });
+    try {
+      const send = async (model: string) => {
+        const r = await fetch(`${started.url}/v2/models/${model}/infer`, { method: "POST", body: JSON.stringify({ parameters: { sequence_id: 1, sequence_start: true }, inputs: [{ name: "input", datatype: "FP32", shape: [1, FRAME], data: [...probe] }] }) });
+        return (await r.json()) as { outputs?: { data: number[] }[]; error?: string };
+      };
+      expect((await send("vad")).outputs![0]!.data[0]).toBeCloseTo(expected[0]!, 5);
+      expect((await send("short")).error).toMatch(/state 'state' initial_state data_file 'short\.bin' is 100 bytes; one sequence's TYPE_FP32 \[2,128\] state is 1024/);
+      expect((await send("missing")).error).toMatch(/initial_state data_file 'nowhere\.bin' was not found in the function's initial_state\/ folder/);
+    } finally {
+      await started.close();
     }
   });
 });
