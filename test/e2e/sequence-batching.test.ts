@@ -138,7 +138,7 @@ describe("sequence batching on Silero VAD", () => {
     expect(value(/^tensorfn_sequences_live\{model="vad",version="1"\}/)).toBeGreaterThanOrEqual(1);
   });
 
-  it("takes a sequence's frames over gRPC as well (sequence_id and flags as InferParameters)", async () => {
+  it("takes a sequence's frames over gRPC as well (sequence_id and flags as InferParameters), one by one or all at once on a stream", async () => {
     const { credentials, loadPackageDefinition, Metadata } = await import("@grpc/grpc-js");
     const { loadSync } = await import("@grpc/proto-loader");
     const proto = (dir: string) => new URL(`../../runtime/${dir}/proto/`, import.meta.url).pathname;
@@ -160,6 +160,32 @@ describe("sequence batching on Silero VAD", () => {
       client.close();
     }
     got.forEach((p, j) => expect(p, `frame ${j}`).toBeCloseTo(expected[j]!, 5));
+
+    // Over ModelStreamInfer, every frame of two streams written at once: each stream's frames still run in order.
+    const streamed = new Service(server.grpc!, credentials.createInsecure());
+    const other = noise(1, 8);
+    const expectedOther = await alone(session, other);
+    const duplex = streamed.ModelStreamInfer();
+    const answers = new Map<string, number>();
+    const finished = new Promise<void>((resolve, reject) => {
+      duplex.on("data", (m: any) => { // eslint-disable-line @typescript-eslint/no-explicit-any
+        if (m.error_message) reject(new Error(m.error_message));
+        answers.set(m.infer_response.id, new Float32Array(new Uint8Array(m.infer_response.raw_output_contents[0]).buffer)[0]!);
+      });
+      duplex.on("end", resolve);
+      duplex.on("error", reject);
+    });
+    for (const [id, clip] of [[5151, audio], [5252, other]] as const) {
+      frames(clip).forEach((f, i) => {
+        const parameters = { sequence_id: { int64_param: id }, ...(i === 0 && { sequence_start: { bool_param: true } }), ...(i === 30 && { sequence_end: { bool_param: true } }) };
+        duplex.write({ model_name: "vad", id: `${id}/${i}`, parameters, inputs: [{ name: "input", datatype: "FP32", shape: [1, FRAME] }], raw_input_contents: [Buffer.from(Float32Array.from(f).buffer)] });
+      });
+    }
+    duplex.end();
+    await finished;
+    streamed.close();
+    expected.forEach((p, j) => expect(answers.get(`5151/${j}`), `stream 5151 frame ${j}`).toBeCloseTo(p, 5));
+    expectedOther.forEach((p, j) => expect(answers.get(`5252/${j}`), `stream 5252 frame ${j}`).toBeCloseTo(p, 5));
   });
 
   it("finds the speech in a WAV file streamed by the example client (functions/vad/stream-wav.ts)", async () => {
