@@ -194,6 +194,22 @@ describe("SequenceBatcher", () => {
     expect(instance.executions.map((e) => e.x)).toEqual([[1, 2]]);
   });
 
+  it("drops a waiting request whose client went away, and runs the sequence's next one", async () => {
+    const { batcher, instance } = build({ manual: true });
+    const first = batcher.enqueue(frame(1, 1, { start: true }));
+    await settle();
+    const gone = new AbortController();
+    const dropped = batcher.enqueue(frame(1, 100), { signal: gone.signal });
+    const kept = batcher.enqueue(frame(1, 10), { signal: new AbortController().signal });
+    gone.abort();
+    await expect(dropped).rejects.toMatchObject({ code: "CANCELLED" });
+    instance.finish();
+    await settle();
+    instance.finish();
+    expect([value(await first), value(await kept)]).toEqual([1, 11]);
+    expect(batcher.inflight()).toBe(0);
+  });
+
   it("on stop, runs what placed sequences queued and refuses the backlog's", async () => {
     const { batcher, instance } = build({ manual: true, maxBatchSize: 1 });
     const a = batcher.enqueue(frame(1, 1, { start: true }));

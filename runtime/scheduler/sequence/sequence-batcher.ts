@@ -3,6 +3,7 @@ import type { Clock, Tensor } from "../../core/mod.ts";
 import { concatBatch, splitBatch } from "../../tensor/mod.ts";
 import type { SchedulerObserver, SequenceEvent } from "../scheduler-observer.ts";
 import type { Arrivals, InstanceScheduler, ModelInstance, ScheduledRequest, ScheduledResult } from "../scheduler.ts";
+import { SignalWatch } from "../queue/signal-watch.ts";
 import { planSequences } from "./sequence-plan.ts";
 import type { PlannedSequence, SequencePolicy } from "./sequence-plan.ts";
 import { controlTensor, gatherAlong, initialState, scatterAlong } from "./sequence-tensors.ts";
@@ -41,6 +42,9 @@ interface Pending {
   since: number;
   resolve(result: ScheduledResult): void;
   reject(error: unknown): void;
+  /** Its sequence, and the signal it is watched under while it waits. */
+  sequence: Sequence;
+  signal?: AbortSignal;
 }
 
 interface Sequence {
@@ -72,6 +76,7 @@ export class SequenceBatcher implements InstanceScheduler {
   /** Sequences waiting for a slot (direct), in arrival order. */
   readonly #backlog: Sequence[] = [];
   readonly #released: string[] = [];
+  readonly #watch = new SignalWatch<Pending>((pending) => this.#cancel(pending));
   readonly #free: ModelInstance[];
   #instances: number;
   #running = 0;
@@ -137,22 +142,30 @@ export class SequenceBatcher implements InstanceScheduler {
     if (end) sequence.ending = true;
     const live = sequence;
     return new Promise<ScheduledResult>((resolve, reject) => {
-      const pending: Pending = { request, control: { start, end, id }, since: this.#o.clock.now(), resolve, reject };
+      const pending: Pending = { request, control: { start, end, id }, since: this.#o.clock.now(), resolve, reject, sequence: live };
       live.queue.push(pending);
       this.#queued++;
-      options.signal?.addEventListener(
-        "abort",
-        () => {
-          const at = live.queue.indexOf(pending);
-          if (at < 0) return; // executing, or done
-          live.queue.splice(at, 1);
-          this.#queued--;
-          reject(new RuntimeError("CANCELLED", "the client went away before the request ran"));
-        },
-        { once: true },
-      );
+      if (options.signal) {
+        // One listener per signal (a connection's, shared by its requests), not one per request.
+        pending.signal = options.signal;
+        this.#watch.watch(options.signal, pending);
+      }
       this.#pump();
     });
+  }
+
+  /** A waiting request whose client went away leaves the queue. */
+  #cancel(pending: Pending): void {
+    const at = pending.sequence.queue.indexOf(pending);
+    if (at < 0) return; // executing, or done
+    pending.sequence.queue.splice(at, 1);
+    this.#queued--;
+    pending.reject(new RuntimeError("CANCELLED", "the client went away before the request ran"));
+  }
+
+  /** A request leaves the queue (to run, or refused): no longer watched. */
+  #unwatch(pending: Pending): void {
+    if (pending.signal) this.#watch.forget(pending.signal, pending);
   }
 
   addInstance(instance: ModelInstance): void {
@@ -177,6 +190,7 @@ export class SequenceBatcher implements InstanceScheduler {
     for (const s of this.#backlog.splice(0)) {
       for (const p of s.queue.splice(0)) {
         this.#queued--;
+        this.#unwatch(p);
         p.reject(new RuntimeError("UNAVAILABLE", `model '${this.#o.name}' is being unloaded; sequence ${show(s.id)} had not started running`));
       }
       this.#sequences.delete(s.key);
@@ -184,6 +198,7 @@ export class SequenceBatcher implements InstanceScheduler {
     if (this.inflight() > 0) await new Promise<void>((resolve) => this.#drained.push(resolve));
     this.#o.clock.clearTimeout(this.#timer);
     for (const s of [...this.#sequences.values()]) this.#close(s);
+    this.#watch.close();
   }
 
   #open(id: number | string, key: string): Sequence {
@@ -231,6 +246,7 @@ export class SequenceBatcher implements InstanceScheduler {
   #cutOff(sequence: Sequence, why: string): void {
     for (const p of sequence.queue.splice(0)) {
       this.#queued--;
+      this.#unwatch(p);
       p.reject(invalidArg(`${why} before this request ran`));
     }
     this.#close(sequence);
@@ -278,7 +294,9 @@ export class SequenceBatcher implements InstanceScheduler {
     const taken = batch.map((s) => {
       s.busy = true;
       this.#queued--;
-      return s.queue.shift()!;
+      const pending = s.queue.shift()!;
+      this.#unwatch(pending);
+      return pending;
     });
     this.#running += taken.length;
     const started = clock.now();
