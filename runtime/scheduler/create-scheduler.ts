@@ -100,6 +100,7 @@ function sequenceBatcher(config: FunctionConfig, seq: SequenceBatching, setup: S
       preferredBatchSizes: seq.oldest?.preferred_batch_size ?? [],
     },
     maxSequences: seq.max_sequences,
+    preserveOrdering: seq.oldest?.preserve_ordering ?? false,
     idleMs: seq.max_sequence_idle_microseconds / 1000,
     states,
     controls,

@@ -47,7 +47,7 @@ const CONTROLS: ControlSpec[] = [
   { name: "CORRID", kind: "CORRID", datatype: "UINT64" },
 ];
 
-function build(options: { manual?: boolean; strategy?: "direct" | "oldest"; maxBatchSize?: number; delayMs?: number; idleMs?: number; maxSequences?: number; instances?: number } = {}) {
+function build(options: { manual?: boolean; strategy?: "direct" | "oldest"; maxBatchSize?: number; delayMs?: number; idleMs?: number; maxSequences?: number; instances?: number; preserveOrdering?: boolean } = {}) {
   const clock = new FakeClock();
   const instances = Array.from({ length: options.instances ?? 1 }, () => new Accumulator(options.manual));
   const events: string[] = [];
@@ -57,6 +57,7 @@ function build(options: { manual?: boolean; strategy?: "direct" | "oldest"; maxB
     strategy: options.strategy ?? "direct",
     policy: { maxBatchSize: options.maxBatchSize ?? 4, maxQueueDelayMs: options.delayMs ?? 0, minimumUtilization: 0, preferredBatchSizes: [] },
     maxSequences: options.maxSequences ?? 64,
+    preserveOrdering: options.preserveOrdering,
     idleMs: options.idleMs ?? 1000,
     states: [STATE],
     controls: CONTROLS,
@@ -208,6 +209,22 @@ describe("SequenceBatcher", () => {
     instance.finish();
     expect([value(await first), value(await kept)]).toEqual([1, 11]);
     expect(batcher.inflight()).toBe(0);
+  });
+
+  it("preserve_ordering: answers leave in dispatch order when a later execution finishes first; without it, as they finish", async () => {
+    for (const preserveOrdering of [true, false]) {
+      const { batcher, instances } = build({ manual: true, strategy: "oldest", maxBatchSize: 1, instances: 2, preserveOrdering });
+      const order: number[] = [];
+      const a = batcher.enqueue(frame(1, 1, { start: true })).then(() => order.push(1));
+      const b = batcher.enqueue(frame(2, 2, { start: true })).then(() => order.push(2));
+      await settle();
+      const ranB = instances.find((i) => i.executions.some((e) => e.x[0] === 2))!;
+      ranB.finish(); // the later execution finishes first
+      await settle();
+      instances.find((i) => i !== ranB)!.finish();
+      await Promise.all([a, b]);
+      expect(order, `preserve_ordering ${preserveOrdering}`).toEqual(preserveOrdering ? [1, 2] : [2, 1]);
+    }
   });
 
   it("on stop, runs what placed sequences queued and refuses the backlog's", async () => {

@@ -22,6 +22,8 @@ export interface SequenceBatcherOptions {
   policy: SequencePolicy;
   /** Sequences live at once, backlog included; a START beyond it is refused (503). */
   maxSequences: number;
+  /** Answers leave in dispatch order even when instances finish out of order (oldest's preserve_ordering). */
+  preserveOrdering?: boolean;
   /** A sequence without a request for this long is released (Triton's max_sequence_idle_microseconds). */
   idleMs: number;
   states: readonly StateSpec[];
@@ -87,6 +89,8 @@ export class SequenceBatcher implements InstanceScheduler {
   #stopping = false;
   #drained: (() => void)[] = [];
   #removals: ((instance: ModelInstance) => void)[] = [];
+  /** Resolves once the most recently dispatched execution has answered (preserve_ordering). */
+  #lastDelivery: Promise<void> = Promise.resolve();
 
   constructor(options: SequenceBatcherOptions) {
     this.#o = options;
@@ -299,6 +303,10 @@ export class SequenceBatcher implements InstanceScheduler {
       return pending;
     });
     this.#running += taken.length;
+    // preserve_ordering: answers leave in dispatch order, after every earlier execution's.
+    const prior = this.#lastDelivery;
+    let delivered = () => {};
+    if (this.#o.preserveOrdering) this.#lastDelivery = new Promise<void>((resolve) => (delivered = resolve));
     const started = clock.now();
     for (const p of taken) observer?.dequeued(started - p.since, started);
     // Fresh buffers for what outlives the run (shared inputs, a lone sequence's state): an instance
@@ -326,11 +334,14 @@ export class SequenceBatcher implements InstanceScheduler {
         splitBatch(tensor, taken.map(() => 1)).forEach((part, i) => (per[i]![name] = part));
       }
       observer?.executed({ rows: taken.length, requests: taken.length, inputMs: inputDone - started, inferMs: ran - inputDone, waitMs: 0, outputMs: clock.now() - ran, startMs: started, instance: 1 });
+      if (this.#o.preserveOrdering) await prior;
       taken.forEach((p, i) => p.resolve(per[i]!));
     } catch (error) {
       // The states stay as they were: a failed request leaves its sequence where it stood.
+      if (this.#o.preserveOrdering) await prior;
       for (const p of taken) p.reject(error);
     } finally {
+      delivered();
       this.#running -= taken.length;
       const now = clock.now();
       batch.forEach((s, i) => {
