@@ -112,7 +112,7 @@ describe("sequence batching on Silero VAD", () => {
 
   it("refuses a frame outside a live sequence, or without one, naming the sequence and the way to start it", async () => {
     const f = new Float32Array(FRAME);
-    expect(await frame(77, f)).toMatchObject({ status: 400, error: "inference request for sequence 77 to model 'vad' must start it with sequence_start: true (no such sequence is live)" });
+    expect(await frame(77, f)).toMatchObject({ status: 400, error: "inference request for sequence 77 to model 'vad' must start it with sequence_start: true (no such sequence is live: never started, ended by its sequence_end, or ended by an unload or reload of the function)" });
     const none = await fetch(`${server.url}/v2/models/vad/infer`, { method: "POST", body: JSON.stringify({ inputs: [{ name: "input", datatype: "FP32", shape: [1, FRAME], data: [...f] }] }) });
     expect(none.status).toBe(400);
     expect(((await none.json()) as { error: string }).error).toMatch(/must specify a non-zero or non-empty sequence_id/);

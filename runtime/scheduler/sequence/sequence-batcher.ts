@@ -140,7 +140,7 @@ export class SequenceBatcher implements InstanceScheduler {
       }
       sequence = this.#open(id, key);
     } else if (!sequence || sequence.ending) {
-      const why = this.#released.includes(key) ? `it was released after ${this.#o.idleMs / 1000} s without a request` : sequence ? "its last request (sequence_end) has been sent" : "no such sequence is live";
+      const why = this.#released.includes(key) ? `it was released after ${this.#o.idleMs / 1000} s without a request` : sequence ? "its last request (sequence_end) has been sent" : "no such sequence is live: never started, ended by its sequence_end, or ended by an unload or reload of the function";
       throw invalidArg(`inference request for sequence ${show(id)} to model '${this.#o.name}' must start it with sequence_start: true (${why})`);
     }
     if (end) sequence.ending = true;
