@@ -17,32 +17,19 @@ import { parseArgs } from "node:util";
 import * as ort from "onnxruntime-node";
 import { Pool } from "undici";
 import { spawnServer } from "../../harness/server-process.ts";
+import { SR, speech } from "../../harness/speech-audio.ts";
 import { writeBenchRepository } from "./scenarios/bench-repository.ts";
 import { writeResultsSection } from "./results-section.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const FRAME = 512;
-const SR = 16000;
 const FRAME_MS = (FRAME / SR) * 1000;
 const { values } = parseArgs({ options: { quick: { type: "boolean", default: false } } });
 const WINDOW_MS = values.quick ? 1500 : 5000;
 const log = (line: string) => void process.stderr.write(`${line}\n`);
 
-/** One second of voiced, speech-like audio per stream (see test/e2e/sequence-batching.test.ts). */
-function speech(seed: number): Float32Array {
-  const out = new Float32Array(SR);
-  let phase = 0;
-  for (let i = 0; i < out.length; i++) {
-    const t = i / SR;
-    const f0 = 110 + 30 * Math.sin(2 * Math.PI * 0.7 * t + seed);
-    phase += (2 * Math.PI * f0) / SR;
-    let v = 0;
-    for (let h = 1; h <= 30; h++) v += ((Math.exp(-(((h * f0 - 700) / 150) ** 2)) + 0.05) * Math.sin(h * phase)) / h ** 0.3;
-    out[i] = (0.3 * Math.max(0, Math.sin(2 * Math.PI * 3 * t + seed)) ** 0.6 * v) / 4;
-  }
-  return out;
-}
-const FRAMES = Array.from({ length: Math.floor(SR / FRAME) }, (_, i) => speech(1).subarray(i * FRAME, (i + 1) * FRAME));
+/** One second of speech-like audio, as 31 frames (harness/speech-audio.ts). */
+const FRAMES = Array.from({ length: Math.floor(SR / FRAME) }, (_, i) => speech(1, 1).subarray(i * FRAME, (i + 1) * FRAME));
 
 /** A request body with the binary tensor extension: JSON header, then the frame's 2048 bytes. */
 function body(id: number, index: number): { bytes: Uint8Array; headerLength: number } {

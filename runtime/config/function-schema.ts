@@ -8,14 +8,12 @@ import { identityProblems } from "./_identity-rules.ts";
 import { formatDims, knownElementCount } from "./_dims.ts";
 import { MAX_VERSION } from "./function-name.ts";
 import { modelPathProblem } from "./model-path.ts";
+import { dims, message, onlyDefault, protoInt } from "./_schema-fields.ts";
+import type { Dialect } from "./_schema-fields.ts";
+import { DEFAULT_MAX_SEQUENCES, sequenceBatchingSchema, sequenceProblems } from "./_sequence-schema.ts";
 
-/**
- * Which text a schema reads: `yaml` is function.yaml (Triton's field names plus our own keys and a
- * few conveniences); `json` is Triton's model-config JSON as `GET /v2/models/{name}/config` prints
- * it and the load-with-override API receives it (protobuf field names, every field present, no
- * conveniences, our own keys absent).
- */
-export type Dialect = "yaml" | "json";
+export type { Dialect } from "./_schema-fields.ts";
+export { DEFAULT_MAX_SEQUENCES };
 
 
 export const INSTANCE_KINDS = ["KIND_AUTO", "KIND_GPU", "KIND_CPU", "KIND_MODEL"] as const satisfies readonly InstanceGroup["kind"][];
@@ -80,46 +78,6 @@ export interface RawTensor {
   format?: (typeof INPUT_FORMATS)[number];
 }
 
-/** A message field: an empty YAML value (`dynamic_batching:`) reads as `{}`, as in pbtxt. */
-function message<T extends z.ZodRawShape>(shape: T) {
-  return z.preprocess((v) => v ?? {}, z.strictObject(shape));
-}
-
-/** A field Triton's JSON always prints and that we accept only at its default value. */
-function onlyDefault(value: unknown) {
-  const text = canonical(value);
-  return z
-    .unknown()
-    .optional()
-    .refine((v) => v === undefined || canonical(v) === text, { error: () => `only the default ${text} is supported` });
-}
-
-/** JSON with object keys sorted, so equal values compare equal whatever their key order. */
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === "object" && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v,
-  );
-}
-
-/**
- * An integer field of Triton's ModelConfig (`base` adds bounds): in its JSON form (protobuf's JSON
- * mapping) any integer may be spelt as a decimal string — Triton's own clients send
- * `{"max_batch_size":"16"}` — so the JSON dialect takes both; function.yaml takes numbers.
- */
-function protoInt(dialect: Dialect, base = z.int()): z.ZodType<number> {
-  if (dialect === "yaml") return base;
-  return z.preprocess((v) => (typeof v === "string" && /^-?\d+$/.test(v) ? Number(v) : v), base);
-}
-
-function dims(dialect: Dialect) {
-  const dim = protoInt(dialect).refine((d) => d === -1 || d >= 1, {
-    error: (iss) => `${String(iss.input)} is not a dimension; use a size ≥ 1, or -1 for a variable one`,
-  });
-  return dim.array();
-}
-
 function tensorShape(dialect: Dialect) {
   return {
     name: z.string().min(1),
@@ -148,15 +106,10 @@ function inputSchema(dialect: Dialect) {
 function outputSchema(dialect: Dialect) {
   const extras: z.ZodRawShape = dialect === "json" ? { is_shape_tensor: onlyDefault(false) } : {};
   // Triton's classification labels, one per line, in a file of the function's folder ("" = none, as protobuf's default).
-  const labels = z.string().refine((f) => f === "" || insideFolder(f), {
+  const labels = z.string().refine((f) => f === "" || modelPathProblem(f) === undefined, {
     error: "must name a file inside the function's folder (a relative path without '..')",
   });
   return z.strictObject({ ...tensorShape(dialect), label_filename: labels.optional(), ...extras });
-}
-
-/** A relative path that stays inside the folder it is read from. */
-function insideFolder(path: string): boolean {
-  return !/^([/\\]|[A-Za-z]:)/.test(path) && !path.split(/[/\\]/).includes("..") && !path.includes("\0");
 }
 
 function versionPolicySchema(dialect: Dialect) {
@@ -214,73 +167,6 @@ function queuePolicySchema(dialect: Dialect) {
     default_timeout_microseconds: protoInt(dialect, z.int().min(0)).default(0),
     allow_timeout_override: z.boolean().default(false),
     max_queue_size: protoInt(dialect, z.int().min(0)).default(0),
-  });
-}
-
-/** Triton's default max_sequence_idle_microseconds: one second. */
-const DEFAULT_SEQUENCE_IDLE_US = 1_000_000;
-/** Ours: live sequences one version holds at once by default (each keeps its state in memory). */
-export const DEFAULT_MAX_SEQUENCES = 4096;
-
-function sequenceBatchingSchema(dialect: Dialect) {
-  const control = z.strictObject({
-    kind: z.enum(["CONTROL_SEQUENCE_START", "CONTROL_SEQUENCE_READY", "CONTROL_SEQUENCE_END", "CONTROL_SEQUENCE_CORRID"]),
-    int32_false_true: protoInt(dialect).array().length(2).optional(),
-    fp32_false_true: z.number().array().length(2).optional(),
-    bool_false_true: z.boolean().array().length(2).optional(),
-    data_type: z.enum(CONFIG_DATA_TYPES).optional(),
-  });
-  const ours: z.ZodRawShape =
-    dialect === "yaml"
-      ? {
-          shared_input: z
-            .strictObject({ name: z.string().min(1), data_type: z.enum(CONFIG_DATA_TYPES), dims: protoInt(dialect, z.int().min(1)).array().default([]), data: z.union([z.number(), z.string(), z.boolean()]).array().max(65536) })
-            .array()
-            .default([]),
-          max_sequences: z.int().min(1).max(1_000_000).optional(),
-        }
-      : {};
-  const stateOurs: z.ZodRawShape = dialect === "yaml" ? { batch_axis: z.int().min(0).optional() } : { use_same_buffer_for_input_output: onlyDefault(false), use_growable_memory: onlyDefault(false) };
-  return message({
-    max_sequence_idle_microseconds: protoInt(dialect, z.int().min(1)).default(DEFAULT_SEQUENCE_IDLE_US),
-    direct: message({ max_queue_delay_microseconds: protoInt(dialect, z.int().min(0)).default(0), minimum_slot_utilization: z.number().min(0).max(1).default(0) }).optional(),
-    oldest: message({
-      // 0 (protobuf's default): every live sequence is a candidate.
-      max_candidate_sequences: protoInt(dialect, z.int().min(0)).default(0),
-      preferred_batch_size: protoInt(dialect, z.int().min(1)).array().default([]),
-      max_queue_delay_microseconds: protoInt(dialect, z.int().min(0)).default(0),
-      preserve_ordering: z.boolean().default(false),
-    }).optional(),
-    control_input: z.strictObject({ name: z.string().min(1), control: control.array().min(1) }).array().default([]),
-    state: z
-      .strictObject({
-        input_name: z.string().min(1),
-        output_name: z.string().min(1),
-        data_type: z.enum(CONFIG_DATA_TYPES),
-        dims: dims(dialect).min(1, { error: "must not be empty: one sequence's state has at least one dimension" }),
-        initial_state: z
-          .strictObject({
-            name: z.string().default(""),
-            data_type: z.enum(CONFIG_DATA_TYPES),
-            dims: dims(dialect),
-            zero_data: z.boolean().optional(),
-            // Triton's: raw row-major bytes of one sequence's state, in the function's initial_state/ folder.
-            data_file: z.string().superRefine((path, ctx) => {
-              const problem = modelPathProblem(path);
-              if (problem) ctx.addIssue({ code: "custom", message: problem.replace("the version folder", "the function's initial_state/ folder") });
-            }).optional(),
-          })
-          .refine((s) => (s.zero_data === true) !== (s.data_file !== undefined), { error: "needs one source: zero_data: true, or data_file (a file in the function's initial_state/ folder)" })
-          .array()
-          .max(1)
-          .default([]),
-        ...stateOurs,
-      })
-      .array()
-      .default([]),
-    ...ours,
-  }).superRefine((s, ctx) => {
-    if (s.direct && s.oldest) ctx.addIssue({ code: "custom", message: "set one strategy, direct or oldest, not both" });
   });
 }
 
@@ -580,51 +466,5 @@ function semanticProblems(config: RawConfig): { path: PropertyKey[]; problem: st
     }
     problems.push(...identityProblems(config.input, config.output));
   }
-  return problems;
-}
-
-/** Rules of sequence_batching that span fields: one batcher, names that do not collide, controls Triton can express. */
-function sequenceProblems(config: RawConfig): { path: PropertyKey[]; problem: string }[] {
-  const seq = config.sequence_batching;
-  if (!seq) return [];
-  const problems: { path: PropertyKey[]; problem: string }[] = [];
-  const at = (...path: PropertyKey[]) => ["sequence_batching", ...path];
-  if (config.dynamic_batching) problems.push({ path: ["dynamic_batching"], problem: "a function has one batcher: remove dynamic_batching or sequence_batching" });
-  if (config.max_batch_size === 0) problems.push({ path: at(), problem: "batches sequences along the batch dimension: set max_batch_size ≥ 1" });
-  if (config.platform === "ensemble") problems.push({ path: at(), problem: "an ensemble has no batcher of its own" });
-  if (config.response_cache?.enable) problems.push({ path: ["response_cache"], problem: "a sequence's answers depend on its state, not on the request alone: remove response_cache" });
-  const clientInputs = new Set(config.input.map((i) => i.name));
-  const seen = new Map<string, string>();
-  const claim = (name: string, what: string, path: PropertyKey[]) => {
-    const other = seen.get(name) ?? (clientInputs.has(name) ? "an input of the request" : undefined);
-    if (other) problems.push({ path, problem: `'${name}' is already ${other}` });
-    seen.set(name, what);
-  };
-  seq.control_input.forEach((c, i) => {
-    claim(c.name, "a control input", at("control_input", i, "name"));
-    if (c.control.length !== 1) problems.push({ path: at("control_input", i, "control"), problem: "needs exactly one control per input" });
-    c.control.forEach((k, j) => {
-      const forms = [k.int32_false_true, k.fp32_false_true, k.bool_false_true].filter((v) => v !== undefined).length;
-      const corrid = k.kind === "CONTROL_SEQUENCE_CORRID";
-      if (corrid && (forms > 0 || !k.data_type)) problems.push({ path: at("control_input", i, "control", j), problem: "CONTROL_SEQUENCE_CORRID takes data_type (TYPE_UINT64, TYPE_INT64, TYPE_UINT32, TYPE_INT32 or TYPE_STRING) and no false/true values" });
-      if (corrid && k.data_type && !["TYPE_UINT64", "TYPE_INT64", "TYPE_UINT32", "TYPE_INT32", "TYPE_STRING"].includes(k.data_type)) problems.push({ path: at("control_input", i, "control", j, "data_type"), problem: `${k.data_type} cannot hold a sequence id` });
-      if (!corrid && forms !== 1) problems.push({ path: at("control_input", i, "control", j), problem: `${k.kind} needs exactly one of int32_false_true, fp32_false_true, bool_false_true` });
-    });
-  });
-  seq.state.forEach((s, i) => {
-    claim(s.input_name, "a state input", at("state", i, "input_name"));
-    if (s.data_type === "TYPE_STRING") problems.push({ path: at("state", i, "data_type"), problem: "a state of strings is not supported" });
-    if (s.dims.some((d) => d < 0)) problems.push({ path: at("state", i, "dims"), problem: "a state's dims must be fixed (no -1)" });
-    if ((s.batch_axis ?? 0) > s.dims.length) problems.push({ path: at("state", i, "batch_axis"), problem: `${s.batch_axis} is beyond the state's ${s.dims.length + 1} dimensions` });
-    s.initial_state.forEach((init, j) => {
-      if (init.data_type !== s.data_type) problems.push({ path: at("state", i, "initial_state", j, "data_type"), problem: `${init.data_type} is not the state's ${s.data_type}` });
-      if (JSON.stringify(init.dims) !== JSON.stringify(s.dims)) problems.push({ path: at("state", i, "initial_state", j, "dims"), problem: `${JSON.stringify(init.dims)} is not the state's dims ${JSON.stringify(s.dims)}` });
-    });
-  });
-  (seq.shared_input ?? []).forEach((s, i) => {
-    claim(s.name, "a shared input", at("shared_input", i, "name"));
-    const count = s.dims.reduce((a, b) => a * b, 1);
-    if (s.data.length !== count) problems.push({ path: at("shared_input", i, "data"), problem: `holds ${s.data.length} values where dims ${JSON.stringify(s.dims)} need ${count}` });
-  });
   return problems;
 }

@@ -12,6 +12,7 @@ import type { PlacementMemory, Timer } from "./execution-thread.ts";
 import { instancePlacements } from "./instance-placement.ts";
 import { prepareRequest } from "./prepare-request.ts";
 import { sequenceFeeds } from "../scheduler/mod.ts";
+import { copyTensor } from "../tensor/mod.ts";
 import {
   chooseThread,
   executionThreadSetting,
@@ -275,8 +276,3 @@ function zeroSample(config: FunctionConfig): WarmupSample {
   return { name: "execution_thread probe", batch_size: 1, count: 1, inputs };
 }
 
-/** A tensor with its own data buffer (BYTES elements are copied too: they can be transferred as well). */
-function copyTensor(tensor: Tensor): Tensor {
-  const data = Array.isArray(tensor.data) ? tensor.data.map((b) => b.slice()) : tensor.data.slice();
-  return { ...tensor, shape: [...tensor.shape], data } as Tensor;
-}

@@ -180,32 +180,18 @@ export class VersionLoaders {
   /**
    * The bytes of the warm-up samples' `input_data_file`s (Triton's), from the function's warmup/
    * folder and nowhere else (symlinks followed must stay inside it); a file larger than any sample
-   * could use is refused before it is read.
+   * could use is refused before it is read. Once per registration, as the handler's compile check:
+   * a wake from PARKED warms up on the same bytes.
    */
-  #warmupFiles(fn: FunctionRecord): Promise<Map<string, Uint8Array> | undefined> {
-    // Once per registration, as the handler's compile check: a wake from PARKED warms up on the same bytes.
-    let read = this.#warmupRead.get(fn);
-    if (!read) {
-      read = this.#readWarmupFiles(fn);
-      this.#warmupRead.set(fn, read);
-      read.catch(() => this.#warmupRead.delete(fn)); // a file fixed since is read again
-    }
-    return read;
-  }
-
-  readonly #warmupRead = new WeakMap<FunctionRecord, Promise<Map<string, Uint8Array> | undefined>>();
+  readonly #warmupFiles = oncePerRegistration((fn) => this.#readWarmupFiles(fn));
 
   async #readWarmupFiles(fn: FunctionRecord): Promise<Map<string, Uint8Array> | undefined> {
-    const { platform } = this.#options;
     const wanted = new Set(fn.declared!.model_warmup.flatMap((s) => Object.values(s.inputs).flatMap((i) => (i.input_data_file === undefined ? [] : [i.input_data_file]))));
     if (wanted.size === 0 || !fn.entry) return undefined;
     const files = new Map<string, Uint8Array>();
     for (const name of wanted) {
-      const path = await resolveInside(platform, `${fn.entry.dir}/warmup`, name);
-      const size = path === undefined ? undefined : (await platform.stat(path))?.size;
-      if (path === undefined || size === undefined) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': model_warmup input_data_file '${name}' was not found in the function's warmup/ folder`);
-      if (size > MAX_WARMUP_FILE_BYTES) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': model_warmup input_data_file '${name}' is ${size} bytes, over the ${MAX_WARMUP_FILE_BYTES}-byte ceiling for one sample`);
-      files.set(name, await platform.readFile(path));
+      const tooBig = (size: number) => (size > MAX_WARMUP_FILE_BYTES ? `, over the ${MAX_WARMUP_FILE_BYTES}-byte ceiling for one sample` : undefined);
+      files.set(name, await this.#folderFile(fn, { folder: "warmup", what: "model_warmup input_data_file", name, check: tooBig }));
     }
     return files;
   }
@@ -215,30 +201,16 @@ export class VersionLoaders {
    * function's folder (symlinks followed must stay inside it), one label per line, once per
    * registration as the warm-up files.
    */
-  #labels(fn: FunctionRecord): Promise<Map<string, readonly string[]> | undefined> {
-    let read = this.#labelsRead.get(fn);
-    if (!read) {
-      read = this.#readLabels(fn);
-      this.#labelsRead.set(fn, read);
-      read.catch(() => this.#labelsRead.delete(fn));
-    }
-    return read;
-  }
-
-  readonly #labelsRead = new WeakMap<FunctionRecord, Promise<Map<string, readonly string[]> | undefined>>();
+  readonly #labels = oncePerRegistration((fn) => this.#readLabels(fn));
 
   async #readLabels(fn: FunctionRecord): Promise<Map<string, readonly string[]> | undefined> {
-    const { platform } = this.#options;
     const named = fn.declared!.output.filter((o) => o.label_filename);
     if (named.length === 0 || !fn.entry) return undefined;
     const labels = new Map<string, readonly string[]>();
     const decoder = new TextDecoder();
     for (const { name, label_filename: file } of named) {
-      const path = await resolveInside(platform, fn.entry.dir, file!);
-      const size = path === undefined ? undefined : (await platform.stat(path))?.size;
-      if (path === undefined || size === undefined) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': output '${name}' label_filename '${file}' was not found in the function's folder`);
-      if (size > MAX_LABEL_FILE_BYTES) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': output '${name}' label_filename '${file}' is ${size} bytes, over the ${MAX_LABEL_FILE_BYTES}-byte ceiling for a label file`);
-      const lines = decoder.decode(await platform.readFile(path)).split("\n");
+      const tooBig = (size: number) => (size > MAX_LABEL_FILE_BYTES ? `, over the ${MAX_LABEL_FILE_BYTES}-byte ceiling for a label file` : undefined);
+      const lines = decoder.decode(await this.#folderFile(fn, { folder: "", what: `output '${name}' label_filename`, name: file!, check: tooBig })).split("\n");
       if (lines.at(-1) === "") lines.pop(); // the newline that ends the last label
       labels.set(name, lines.map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l)));
     }
@@ -249,33 +221,34 @@ export class VersionLoaders {
    * The bytes of the sequence states' `initial_state` `data_file`s (Triton's), from the function's
    * initial_state/ folder and nowhere else, each exactly one sequence's state in size; once per registration.
    */
-  #initialStates(fn: FunctionRecord): Promise<Map<string, Uint8Array> | undefined> {
-    let read = this.#initialRead.get(fn);
-    if (!read) {
-      read = this.#readInitialStates(fn);
-      this.#initialRead.set(fn, read);
-      read.catch(() => this.#initialRead.delete(fn));
-    }
-    return read;
-  }
-
-  readonly #initialRead = new WeakMap<FunctionRecord, Promise<Map<string, Uint8Array> | undefined>>();
+  readonly #initialStates = oncePerRegistration((fn) => this.#readInitialStates(fn));
 
   async #readInitialStates(fn: FunctionRecord): Promise<Map<string, Uint8Array> | undefined> {
-    const { platform } = this.#options;
     const states = (fn.declared!.sequence_batching?.state ?? []).filter((s) => s.initial_state[0]?.data_file);
     if (states.length === 0 || !fn.entry) return undefined;
     const files = new Map<string, Uint8Array>();
     for (const s of states) {
       const name = s.initial_state[0]!.data_file!;
       const expected = s.dims.reduce((a, b) => a * b, 1) * byteSize(fromConfigType(s.data_type));
-      const path = await resolveInside(platform, `${fn.entry.dir}/initial_state`, name);
-      const size = path === undefined ? undefined : (await platform.stat(path))?.size;
-      if (path === undefined || size === undefined) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': state '${s.input_name}' initial_state data_file '${name}' was not found in the function's initial_state/ folder`);
-      if (size !== expected) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': state '${s.input_name}' initial_state data_file '${name}' is ${size} bytes; one sequence's ${s.data_type} ${JSON.stringify(s.dims)} state is ${expected}`);
-      files.set(s.input_name, await platform.readFile(path));
+      const wrongSize = (size: number) => (size !== expected ? `; one sequence's ${s.data_type} ${JSON.stringify(s.dims)} state is ${expected}` : undefined);
+      files.set(s.input_name, await this.#folderFile(fn, { folder: "initial_state", what: `state '${s.input_name}' initial_state data_file`, name, check: wrongSize }));
     }
     return files;
+  }
+
+  /**
+   * A file a config names in the function's folder (`folder` "") or one of its subfolders, where
+   * symlinks followed must stay; `check` refuses its size before it is read (saying why, after the size).
+   */
+  async #folderFile(fn: FunctionRecord, file: { folder: string; what: string; name: string; check: (size: number) => string | undefined }): Promise<Uint8Array> {
+    const { platform } = this.#options;
+    const where = file.folder ? `the function's ${file.folder}/ folder` : "the function's folder";
+    const path = await resolveInside(platform, file.folder ? `${fn.entry!.dir}/${file.folder}` : fn.entry!.dir, file.name);
+    const size = path === undefined ? undefined : (await platform.stat(path))?.size;
+    if (path === undefined || size === undefined) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': ${file.what} '${file.name}' was not found in ${where}`);
+    const problem = file.check(size);
+    if (problem) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': ${file.what} '${file.name}' is ${size} bytes${problem}`);
+    return await platform.readFile(path);
   }
 
   async #loadEnsemble(fn: FunctionRecord, version: number, managed: ManagedVersion, labels: Map<string, readonly string[]> | undefined) {
@@ -309,4 +282,21 @@ async function readShared(platform: Platform, path: string): Promise<Uint8Array>
 /** A version's scope in the response cache; `version` "" gives the prefix of every version of that registration. */
 function cacheScope(name: string, generation: number, version: string): string {
   return `${name}\u0001${generation}\u0001${version}`;
+}
+
+/**
+ * `read` once per registration of a function (a wake from PARKED, each served version reuse it);
+ * one that fails is read again next time (a file fixed since).
+ */
+function oncePerRegistration<T>(read: (fn: FunctionRecord) => Promise<T>): (fn: FunctionRecord) => Promise<T> {
+  const cache = new WeakMap<FunctionRecord, Promise<T>>();
+  return (fn) => {
+    let result = cache.get(fn);
+    if (!result) {
+      result = read(fn);
+      cache.set(fn, result);
+      result.catch(() => cache.delete(fn));
+    }
+    return result;
+  };
 }

@@ -31,3 +31,4 @@ export { batchOf, batchParts, concatBatch, plainTensors, splitBatch } from "./ba
 export { classCount, classify, MAX_CLASSIFIED_ELEMENTS } from "./classification.ts";
 export { SMALL_BYTES_MAX, smallBytes, smallStorage } from "./small-bytes.ts";
 export { type SharedMemoryReader, type SharedRef, sharedOutput, sharedRef, withoutSharedKeys } from "./shared-ref.ts";
+export { copyTensor } from "./copy-tensor.ts";

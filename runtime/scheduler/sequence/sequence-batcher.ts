@@ -1,6 +1,6 @@
 import { invalidArg, RuntimeError } from "../../core/mod.ts";
 import type { Clock, Tensor } from "../../core/mod.ts";
-import { concatBatch, splitBatch } from "../../tensor/mod.ts";
+import { concatBatch, copyTensor, splitBatch } from "../../tensor/mod.ts";
 import type { SchedulerObserver, SequenceEvent } from "../scheduler-observer.ts";
 import type { Arrivals, InstanceScheduler, ModelInstance, ScheduledRequest, ScheduledResult } from "../scheduler.ts";
 import { SignalWatch } from "../queue/signal-watch.ts";
@@ -312,9 +312,9 @@ export class SequenceBatcher implements InstanceScheduler {
     // Fresh buffers for what outlives the run (shared inputs, a lone sequence's state): an instance
     // on a worker thread takes ownership of the buffers it is sent.
     const feeds: Record<string, Tensor> = {};
-    for (const [name, t] of Object.entries(this.#o.shared)) feeds[name] = copied(t);
+    for (const [name, t] of Object.entries(this.#o.shared)) feeds[name] = copyTensor(t);
     for (const name of Object.keys(taken[0]!.request.feeds)) feeds[name] = concatBatch(taken.map((p) => p.request.feeds[name]!));
-    for (const spec of this.#o.states) feeds[spec.input] = batch.length === 1 ? copied(batch[0]!.state[spec.input]!) : gatherAlong(batch.map((s) => s.state[spec.input]!), spec.batchAxis);
+    for (const spec of this.#o.states) feeds[spec.input] = batch.length === 1 ? copyTensor(batch[0]!.state[spec.input]!) : gatherAlong(batch.map((s) => s.state[spec.input]!), spec.batchAxis);
     for (const spec of this.#o.controls) feeds[spec.name] = controlTensor(spec, taken.map((p) => p.control));
     const wanted = taken.some((p) => !p.request.outputs) ? undefined : [...new Set(taken.flatMap((p) => p.request.outputs!))];
     const outputs = wanted && [...wanted, ...this.#o.states.map((s) => s.output)];
@@ -404,8 +404,4 @@ function sequenceParameters(request: ScheduledRequest, model: string): { id: num
 
 function show(id: number | string): string {
   return typeof id === "number" ? String(id) : JSON.stringify(id.length > 64 ? `${id.slice(0, 64)}…` : id);
-}
-
-function copied(tensor: Tensor): Tensor {
-  return { datatype: tensor.datatype, shape: [...tensor.shape], data: (tensor.data as unknown as { slice(): Tensor["data"] }).slice() };
 }
