@@ -141,6 +141,8 @@ describe("SequenceBatcher", () => {
     await expect(batcher.enqueue(frame(5, 1))).rejects.toThrow("inference request for sequence 5 to model 'acc' must start it with sequence_start: true (no such sequence is live: never started, ended by its sequence_end, or ended by an unload or reload of the function)");
     await expect(batcher.enqueue({ ...frame(5, 1), parameters: {} })).rejects.toThrow(/must specify a non-zero or non-empty sequence_id/);
     await expect(batcher.enqueue({ ...frame(5, 1), parameters: { sequence_id: -3 } })).rejects.toThrow(/sequence_id must be an unsigned integer or a string/);
+    await expect(batcher.enqueue(frame("x".repeat(1025), 1, { start: true }))).rejects.toThrow("sequence_id is a string of 1025 characters; at most 1024");
+    expect(batcher.sequences).toBe(0);
     await expect(batcher.enqueue({ ...frame(5, 1, { start: true }), parameters: { sequence_id: 5, sequence_start: "yes" } })).rejects.toThrow(/sequence_start must be true or false/);
     expect(value(await batcher.enqueue(frame(5, 1, { start: true })))).toBe(1);
     expect(value(await batcher.enqueue(frame(5, 1)))).toBe(2);

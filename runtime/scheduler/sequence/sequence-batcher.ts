@@ -61,6 +61,12 @@ interface Sequence {
   ending: boolean;
 }
 
+/**
+ * Characters of a string sequence id: each live sequence keeps its id, so an unbounded one would let
+ * max_sequences clients pin gigabytes (a 1 MB id was accepted before this bound).
+ */
+export const MAX_SEQUENCE_ID_CHARS = 1024;
+
 /** Ids released lately, so a late request learns why its sequence is gone. */
 const REMEMBERED = 1024;
 
@@ -393,6 +399,9 @@ function sequenceParameters(request: ScheduledRequest, model: string): { id: num
   }
   if (typeof id === "number" ? !Number.isSafeInteger(id) || id < 0 : typeof id !== "string") {
     throw invalidArg(`sequence_id must be an unsigned integer or a string, got ${JSON.stringify(id)}`);
+  }
+  if (typeof id === "string" && id.length > MAX_SEQUENCE_ID_CHARS) {
+    throw invalidArg(`sequence_id is a string of ${id.length} characters; at most ${MAX_SEQUENCE_ID_CHARS}`);
   }
   const flag = (name: string) => {
     const v = p[name] ?? false;
