@@ -7,6 +7,7 @@ import { existsSync, realpathSync } from "node:fs";
 import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildDecoder, decoderSideFiles } from "./decoder.ts";
 import { buildMlp } from "./mlp.ts";
 import { buildRecogniser, copyPpocr } from "./ppocr.ts";
 import { buildResnet } from "./resnet.ts";
@@ -34,6 +35,7 @@ export const MODELS: Readonly<Record<string, Writer>> = {
   ocr_det: copyPpocr("det"),
   ocr_rec: buildRecogniser,
   vad: copySilero(),
+  tiny_gpt: fromBytes(buildDecoder),
 };
 
 /** The OCR ensemble's step functions: each carries its own copy of the OCR steps, so a folder copied alone still works. */
@@ -43,8 +45,17 @@ const OCR_STEPS = ["ocr_prepare", "ocr_boxes", "ocr_lines", "ocr_decode"];
 export const ASSETS: Readonly<Record<string, Writer>> = {
   "ocr/ppocr_keys_v1.txt": copyPpocr("dictionary"),
   "ocr_decode/ppocr_keys_v1.txt": copyPpocr("dictionary"),
+  // What an Optimum export carries beside the decoder: tokenizer, chat template, generation defaults.
+  ...Object.fromEntries(Object.keys(decoderSideFiles()).map((file) => [`tiny_gpt/1/${file}`, sideFile(file)])),
   ...Object.fromEntries(OCR_STEPS.flatMap((step) => ["ppocr.ts", "png.ts"].map((file) => [`${step}/${file}`, copyOfSource(`ocr/${file}`)]))),
 };
+
+/** One of the decoder's side files, rewritten whenever what models/decoder.ts writes changes. */
+function sideFile(file: string): Writer {
+  const write: Writer = (path) => writeFile(path, decoderSideFiles()[file]);
+  write.upToDate = async (path) => (await readFile(path, "utf8")) === decoderSideFiles()[file];
+  return write;
+}
 
 /**
  * A copy of a source file of the example repository (the one definition stays in `ocr/`), headed

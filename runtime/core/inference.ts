@@ -1,3 +1,4 @@
+import type { SamplingParams } from "./generation.ts";
 import type { Tensor } from "./tensor.ts";
 
 /** Request and per-tensor parameters: string, number or boolean values (KServe `$parameters`). */
@@ -24,6 +25,8 @@ export interface InferRequest {
   inputs: InferInput[];
   /** Subset of outputs to return; undefined = all. */
   outputs?: RequestedOutput[];
+  /** A generator's request: how to sample (its prompt is the `input_ids` input). */
+  sampling?: SamplingParams;
 }
 
 /** One named output of a response. */

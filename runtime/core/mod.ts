@@ -4,3 +4,4 @@ export * from "./clock.ts";
 export * from "./platform.ts";
 export * from "./inference.ts";
 export * from "./model-signature.ts";
+export * from "./generation.ts";

@@ -136,6 +136,7 @@ export function prepareRequest(
   };
   const outputs = neededOutputs(request, config);
   if (outputs) scheduled.outputs = outputs;
+  if (request.sampling) scheduled.sampling = request.sampling;
   return scheduled;
 }
 

@@ -44,6 +44,19 @@ export interface SchedulerObserver {
   executed(timing: ExecutionTiming): void;
   /** A sequence started, ended, was released for idleness, or was started over (a sequence batcher). */
   sequence?(event: SequenceEvent): void;
+  /** What a generator's continuous batching reports (vLLM's metrics). */
+  generation?: GenerationObserver;
+}
+
+/** A generator's iterations, tokens and requests, as vLLM's metrics count them. */
+export interface GenerationObserver {
+  /** After each iteration: sequences running and waiting, the KV cache's use (0–1), prefix-cache counters (cumulative, in tokens). */
+  iteration?(state: { running: number; waiting: number; kvUsage: number; preempted: number; prefix: { queries: number; hits: number } }): void;
+  preempted?(): void;
+  /** A token was generated: the first (`first`: ms since the request arrived) or a later one (`gap`: ms since the one before). */
+  token?(timing: { first?: number; gap?: number }): void;
+  /** A request left: its prompt and generated tokens, its time from arrival. */
+  finished?(report: { promptTokens: number; generatedTokens: number; e2eMs: number; outcome: "done" | "cancelled" }): void;
 }
 
 /** What happened to a sequence (`tensorfn_sequences_total`'s `event`). */

@@ -1,4 +1,4 @@
-import type { Tensor } from "../core/mod.ts";
+import type { SamplingParams, Tensor } from "../core/mod.ts";
 
 /**
  * One request as a scheduler sees it: inputs already validated and shaped for the model.
@@ -20,6 +20,8 @@ export interface ScheduledRequest {
    * its requests need (ORT copies out only the outputs fetched). Undefined: every output.
    */
   outputs?: readonly string[];
+  /** A generator's request (continuous batching): how to sample; its prompt is the `input_ids` feed. */
+  sampling?: SamplingParams;
 }
 
 /** Model outputs for one request, sliced from its batch. */

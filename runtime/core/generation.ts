@@ -1,0 +1,52 @@
+/**
+ * What one token-generation request asks of a generator (a decoder served with `generation`):
+ * OpenAI's and vLLM's sampling parameters, in token ids (the call layer tokenizes text and applies
+ * stop strings). One definition: the OpenAI routes, Triton's generate and the scheduler read it.
+ */
+export interface SamplingParams {
+  /** Tokens to generate at most (after the prompt). */
+  maxTokens: number;
+  /** 0 = greedy. */
+  temperature: number;
+  /** 0 or ≥ vocab = off. */
+  topK: number;
+  /** 1 = off. */
+  topP: number;
+  /** 0 = off. */
+  minP: number;
+  /** Same seed, same tokens, whatever else runs in the batch; undefined = random. */
+  seed?: number;
+  /** > 1 discourages tokens seen in the prompt or the output (1 = off). */
+  repetitionPenalty: number;
+  /** Subtracted once from a token that appeared in the output. */
+  presencePenalty: number;
+  /** Subtracted per occurrence in the output. */
+  frequencyPenalty: number;
+  /** Added to a token's logit, by token id. */
+  logitBias?: ReadonlyMap<number, number>;
+  /** Tokens that end the generation besides the model's end-of-sequence tokens. */
+  stopTokenIds: readonly number[];
+  /** vLLM's: go on past the model's end-of-sequence tokens (benchmarks, to fix output lengths). */
+  ignoreEos?: boolean;
+  /** Tokens generated before a stop token may end it. */
+  minTokens: number;
+  /** How many most likely alternatives to report per token (0 = none; the chosen token's logprob is always there). */
+  topLogprobs: number;
+}
+
+export const GREEDY: SamplingParams = {
+  maxTokens: 16,
+  temperature: 0,
+  topK: 0,
+  topP: 1,
+  minP: 0,
+  repetitionPenalty: 1,
+  presencePenalty: 0,
+  frequencyPenalty: 0,
+  stopTokenIds: [],
+  minTokens: 0,
+  topLogprobs: 0,
+};
+
+/** Why a generation ended, in OpenAI's words: a stop token (or stop string), or max_tokens / the model's length. */
+export type FinishReason = "stop" | "length";

@@ -1,0 +1,400 @@
+/**
+ * Continuous batching for a generator: requests become sequences over a paged KV cache; each
+ * iteration `planIteration` (pure) says which sequences compute how many tokens, this applies it —
+ * preemptions freeing blocks, admissions claiming prefix-cache hits and fresh blocks — gathers the
+ * steps' dense feeds from the cache, runs the decoder, writes the new keys and values back, samples
+ * each finished row and streams the token to its request. A sequence leaves the iteration it
+ * finishes (a stop token, max_tokens, the model's length) or the one after its client goes away,
+ * and its blocks go to whoever waits.
+ */
+import { GREEDY, RuntimeError, invalidArg } from "../../core/mod.ts";
+import type { Clock, FinishReason, SamplingParams, Tensor } from "../../core/mod.ts";
+import { SignalWatch } from "../queue/signal-watch.ts";
+import type { ModelInstance, ScheduledRequest, ScheduledResult, Scheduler } from "../scheduler.ts";
+import type { GenerationObserver } from "../scheduler-observer.ts";
+import { BlockPool } from "./block-pool.ts";
+import { planIteration } from "./generation-plan.ts";
+import type { IterationPlan, PlannedSeq } from "./generation-plan.ts";
+import { KvStore } from "./kv-cache.ts";
+import type { KvGeometry, StepRow } from "./kv-cache.ts";
+import { sample, seededRandom } from "./sampling.ts";
+
+export interface GenerationSchedulerOptions {
+  name: string;
+  instance: ModelInstance;
+  geometry: KvGeometry;
+  clock: Clock;
+  mode: "continuous" | "static";
+  blockSize: number;
+  blocks: number;
+  maxNumSeqs: number;
+  maxBatchedTokens: number;
+  /** Prompt plus generated tokens, at most (the model's positions). */
+  maxModelLen: number;
+  /** Requests waiting at most; beyond, 503 with Retry-After. */
+  maxWaiting: number;
+  /** Prompt tokens waiting at most; beyond, 503 with Retry-After. */
+  maxWaitingTokens: number;
+  prefixCaching: boolean;
+  /** The model's end-of-sequence tokens (generation_config.json's eos_token_id). */
+  eosTokenIds: readonly number[];
+  /** Used where a request names no max_tokens. */
+  defaultMaxTokens: number;
+  observer?: GenerationObserver;
+}
+
+/** One request's sequence. */
+interface Seq {
+  id: number;
+  ids: number[];
+  promptLength: number;
+  computed: number;
+  table: number[];
+  params: SamplingParams;
+  random: () => number;
+  output: Map<number, number>;
+  prompt: Set<number>;
+  stops: Set<number>;
+  priority: number;
+  arrival: number;
+  arrivedMs: number;
+  lastTokenMs?: number;
+  deadlineMs: number;
+  state: "waiting" | "running" | "done";
+  cancelled?: RuntimeError;
+  signal: AbortSignal;
+  sink: Sink;
+}
+
+/** A stream's buffer between the loop (producer) and the request's reader. */
+class Sink {
+  readonly #items: ScheduledResult[] = [];
+  #ended = false;
+  #error?: unknown;
+  #wake?: () => void;
+  push(item: ScheduledResult): void {
+    this.#items.push(item);
+    this.#wake?.();
+  }
+  end(error?: unknown): void {
+    this.#ended = true;
+    this.#error = error;
+    this.#wake?.();
+  }
+  async *read(): AsyncGenerator<ScheduledResult, void, undefined> {
+    for (;;) {
+      if (this.#items.length > 0) {
+        yield this.#items.shift()!;
+        continue;
+      }
+      if (this.#ended) {
+        if (this.#error) throw this.#error;
+        return;
+      }
+      await new Promise<void>((resolve) => (this.#wake = resolve));
+      this.#wake = undefined;
+    }
+  }
+}
+
+const NO_IDS = new BigInt64Array(0);
+const NO_FLOATS = new Float32Array(0);
+const utf8 = new TextEncoder();
+
+export class GenerationScheduler implements Scheduler {
+  readonly #o: GenerationSchedulerOptions;
+  readonly #pool: BlockPool;
+  readonly #kv: KvStore;
+  readonly #waiting: Seq[] = [];
+  readonly #running: Seq[] = [];
+  readonly #byId = new Map<number, Seq>();
+  readonly #watch = new SignalWatch<Seq>((seq) => this.#cancel(seq, new RuntimeError("CANCELLED", "the request was cancelled")));
+  #nextId = 1;
+  #arrivals = 0;
+  #looping = false;
+  #stopping = false;
+  #drained?: () => void;
+  /** Time in the iteration's own work (planning, gathering, scattering, sampling) and in the decoder, for the bench. */
+  readonly profile = { iterations: 0, planMs: 0, gatherMs: 0, runMs: 0, scatterMs: 0, sampleMs: 0, rows: 0 };
+
+  constructor(options: GenerationSchedulerOptions) {
+    this.#o = options;
+    this.#pool = new BlockPool(options.blocks, options.blockSize);
+    this.#kv = new KvStore(options.geometry, options.blocks, options.blockSize);
+  }
+
+  get queued(): number {
+    return this.#waiting.length;
+  }
+
+  inflight(): number {
+    return this.#waiting.length + this.#running.length;
+  }
+
+  hasRoom(): boolean {
+    return !this.#stopping && this.#waiting.length < this.#o.maxWaiting;
+  }
+
+  /** What the dashboard and metrics read. */
+  get usage(): { running: number; waiting: number; kvUsage: number; blocks: number; prefix: { queries: number; hits: number } } {
+    return { running: this.#running.length, waiting: this.#waiting.length, kvUsage: this.#pool.used / this.#pool.size, blocks: this.#pool.size, prefix: this.#pool.prefixStats };
+  }
+
+  /** Every token at once: the tokens, their logprobs and the finish reason of the whole generation. */
+  async enqueue(request: ScheduledRequest, options: { signal?: AbortSignal } = {}): Promise<ScheduledResult> {
+    const ids: bigint[] = [];
+    const logprobs: number[] = [];
+    let finish: Tensor | undefined;
+    for await (const part of this.stream(request, { signal: options.signal ?? new AbortController().signal })) {
+      ids.push(...(part.output_ids!.data as BigInt64Array));
+      logprobs.push(...(part.logprobs!.data as Float32Array));
+      if (part.finish_reason!.shape[0]) finish = part.finish_reason;
+    }
+    return {
+      output_ids: { datatype: "INT64", shape: [ids.length], data: BigInt64Array.from(ids) },
+      logprobs: { datatype: "FP32", shape: [logprobs.length], data: Float32Array.from(logprobs) },
+      top_logprob_ids: { datatype: "INT64", shape: [0], data: NO_IDS },
+      top_logprobs: { datatype: "FP32", shape: [0], data: NO_FLOATS },
+      finish_reason: finish ?? { datatype: "BYTES", shape: [0], data: [] },
+    };
+  }
+
+  stream(request: ScheduledRequest, options: { signal: AbortSignal }): AsyncIterable<ScheduledResult> {
+    const seq = this.#admit(request, options.signal);
+    this.#watch.watch(options.signal, seq);
+    if (options.signal.aborted) this.#cancel(seq, new RuntimeError("CANCELLED", "the request was cancelled"));
+    this.#loop();
+    return seq.sink.read();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    if (this.#waiting.length + this.#running.length === 0) return this.#watch.close();
+    await new Promise<void>((resolve) => (this.#drained = resolve));
+    this.#watch.close();
+  }
+
+  /** Checks a request before it waits: cheap refusals first, its prompt's fit in the cache last. */
+  #admit(request: ScheduledRequest, signal: AbortSignal): Seq {
+    if (this.#stopping) throw new RuntimeError("UNAVAILABLE", `'${this.#o.name}' is unloading`);
+    const prompt = request.feeds.input_ids;
+    if (!prompt || prompt.datatype !== "INT64") throw invalidArg(`a generation request's prompt is 'input_ids' (INT64)`);
+    const ids = Array.from(prompt.data as BigInt64Array, Number);
+    if (ids.length === 0) throw invalidArg("the prompt is empty: give at least one token");
+    const params = request.sampling ?? { ...GREEDY, maxTokens: this.#o.defaultMaxTokens };
+    if (ids.length + params.maxTokens > this.#o.maxModelLen) {
+      throw invalidArg(`the prompt's ${ids.length} tokens plus max_tokens ${params.maxTokens} exceed the model's length of ${this.#o.maxModelLen} tokens`);
+    }
+    const blocksNeeded = Math.ceil((ids.length + params.maxTokens) / this.#o.blockSize);
+    if (blocksNeeded > this.#pool.size) {
+      throw invalidArg(`the prompt's ${ids.length} tokens plus max_tokens ${params.maxTokens} need ${blocksNeeded} KV blocks, more than the cache holds (${this.#pool.size}; generation.kv_cache_blocks)`);
+    }
+    const retryAfterMs = 1000;
+    if (this.#waiting.length >= this.#o.maxWaiting) {
+      throw new RuntimeError("UNAVAILABLE", `'${this.#o.name}' has ${this.#waiting.length} requests waiting (generation.max_waiting_requests): try again shortly`, { retryAfterMs });
+    }
+    const waitingTokens = this.#waiting.reduce((n, s) => n + s.ids.length, 0);
+    if (waitingTokens + ids.length > this.#o.maxWaitingTokens && this.#waiting.length > 0) {
+      throw new RuntimeError("UNAVAILABLE", `'${this.#o.name}' has ${waitingTokens} prompt tokens waiting (generation.max_waiting_tokens ${this.#o.maxWaitingTokens}): try again shortly`, { retryAfterMs });
+    }
+    const now = this.#o.clock.now();
+    const seq: Seq = {
+      id: this.#nextId++,
+      ids,
+      promptLength: ids.length,
+      computed: 0,
+      table: [],
+      params,
+      random: seededRandom(params.seed ?? Math.floor(Math.random() * 2 ** 32)),
+      output: new Map(),
+      prompt: new Set(ids),
+      stops: new Set([...params.stopTokenIds]),
+      priority: request.priority || 1,
+      arrival: this.#arrivals++,
+      arrivedMs: now,
+      deadlineMs: request.timeoutMs ? now + request.timeoutMs : Infinity,
+      state: "waiting",
+      signal,
+      sink: new Sink(),
+    };
+    this.#byId.set(seq.id, seq);
+    this.#enqueueWaiting(seq);
+    return seq;
+  }
+
+  #enqueueWaiting(seq: Seq): void {
+    seq.state = "waiting";
+    let at = this.#waiting.length;
+    while (at > 0 && (this.#waiting[at - 1]!.priority > seq.priority || (this.#waiting[at - 1]!.priority === seq.priority && this.#waiting[at - 1]!.arrival > seq.arrival))) at--;
+    this.#waiting.splice(at, 0, seq);
+  }
+
+  #cancel(seq: Seq, error: RuntimeError): void {
+    if (seq.state === "done" || seq.cancelled) return;
+    seq.cancelled = error;
+    // A waiting sequence holds nothing: it goes now. A running one leaves at the next iteration.
+    if (seq.state === "waiting") this.#finish(seq, error);
+  }
+
+  #loop(): void {
+    if (this.#looping) return;
+    this.#looping = true;
+    void this.#iterate().finally(() => {
+      this.#looping = false;
+      if (this.#waiting.length + this.#running.length > 0) this.#loop();
+      else this.#drained?.();
+    });
+  }
+
+  async #iterate(): Promise<void> {
+    while (this.#running.length + this.#waiting.length > 0) {
+      const now = this.#o.clock.now();
+      for (const seq of [...this.#running, ...this.#waiting]) {
+        if (!seq.cancelled && now >= seq.deadlineMs) seq.cancelled = new RuntimeError("UNAVAILABLE", `the request ran past its timeout`);
+        if (seq.cancelled) this.#finish(seq, seq.cancelled);
+      }
+      if (this.#running.length + this.#waiting.length === 0) break;
+      let started = this.#o.clock.now();
+      const plan = this.#plan();
+      const rows = this.#apply(plan);
+      this.profile.planMs += this.#o.clock.now() - started;
+      if (rows.length === 0) {
+        // Nothing fits this iteration (cannot happen with a request that fits alone); wait a turn.
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        continue;
+      }
+      this.profile.iterations++;
+      this.profile.rows += rows.length;
+      // Decode rows (one token) run together; prompt chunks together: padding a decode row to a chunk's length would waste its compute.
+      const decode = rows.filter((r) => r.row.tokens === 1);
+      const prefill = rows.filter((r) => r.row.tokens > 1);
+      for (const group of [prefill, decode]) {
+        if (group.length === 0) continue;
+        started = this.#o.clock.now();
+        const feeds = this.#kv.feeds(group.map((g) => g.row));
+        const gathered = this.#o.clock.now();
+        this.profile.gatherMs += gathered - started;
+        let outputs: Record<string, Tensor>;
+        try {
+          outputs = await this.#o.instance.run(feeds);
+        } catch (error) {
+          const failure = new RuntimeError("INTERNAL", `the decoder failed: ${(error as Error).message}`);
+          for (const { seq } of group) this.#finish(seq, failure);
+          continue;
+        }
+        const ran = this.#o.clock.now();
+        this.profile.runMs += ran - gathered;
+        this.#kv.scatter(outputs, group.map((g) => g.row));
+        const scattered = this.#o.clock.now();
+        this.profile.scatterMs += scattered - ran;
+        this.#sampleRows(group, outputs.logits!);
+        this.profile.sampleMs += this.#o.clock.now() - scattered;
+      }
+      this.#o.observer?.iteration?.({ running: this.#running.length, waiting: this.#waiting.length, kvUsage: this.#pool.used / this.#pool.size, preempted: plan.preempted.length, prefix: this.#pool.prefixStats });
+    }
+  }
+
+  #plan(): IterationPlan {
+    const planned = (seq: Seq, waiting: boolean): PlannedSeq => {
+      let owned = 0;
+      if (!waiting) for (const b of seq.table) if (this.#pool.holders(b) === 1) owned++;
+      const entry: PlannedSeq = { id: seq.id, tokens: seq.ids.length, computed: seq.computed, blocks: seq.table.length, owned, priority: seq.priority, arrival: seq.arrival };
+      if (waiting && this.#o.prefixCaching) {
+        const hit = this.#pool.lookup(seq.ids, Math.floor((seq.ids.length - 1) / this.#o.blockSize));
+        entry.cached = { blocks: hit.length, idle: this.#pool.idleAmong(hit) };
+      }
+      return entry;
+    };
+    return planIteration({
+      running: this.#running.map((s) => planned(s, false)),
+      waiting: this.#waiting.map((s) => planned(s, true)),
+      available: this.#pool.available,
+      blockSize: this.#o.blockSize,
+      maxNumSeqs: this.#o.maxNumSeqs,
+      maxBatchedTokens: this.#o.maxBatchedTokens,
+      mode: this.#o.mode,
+    });
+  }
+
+  /** Applies a plan: preemptions, admissions, block allocations; the rows to compute. */
+  #apply(plan: IterationPlan): { seq: Seq; row: StepRow }[] {
+    for (const id of plan.preempted) {
+      const seq = this.#byId.get(id)!;
+      this.#release(seq);
+      seq.computed = 0;
+      this.#running.splice(this.#running.indexOf(seq), 1);
+      this.#enqueueWaiting(seq);
+      this.#o.observer?.preempted?.();
+    }
+    const rows: { seq: Seq; row: StepRow }[] = [];
+    for (const step of plan.steps) {
+      const seq = this.#byId.get(step.id)!;
+      if (plan.admitted.includes(step.id)) {
+        this.#waiting.splice(this.#waiting.indexOf(seq), 1);
+        this.#running.push(seq);
+        seq.state = "running";
+        if (step.cachedBlocks > 0) {
+          const hit = this.#pool.lookup(seq.ids, step.cachedBlocks, true);
+          this.#pool.claim(hit);
+          seq.table.push(...hit);
+        } else if (this.#o.prefixCaching) this.#pool.lookup(seq.ids, Math.floor((seq.ids.length - 1) / this.#o.blockSize), true);
+        seq.computed = step.from;
+      }
+      const fresh = this.#pool.allocate(step.newBlocks);
+      seq.table.push(...fresh);
+      rows.push({ seq, row: { table: seq.table, ids: seq.ids, from: step.from, tokens: step.tokens } });
+    }
+    return rows;
+  }
+
+  #release(seq: Seq): void {
+    this.#pool.release(seq.table);
+    seq.table = [];
+  }
+
+  /** After a step: positions now computed, full blocks cached, and a token for each row whose known tokens are all computed. */
+  #sampleRows(group: { seq: Seq; row: StepRow }[], logits: Tensor): void {
+    const [, width, vocab] = logits.shape as [number, number, number];
+    const data = logits.data as Float32Array;
+    const now = this.#o.clock.now();
+    group.forEach(({ seq, row }, r) => {
+      const before = seq.computed;
+      seq.computed = row.from + row.tokens;
+      if (this.#o.prefixCaching) {
+        for (let b = Math.floor(before / this.#o.blockSize); b < Math.floor(seq.computed / this.#o.blockSize); b++) this.#pool.register(seq.table, b, seq.ids);
+      }
+      if (seq.cancelled || seq.computed < seq.ids.length) return;
+      const at = (r * width + row.tokens - 1) * vocab;
+      const generated = seq.ids.length - seq.promptLength;
+      const suppress = generated < seq.params.minTokens ? [...seq.stops, ...this.#o.eosTokenIds] : undefined;
+      const chosen = sample(data.subarray(at, at + vocab), seq.params, { output: seq.output, prompt: seq.prompt }, seq.random, suppress);
+      seq.ids.push(chosen.token);
+      seq.output.set(chosen.token, (seq.output.get(chosen.token) ?? 0) + 1);
+      this.#o.observer?.token?.(generated === 0 ? { first: now - seq.arrivedMs } : { gap: now - seq.lastTokenMs! });
+      seq.lastTokenMs = now;
+      const stopped = seq.stops.has(chosen.token) || (!seq.params.ignoreEos && this.#o.eosTokenIds.includes(chosen.token));
+      const finish: FinishReason | undefined = stopped ? "stop" : generated + 1 >= seq.params.maxTokens || seq.ids.length >= this.#o.maxModelLen ? "length" : undefined;
+      seq.sink.push({
+        output_ids: { datatype: "INT64", shape: [1], data: BigInt64Array.of(BigInt(chosen.token)) },
+        logprobs: { datatype: "FP32", shape: [1], data: Float32Array.of(chosen.logprob) },
+        top_logprob_ids: chosen.top ? { datatype: "INT64", shape: [chosen.top.tokens.length], data: BigInt64Array.from(chosen.top.tokens, BigInt) } : { datatype: "INT64", shape: [0], data: NO_IDS },
+        top_logprobs: chosen.top ? { datatype: "FP32", shape: [chosen.top.logprobs.length], data: Float32Array.from(chosen.top.logprobs) } : { datatype: "FP32", shape: [0], data: NO_FLOATS },
+        finish_reason: finish ? { datatype: "BYTES", shape: [1], data: [utf8.encode(finish)] } : { datatype: "BYTES", shape: [0], data: [] },
+      });
+      if (finish) this.#finish(seq);
+    });
+  }
+
+  /** A sequence leaves: its blocks freed, its stream ended (with `error` when it failed or was cancelled). */
+  #finish(seq: Seq, error?: RuntimeError): void {
+    if (seq.state === "done") return;
+    const list = seq.state === "running" ? this.#running : this.#waiting;
+    list.splice(list.indexOf(seq), 1);
+    this.#release(seq);
+    seq.state = "done";
+    this.#byId.delete(seq.id);
+    this.#watch.forget(seq.signal, seq);
+    this.#o.observer?.finished?.({ promptTokens: seq.promptLength, generatedTokens: seq.ids.length - seq.promptLength, e2eMs: this.#o.clock.now() - seq.arrivedMs, outcome: error ? "cancelled" : "done" });
+    seq.sink.end(error);
+  }
+}

@@ -1,0 +1,146 @@
+import { describe, expect, it } from "vitest";
+import { GREEDY, systemClock } from "../../../../runtime/core/mod.ts";
+import type { SamplingParams } from "../../../../runtime/core/mod.ts";
+import { GenerationScheduler } from "../../../../runtime/scheduler/generation/generation-scheduler.ts";
+import type { GenerationSchedulerOptions } from "../../../../runtime/scheduler/generation/generation-scheduler.ts";
+import type { ScheduledRequest } from "../../../../runtime/scheduler/mod.ts";
+import { decoderReference, decoderVocabSize } from "../../../../models/decoder.ts";
+import { DECODER_GEOMETRY, decoderInstance } from "../../../support/decoder-instance.ts";
+
+function scheduler(options: Partial<GenerationSchedulerOptions> = {}) {
+  const instance = decoderInstance();
+  const s = new GenerationScheduler({
+    name: "tiny_gpt",
+    instance,
+    geometry: DECODER_GEOMETRY,
+    clock: systemClock,
+    mode: "continuous",
+    blockSize: 4,
+    blocks: 256,
+    maxNumSeqs: 16,
+    maxBatchedTokens: 64,
+    maxModelLen: 512,
+    maxWaiting: 64,
+    maxWaitingTokens: 1 << 20,
+    prefixCaching: true,
+    eosTokenIds: [],
+    defaultMaxTokens: 16,
+    ...options,
+  });
+  return { s, instance };
+}
+
+const request = (prompt: number[], sampling: Partial<SamplingParams> = {}): ScheduledRequest => ({
+  feeds: { input_ids: { datatype: "INT64", shape: [prompt.length], data: BigInt64Array.from(prompt, BigInt) } },
+  batchSize: 1,
+  shapeKey: "",
+  sampling: { ...GREEDY, ...sampling },
+});
+
+async function generate(s: GenerationScheduler, prompt: number[], sampling: Partial<SamplingParams> = {}, signal?: AbortSignal): Promise<number[]> {
+  const out: number[] = [];
+  for await (const part of s.stream(request(prompt, sampling), { signal: signal ?? new AbortController().signal })) out.push(...Array.from(part.output_ids!.data as BigInt64Array, Number));
+  return out;
+}
+
+/** A seeded prompt of `length` tokens. */
+function prompt(seed: number, length: number): number[] {
+  let x = seed;
+  return Array.from({ length }, () => (x = (x * 1103515245 + 12345) % 2147483648) % (decoderVocabSize() - 3));
+}
+
+/** Greedy continuation by the float64 reference, recomputing the whole sequence each token. */
+function referenceGreedy(ids: number[], tokens: number): number[] {
+  const seq = [...ids];
+  for (let i = 0; i < tokens; i++) {
+    const logits = decoderReference(seq).at(-1)!;
+    let best = 0;
+    for (let v = 1; v < logits.length; v++) if (logits[v]! > logits[best]!) best = v;
+    seq.push(best);
+  }
+  return seq.slice(ids.length);
+}
+
+describe("GenerationScheduler (continuous batching on the example decoder)", () => {
+  it("greedy tokens equal the reference forward pass's", async () => {
+    const { s } = scheduler();
+    const ids = prompt(1, 7);
+    expect(await generate(s, ids, { maxTokens: 6 })).toEqual(referenceGreedy(ids, 6));
+  });
+
+  it("many concurrent requests of different lengths give each the tokens it gets alone", async () => {
+    const cases = Array.from({ length: 12 }, (_, i) => ({ ids: prompt(i + 10, 3 + ((i * 7) % 29)), maxTokens: 2 + ((i * 13) % 40) }));
+    const alone: number[][] = [];
+    for (const c of cases) alone.push(await generate(scheduler({ maxNumSeqs: 1 }).s, c.ids, { maxTokens: c.maxTokens }));
+    const { s, instance } = scheduler({ maxBatchedTokens: 24 });
+    const together = await Promise.all(cases.map((c) => generate(s, c.ids, { maxTokens: c.maxTokens })));
+    expect(together).toEqual(alone);
+    // They shared iterations: fewer runs than tokens, and batches of several rows.
+    expect(Math.max(...instance.rows)).toBeGreaterThan(4);
+    expect(s.usage.kvUsage).toBe(0);
+  });
+
+  it("preempted sequences are recomputed and still give the same tokens", async () => {
+    const cases = Array.from({ length: 8 }, (_, i) => ({ ids: prompt(i + 40, 5 + i * 3), maxTokens: 30 }));
+    const alone: number[][] = [];
+    for (const c of cases) alone.push(await generate(scheduler({ maxNumSeqs: 1 }).s, c.ids, { maxTokens: c.maxTokens }));
+    let preemptions = 0;
+    // 40 blocks of 4 tokens: two or three sequences of ~60 tokens at once.
+    const { s } = scheduler({ blocks: 40, observer: { preempted: () => preemptions++ } });
+    expect(await Promise.all(cases.map((c) => generate(s, c.ids, { maxTokens: c.maxTokens })))).toEqual(alone);
+    expect(preemptions).toBeGreaterThan(0);
+    expect(s.usage.kvUsage).toBe(0);
+  });
+
+  it("a prompt whose prefix is cached reuses its blocks and gives the same tokens", async () => {
+    const { s } = scheduler();
+    const ids = prompt(7, 23);
+    const first = await generate(s, ids, { maxTokens: 8 });
+    const before = s.usage.prefix.hits;
+    expect(await generate(s, ids, { maxTokens: 8 })).toEqual(first);
+    // 22 of 23 tokens can come from the cache: 5 full blocks of 4.
+    expect(s.usage.prefix.hits - before).toBe(20);
+    const longer = [...ids, ...first, 5, 6];
+    expect(await generate(s, longer, { maxTokens: 5 })).toEqual(await generate(scheduler({ prefixCaching: false }).s, longer, { maxTokens: 5 }));
+  });
+
+  it("the same seed gives the same sampled tokens alone and in a batch", async () => {
+    const sampling = { temperature: 1, topP: 0.9, topK: 50, seed: 1234, maxTokens: 12 };
+    const ids = prompt(3, 9);
+    const alone = await generate(scheduler().s, ids, sampling);
+    const { s } = scheduler();
+    const [batched] = await Promise.all([generate(s, ids, sampling), ...[4, 5, 6].map((k) => generate(s, prompt(k, 11), { temperature: 1, maxTokens: 12 }))]);
+    expect(batched).toEqual(alone);
+  });
+
+  it("a client that goes away mid-prefill or mid-decode frees its blocks at the next iteration", async () => {
+    const { s } = scheduler({ maxBatchedTokens: 8 });
+    const prefill = new AbortController();
+    const decode = new AbortController();
+    // Settled into values at once: each ends before the other is awaited.
+    const long = generate(s, prompt(9, 100), { maxTokens: 5 }, prefill.signal).then(() => undefined, (error: unknown) => error);
+    const tokens: number[] = [];
+    const streaming = (async () => {
+      for await (const part of s.stream(request(prompt(8, 4), { maxTokens: 400 }), { signal: decode.signal })) {
+        tokens.push(Number((part.output_ids!.data as BigInt64Array)[0]));
+        // The long prompt is still being prefilled, 7 tokens an iteration beside this stream's one.
+        if (tokens.length === 1) prefill.abort();
+        if (tokens.length === 3) decode.abort();
+      }
+    })().then(() => undefined, (error: unknown) => error);
+    expect(await long).toMatchObject({ code: "CANCELLED" });
+    expect(await streaming).toMatchObject({ code: "CANCELLED" });
+    expect(tokens.length).toBeLessThan(6);
+    expect(s.usage).toMatchObject({ running: 0, waiting: 0, kvUsage: 0 });
+  });
+
+  it("refuses beyond its waiting limits at once, with a time to retry, and a prompt that cannot fit with 400", async () => {
+    const { s } = scheduler({ maxNumSeqs: 1, maxWaiting: 2 });
+    const running = [generate(s, prompt(1, 5), { maxTokens: 20 }), generate(s, prompt(2, 5), { maxTokens: 20 }), generate(s, prompt(3, 5), { maxTokens: 20 })];
+    // One runs (after the loop's first turn), two wait; the fourth is over the limit.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(() => s.stream(request(prompt(4, 5)), { signal: new AbortController().signal })).toThrow(expect.objectContaining({ code: "UNAVAILABLE", retryAfterMs: 1000 }));
+    expect(() => s.stream(request(prompt(4, 500), { maxTokens: 20 }), { signal: new AbortController().signal })).toThrow(/exceed the model's length of 512/);
+    await Promise.all(running);
+  });
+});
