@@ -35,7 +35,7 @@ export const MODELS: Readonly<Record<string, Writer>> = {
   ocr_det: copyPpocr("det"),
   ocr_rec: buildRecogniser,
   vad: copySilero(),
-  tiny_gpt: fromBytes(buildDecoder),
+  tiny_gpt: rebuiltOnChange(buildDecoder),
 };
 
 /** The OCR ensemble's step functions: each carries its own copy of the OCR steps, so a folder copied alone still works. */
@@ -49,6 +49,13 @@ export const ASSETS: Readonly<Record<string, Writer>> = {
   ...Object.fromEntries(Object.keys(decoderSideFiles()).map((file) => [`tiny_gpt/1/${file}`, sideFile(file)])),
   ...Object.fromEntries(OCR_STEPS.flatMap((step) => ["ppocr.ts", "png.ts"].map((file) => [`${step}/${file}`, copyOfSource(`ocr/${file}`)]))),
 };
+
+/** A model small enough to rebuild and compare on every build: rewritten whenever its recipe changes. */
+function rebuiltOnChange(build: () => Uint8Array): Writer {
+  const write = fromBytes(build);
+  write.upToDate = async (path) => Buffer.compare(await readFile(path), build()) === 0;
+  return write;
+}
 
 /** One of the decoder's side files, rewritten whenever what models/decoder.ts writes changes. */
 function sideFile(file: string): Writer {

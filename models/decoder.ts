@@ -187,7 +187,18 @@ interface LayerWeights {
   ln2: Float32Array; ln2b: Float32Array; w1: Float32Array; w2: Float32Array;
 }
 export interface DecoderWeights {
-  wte: Float32Array; wpe: Float32Array; layers: LayerWeights[]; lnf: Float32Array; lnfb: Float32Array; lm: Float32Array;
+  wte: Float32Array; wpe: Float32Array; layers: LayerWeights[]; lnf: Float32Array; lnfb: Float32Array; lm: Float32Array; lmBias: Float32Array;
+}
+
+/**
+ * A bias on the head that keeps the seeded model to printable text: byte tokens outside printable
+ * ASCII (lone UTF-8 bytes, control characters) are pushed far down, so what it writes decodes.
+ */
+function printableBias(): Float32Array {
+  const bias = new Float32Array(decoderVocabSize());
+  const bytes = bytesToUnicode();
+  for (let b = 0; b < 256; b++) if (b > 126 || (b < 32 && b !== 10)) bias[bpe().vocab[bytes[b]!]!] = -20;
+  return bias;
 }
 
 let weightsCache: DecoderWeights | undefined;
@@ -210,7 +221,7 @@ export function decoderWeights(): DecoderWeights {
       ln2: ones(), ln2b: zeros(), w1: dense(H, I), w2: dense(I, H),
     });
   }
-  weightsCache = { wte, wpe, layers, lnf: ones(), lnfb: zeros(), lm: dense(H, V, 4) };
+  weightsCache = { wte, wpe, layers, lnf: ones(), lnfb: zeros(), lm: dense(H, V, 4), lmBias: printableBias() };
   return weightsCache;
 }
 
@@ -230,6 +241,7 @@ export function buildDecoder(): Uint8Array {
     initializer("lnf.weight", w.lnf, [H]),
     initializer("lnf.bias", w.lnfb, [H]),
     initializer("lm_head", w.lm, [H, V]),
+    initializer("lm_head.bias", w.lmBias, [V]),
     initializer("c.one", new BigInt64Array([1n]), []),
     initializer("c.zero", new BigInt64Array([0n]), []),
     initializer("c.heads_shape", new BigInt64Array([0n, 0n, BigInt(NH), BigInt(D)]), [4]),
@@ -299,7 +311,8 @@ export function buildDecoder(): Uint8Array {
     x = n("Add", [x, `${p}down`], `${p}x2`);
   });
   n("LayerNormalization", [x, "lnf.weight", "lnf.bias"], "xf", { axis: { int: -1 }, epsilon: { float: EPSILON } });
-  n("MatMul", ["xf", "lm_head"], "logits");
+  n("MatMul", ["xf", "lm_head"], "logits.raw");
+  n("Add", ["logits.raw", "lm_head.bias"], "logits");
   const kv = (prefix: string, seqDim: string) =>
     Array.from({ length: DECODER.layers }, (_, l) =>
       ["key", "value"].map((part) => valueInfo(`${prefix}.${l}.${part}`, DataType.FLOAT, ["batch_size", NH, seqDim, D])),
@@ -371,5 +384,5 @@ export function decoderReference(ids: readonly number[]): Float64Array[] {
       return x1.map((value, i) => value + down[i]);
     });
   }
-  return xs.map((x) => matVec(layerNorm(x, w.lnf, w.lnfb), w.lm, V));
+  return xs.map((x) => matVec(layerNorm(x, w.lnf, w.lnfb), w.lm, V).map((v, i) => v + w.lmBias[i]!));
 }

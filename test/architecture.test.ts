@@ -59,6 +59,9 @@ const packages: Record<string, string[]> = {
   "onnxruntime-common": ["backends"],
   "lru-cache": ["cache"],
   zod: ["config"],
+  // A generator's tokenizer and chat template: text ↔ token ids, a codec like the tensor ones.
+  "@huggingface/tokenizers": ["tensor"],
+  "@huggingface/jinja": ["tensor"],
   yaml: ["config"],
   // Protobuf: Triton's config.pbtxt (text format) and the gRPC protocol's messages.
   "@bufbuild/protobuf": ["config", "grpc"],

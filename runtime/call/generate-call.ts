@@ -7,6 +7,7 @@ import type { RequestHeader } from "../tensor/mod.ts";
 import { admit } from "./admission.ts";
 import type { Call, CallContext } from "./admission.ts";
 import { elementLimit } from "./infer-call.ts";
+import { generateOnGenerator } from "./openai-call.ts";
 
 const utf8 = new TextEncoder();
 const text = new TextDecoder();
@@ -21,8 +22,10 @@ const text = new TextDecoder();
  * <output>: value…}`, an output of one element as a scalar) — one from a one-shot function, several
  * from a streaming one. Errors before the first response reject the first `next()`.
  */
-export async function generateCall(ctx: CallContext, call: Call): Promise<AsyncGenerator<string, void, undefined>> {
+export async function generateCall(ctx: CallContext, call: Call, stream = true): Promise<AsyncGenerator<string, void, undefined>> {
   const { deployment: d, bytes, options } = await admit(ctx, call);
+  // A generator takes text and sampling parameters, as Triton's vLLM backend does.
+  if (d.codec) return await generateOnGenerator(ctx, d, parseBody(bytes), call.body, stream);
   const limit = elementLimit(ctx, d);
   const request = decodeInferRequest(utf8.encode(JSON.stringify(kserveForm(parseBody(bytes), d.config, limit))), {
     check: (h: RequestHeader) => d.checkRequest(h),

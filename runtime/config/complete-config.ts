@@ -5,6 +5,7 @@ import type { FunctionConfig, TensorConfig } from "./function-config.ts";
 import type { DeclaredConfig } from "./declared-config.ts";
 import { completeIdentityConfig } from "./identity-config.ts";
 import { completeHandlerConfig } from "./handler-config.ts";
+import { completeGenerationConfig } from "./generation-config.ts";
 import { formatDims } from "./_dims.ts";
 
 /** Triton's `--backend-config=onnxruntime,default-max-batch-size` default. */
@@ -42,6 +43,7 @@ export function completeConfig(
 ): FunctionConfig {
   if (declared.backend === "identity") return completeIdentityConfig(declared);
   if (declared.backend === "handler") return completeHandlerConfig(declared);
+  if (declared.generation) return completeGenerationConfig(declared, modelSignature);
   // An ensemble's tensors are the ones it declares; its steps' functions are checked when it loads.
   if (declared.backend === "ensemble") return { ...structuredClone(declared), accelerator: declared.accelerator ?? "auto", max_batch_size: declared.max_batch_size ?? 0 };
   const fn = `function '${declared.name}'`;

@@ -4,6 +4,7 @@
  * Produced by `parseFunctionConfig()` and completed from the model by `completeConfig()`.
  */
 import type { ConfigDataType } from "../tensor/mod.ts";
+import type { GenerationConfig } from "./_generation-schema.ts";
 
 export interface FunctionConfig {
   name: string;
@@ -48,6 +49,8 @@ export interface FunctionConfig {
    * `--max-elements` — for a model whose free dims let a small request ask for a large execution.
    */
   max_input_elements?: number;
+  /** Ours: a decoder (Optimum's layout) served by continuous batching; its request is a prompt's token ids. */
+  generation?: GenerationConfig;
 }
 
 /**

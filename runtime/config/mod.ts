@@ -40,3 +40,5 @@ export { defaultLoadLimits, ENSEMBLE_OUTPUT_FLOOR, LIMIT_FLAGS, limitProblems, t
 export { ensembleWiringProblems } from "./_ensemble-rules.ts";
 export { conditionTensors, evaluateCondition, parseCondition, reduceTensor } from "./step-condition.ts";
 export type { Condition, ConditionInputs, TensorFn } from "./step-condition.ts";
+export { completeGenerationConfig, GENERATOR_TENSORS } from "./generation-config.ts";
+export { GENERATION_DEFAULTS, type GenerationConfig, type GenerationModel } from "./_generation-schema.ts";

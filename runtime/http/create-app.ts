@@ -13,6 +13,7 @@ import type { DashboardContext } from "./dashboard/dashboard-routes.ts";
 import { errorResponse, jsonError, toResponse } from "./error-status.ts";
 import { functionHandlers } from "./function-routes.ts";
 import { generateHandlers } from "./generate-routes.ts";
+import { openAiHandlers } from "./openai-routes.ts";
 import { kserveHandlers } from "./kserve-routes.ts";
 import type { KserveContext } from "./kserve-routes.ts";
 import { metricsHandlers } from "./metrics-routes.ts";
@@ -39,6 +40,7 @@ export function routeHandlers(ctx: AppContext): Partial<RouteHandlers> {
   return {
     ...kserveHandlers(ctx),
     ...generateHandlers(ctx),
+    ...openAiHandlers(ctx),
     ...repositoryHandlers(ctx),
     ...sharedMemoryHandlers(ctx),
     ...functionHandlers(ctx),

@@ -63,3 +63,18 @@ export function toResponse(reply: Reply): Response {
 export function jsonError(status: number, message: string): Response {
   return Response.json({ error: message }, { status });
 }
+
+const openAiTypes: Record<number, string> = { 400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error", 413: "invalid_request_error", 429: "rate_limit_error" };
+
+/**
+ * `errorReply` in OpenAI's shape, for the /v1 OpenAI routes: `{"error": {"message", "type",
+ * "param", "code"}}` with the same status and headers, so OpenAI's clients raise their typed errors.
+ */
+export function openAiErrorReply(error: unknown, log?: (message: string) => void, redact?: (text: string) => string): Reply {
+  const reply = errorReply(error, log, redact);
+  const message = (JSON.parse(reply.body as string) as { error: string }).error;
+  const param = error instanceof RuntimeError && "param" in error && typeof error.param === "string" && error.param ? error.param : null;
+  const type = openAiTypes[reply.status] ?? (reply.status >= 500 ? "server_error" : "invalid_request_error");
+  const code = reply.status === 404 ? "model_not_found" : error instanceof RuntimeError ? error.code.toLowerCase() : "internal";
+  return { ...reply, body: JSON.stringify({ error: { message, type, param, code } }) };
+}

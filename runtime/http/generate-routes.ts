@@ -13,10 +13,10 @@ const utf8 = new TextEncoder();
  * it the status line has gone, so the failure is a last `data: {"error": …}` event, as Triton sends.
  */
 export function generateHandlers(ctx: CallContext & { log?: { error(message: string): void } }) {
-  const call = (r: RouteRequest) => generateCall(ctx, { name: r.params.name!, version: r.params.version, header: r.header, body: r.body });
+  const call = (r: RouteRequest, stream = true) => generateCall(ctx, { name: r.params.name!, version: r.params.version, header: r.header, body: r.body }, stream);
   return {
     generate: async (r: RouteRequest): Promise<Reply> => {
-      const events = await call(r);
+      const events = await call(r, false);
       const first = await events.next();
       if (first.done) throw invalidArg(`model '${r.params.name}' sent no response`);
       if (!(await events.next()).done) {

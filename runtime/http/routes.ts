@@ -6,8 +6,8 @@ import type { DirectBody, HeaderLookup, Reply } from "../call/mod.ts";
  */
 export type ApiGroup =
   | "health" // server liveness and readiness: open, for Kubernetes probes (they name no function)
-  | "metadata" // GET /v2, model metadata, configuration and readiness (it names the reason), GET /v1/functions
-  | "inference" // POST …/infer, …/generate[_stream], POST /v1/functions/{name}
+  | "metadata" // GET /v2, model metadata, configuration and readiness (it names the reason), GET /v1/functions, GET /v1/models
+  | "inference" // POST …/infer, …/generate[_stream], POST /v1/functions/{name}, OpenAI's /v1/completions, /v1/chat/completions
   | "statistics" // GET …/stats
   | "repository" // index, load, unload, park
   | "shared-memory" // register, list and unregister shared-memory regions
@@ -57,6 +57,9 @@ export const ROUTES = [
   { id: "trace", method: "GET", paths: ["/v2/trace"], group: "trace" },
   { id: "functions", method: "GET", paths: ["/v1/functions"], group: "metadata" },
   { id: "function-call", method: "POST", paths: ["/v1/functions/:name"], group: "inference", lane: true },
+  { id: "openai-models", method: "GET", paths: ["/v1/models"], group: "metadata" },
+  { id: "openai-completions", method: "POST", paths: ["/v1/completions"], group: "inference" },
+  { id: "openai-chat", method: "POST", paths: ["/v1/chat/completions"], group: "inference" },
   { id: "metrics", method: "GET", paths: ["/metrics"], group: "metrics" },
   { id: "dashboard-page", method: "GET", paths: ["/"], group: "dashboard-page" },
   { id: "dashboard-script", method: "GET", paths: ["/dashboard.js"], group: "dashboard-page" },

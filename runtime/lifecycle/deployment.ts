@@ -1,14 +1,15 @@
 import type { Clock, InferRequest, InferResponse } from "../core/mod.ts";
 import { RuntimeError } from "../core/mod.ts";
 import type { Backend, Session } from "../backends/backend.ts";
-import { createScheduler, hasInstances, responses } from "../scheduler/mod.ts";
+import { createScheduler, GenerationScheduler, hasInstances, responses } from "../scheduler/mod.ts";
+import type { GenerationUsage } from "../scheduler/mod.ts";
 import type { Arrivals, InstanceScheduler, ModelInstance, ResourceClaim, ResourceLimiter, ResourceNeeds, ScheduledRequest, ScheduledResult, Scheduler, SchedulerObserver, StepDispatch } from "../scheduler/mod.ts";
 import type { FunctionConfig } from "../config/mod.ts";
 import type { CachedReply, ResponseCache } from "../cache/mod.ts";
 import type { HandlerHost } from "../pipeline/mod.ts";
 import { observeAll } from "../metrics/mod.ts";
 import type { FailureReason, ModelStats } from "../metrics/mod.ts";
-import type { RequestHeader } from "../tensor/mod.ts";
+import type { RequestHeader, TokenCodec } from "../tensor/mod.ts";
 import { checkRequestHeader, collectOutputs, prepareRequest } from "./prepare-request.ts";
 import { SelfHealingSession } from "./self-healing-session.ts";
 import { holdsOnDevice } from "./memory-budget.ts";
@@ -57,6 +58,8 @@ export interface DeploymentOptions {
   labels?: ReadonlyMap<string, readonly string[]>;
   /** A sequence's first state by state input name, as raw bytes (`initial_state` `data_file`s); absent: zeros. */
   initialStates?: ReadonlyMap<string, Uint8Array>;
+  /** A generator's tokenizer, chat template and generation defaults (`generation`). */
+  codec?: TokenCodec;
 }
 
 /**
@@ -105,6 +108,7 @@ export class Deployment {
       log: options.log,
       onSequence: options.handler && ((event, id) => void options.handler!.sequence({ event, id })),
       initialStates: options.initialStates,
+      codec: options.codec,
     });
     if (hasInstances(this.#scheduler)) this.#instances = this.#scheduler;
   }
@@ -118,6 +122,16 @@ export class Deployment {
   optimizedForm(): Promise<Uint8Array | undefined> {
     this.#form ??= this.#options.optimizedForm?.().catch(() => undefined) ?? Promise.resolve(undefined);
     return this.#form;
+  }
+
+  /** A generator's tokenizer and chat template; undefined for other functions. */
+  get codec(): TokenCodec | undefined {
+    return this.#options.codec;
+  }
+
+  /** A generator's scheduler state (running, waiting, KV cache use), for metrics and the dashboard. */
+  get generation(): GenerationUsage | undefined {
+    return this.#scheduler instanceof GenerationScheduler ? this.#scheduler.usage : undefined;
   }
 
   /** The classification labels of output `name` (its `label_filename`'s lines), when it has some. */

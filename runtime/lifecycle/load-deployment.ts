@@ -58,6 +58,8 @@ export interface LoadDeploymentOptions {
   labels?: DeploymentOptions["labels"];
   /** The raw bytes of one sequence's first state, by state input name (`initial_state` `data_file`s). */
   initialStates?: ReadonlyMap<string, Uint8Array>;
+  /** A generator's tokenizer and generation defaults (`generation`). */
+  codec?: DeploymentOptions["codec"];
   /** The function's handler (its execute as the backend, or preprocess / postprocess beside the model), closed with the deployment. */
   handler?: DeploymentOptions["handler"];
   /**
@@ -106,7 +108,9 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
   // `auto`, for one instance that cannot scale out, loads into a worker, times the model there (its
   // own cost, not the event loop's) and moves it onto the event loop when it is cheap; bytes it
   // measured before (a wake from PARKED) load straight onto the thread it chose then.
-  const setting = identity ? "worker" : executionThreadSetting(declared);
+  // A generator's step carries the whole batch's KV past as its inputs: a worker would copy it there
+  // and back every token, so it runs on the event loop unless told otherwise.
+  const setting = identity ? "worker" : declared.generation ? (declared.parameters.execution_thread?.string_value as "main" | "worker" | undefined) ?? "main" : executionThreadSetting(declared);
   if (setting === "main" && initial > 1) {
     log.warn(`${prefix}: execution_thread main with ${initial} instances: inline instances share the event loop and never overlap`);
   }
@@ -137,6 +141,10 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     // Complete the config from the first instance, so a contradiction fails before the others load.
     sessions.push(await createInstance());
     const config: FunctionConfig = completeConfig(declared, sessions[0]!.signature);
+    const vocab = config.generation?.model?.vocab;
+    if (options.codec && vocab !== undefined && options.codec.vocabSize > vocab) {
+      throw new RuntimeError("INVALID_ARG", `function '${declared.name}' (generation): tokenizer.json has ${options.codec.vocabSize} tokens but the model's logits only ${vocab}: they are not from the same model`);
+    }
     options.handler?.useConfig(config);
     if (probing && !measured) {
       const session = sessions[0]!;
@@ -182,6 +190,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
       cache: options.cache,
       labels: options.labels,
       initialStates: options.initialStates,
+      codec: options.codec,
       handler: options.handler,
       // A form made for the CPU provider (ORT's): where the sessions run elsewhere there is none to make.
       optimizedForm:

@@ -121,7 +121,7 @@ export class ManagedVersion {
     const d = this.#deployment;
     if (!d) return versionFootprint(model, 0, 0);
     const device = d.deviceInstanceCount;
-    return versionFootprint(model, d.instanceCount - device, device);
+    return versionFootprint(model, d.instanceCount - device, device, d.generation?.kvBytes ?? 0);
   }
 
   /** What parking would leave held: the model bytes with `park: host`, nothing with `park: none`. */

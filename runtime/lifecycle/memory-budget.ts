@@ -13,9 +13,11 @@ export function holdsOnDevice(acceleratorOrProvider: string): boolean {
  * The one estimate of what a version holds: its model bytes on the host (kept to load, park and
  * wake from), plus one model-sized session per instance — on the device for device instances.
  * Used before a load (from the declared instance groups) and after it (from the sessions made).
+ * A generator's KV cache (on the host: the CPU gathers it into each step's feeds) counts while it
+ * is in memory: `kv_cache_bytes`, the most it may take, before a load; its blocks' bytes after.
  */
-export function versionFootprint(modelBytes: number, hostInstances: number, deviceInstances: number): Footprint {
-  return { host: modelBytes * (1 + hostInstances), device: modelBytes * deviceInstances };
+export function versionFootprint(modelBytes: number, hostInstances: number, deviceInstances: number, kvCacheBytes = 0): Footprint {
+  return { host: modelBytes * (1 + hostInstances) + kvCacheBytes, device: modelBytes * deviceInstances };
 }
 
 /** Budgets in bytes; undefined = unlimited (`--host-memory-budget`, `--device-memory-budget`). */

@@ -28,6 +28,9 @@ export interface ModelManagerOptions extends FunctionRegistryOptions {
 }
 
 /** How long a request waits for an on-demand load by default (`--load-timeout-secs`). */
+/** A generator not in memory: nothing running or waiting, no cache. */
+const IDLE_GENERATOR = { running: 0, waiting: 0, kvUsage: 0, blocks: 0, prefix: { queries: 0, hits: 0 }, maxModelLen: 0, kvBytes: 0 };
+
 export const DEFAULT_LOAD_TIMEOUT_MS = 120_000;
 
 /** One row of the repository index. */
@@ -274,6 +277,7 @@ export class ModelManager {
         cacheEnabled: fn.declared?.response_cache?.enable === true && this.#options.responseCache !== undefined,
         cold: isCold(fn, v),
         ...(fn.declared?.sequence_batching && { sequences: v.liveSequences }),
+        ...(fn.declared?.generation && { generation: v.deployment?.generation ?? IDLE_GENERATOR }),
       })),
     );
   }
@@ -291,6 +295,11 @@ export class ModelManager {
       // Ours, for people: COLD where KServe says UNAVAILABLE of a version the next request loads.
       versions: [...fn.versions.values()].sort((a, b) => a.version - b.version).map((v) => ({ version: String(v.version), state: isCold(fn, v) ? "COLD" : v.state, reason: fn.error ?? v.reason })),
     }));
+  }
+
+  /** The functions that generate text (`generation`): the OpenAI API's models. */
+  generators(): string[] {
+    return this.#registry.functions().filter((fn) => fn.declared?.generation).map((fn) => fn.name);
   }
 
   /** Every function and version with its state and reason, for the repository index. */

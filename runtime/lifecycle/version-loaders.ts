@@ -5,7 +5,8 @@ import type { LoadLimits } from "../config/mod.ts";
 import type { ResponseCache } from "../cache/mod.ts";
 import { createHandlerBackend, HandlerHost } from "../pipeline/mod.ts";
 import { readModelFile } from "../repository/mod.ts";
-import { byteSize, fromConfigType } from "../tensor/mod.ts";
+import { byteSize, fromConfigType, TokenCodec } from "../tensor/mod.ts";
+import type { TokenizerFiles } from "../tensor/mod.ts";
 import { PlacementMemory } from "./execution-thread.ts";
 import type { FunctionRecord, FunctionRegistryOptions } from "./function-registry.ts";
 import { loadDeployment } from "./load-deployment.ts";
@@ -18,6 +19,8 @@ import { serially } from "./serially.ts";
 
 /** One warm-up file's ceiling: a sample is one row of the batch (the element ceiling bounds the rest). */
 const MAX_WARMUP_FILE_BYTES = 64 * 1024 * 1024;
+/** A tokenizer file's ceiling: the largest tokenizer.json on the Hub (~30 MB, 250k-token vocabularies) with room. */
+const MAX_TOKENIZER_FILE_BYTES = 64 * 1024 * 1024;
 /** A label file's ceiling: ~1 M labels of 16 bytes, as Triton caps a classified output at 1 M classes. */
 const MAX_LABEL_FILE_BYTES = 16 * 1024 * 1024;
 
@@ -89,8 +92,10 @@ export class VersionLoaders {
         const warmupFiles = await this.#warmupFiles(fn);
         const labels = await this.#labels(fn);
         const initialStates = await this.#initialStates(fn);
+        const codec = declared.generation ? await this.#tokenCodec(fn, version) : undefined;
         const load = () =>
           loadDeployment({
+            codec,
             warmupFiles,
             labels,
             initialStates,
@@ -249,6 +254,31 @@ export class VersionLoaders {
     const problem = file.check(size);
     if (problem) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': ${file.what} '${file.name}' is ${size} bytes${problem}`);
     return await platform.readFile(path);
+  }
+
+  /**
+   * A generator's tokenizer, chat template and generation defaults: the files a Hugging Face export
+   * carries beside its model, read from the version's folder (tokenizer.json required).
+   */
+  async #tokenCodec(fn: FunctionRecord, version: number): Promise<TokenCodec> {
+    const { platform } = this.#options;
+    const files: Partial<TokenizerFiles> = {};
+    const text = new TextDecoder();
+    for (const name of ["tokenizer.json", "tokenizer_config.json", "generation_config.json", "config.json"] as const) {
+      const path = fn.entry && (await resolveInside(platform, `${fn.entry.dir}/${version}`, name));
+      const size = path === undefined ? undefined : (await platform.stat(path))?.size;
+      if (path === undefined || size === undefined) {
+        if (name === "tokenizer.json") throw new RuntimeError("INVALID_ARG", `function '${fn.name}' (generation): ${version}/tokenizer.json was not found; a generator needs its tokenizer beside the model, as a Hugging Face export has it`);
+        continue;
+      }
+      if (size > MAX_TOKENIZER_FILE_BYTES) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': ${version}/${name} is ${size} bytes, over the ${MAX_TOKENIZER_FILE_BYTES}-byte ceiling`);
+      files[name] = text.decode(await platform.readFile(path));
+    }
+    try {
+      return new TokenCodec(files as TokenizerFiles);
+    } catch (error) {
+      throw new RuntimeError("INVALID_ARG", `function '${fn.name}' v${version}: ${(error as Error).message}`);
+    }
   }
 
   async #loadEnsemble(fn: FunctionRecord, version: number, managed: ManagedVersion, labels: Map<string, readonly string[]> | undefined) {

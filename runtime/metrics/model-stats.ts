@@ -1,4 +1,5 @@
 import type { DispatchReason, ExecutionTiming, SchedulerObserver, SequenceEvent } from "../scheduler/mod.ts";
+import { GenerationStats } from "./generation-stats.ts";
 
 /** A cumulative duration statistic, as Triton reports it. */
 export interface Duration {
@@ -77,6 +78,8 @@ export class ModelStats implements SchedulerObserver {
   readonly #sequences = new Map<SequenceEvent, number>();
   readonly #requestHistogram = emptyHistogram();
   readonly #queueHistogram = emptyHistogram();
+  /** A generator's tokens, requests and latencies (vLLM's metrics); the scheduler reports into it. */
+  readonly generation = new GenerationStats(() => this.#revision++);
   /** Seconds the last load of this version took (`nv_model_load_duration_secs`). */
   loadSeconds = 0;
   #revision = 0;

@@ -1,6 +1,7 @@
 import { DISPATCH_REASONS, SEQUENCE_EVENTS } from "../scheduler/mod.ts";
 import type { ModelStats } from "./model-stats.ts";
 import { COLD_START_BUCKETS, LATENCY_BUCKETS } from "./model-stats.ts";
+import { E2E_BUCKETS, ITL_BUCKETS, TTFT_BUCKETS } from "./generation-stats.ts";
 import type { Histogram } from "./model-stats.ts";
 
 /** One served version, as the metrics see it at scrape time. */
@@ -22,6 +23,8 @@ export interface MetricsEntry {
   cold?: boolean;
   /** Sequences whose state the version holds now (a sequence batcher's). */
   sequences?: number;
+  /** A generator's scheduler now: sequences running and waiting, KV cache use, prefix-cache counters (tokens). */
+  generation?: { running: number; waiting: number; kvUsage: number; prefix: { queries: number; hits: number } };
 }
 
 /** Where the metrics come from; called on every scrape. */
@@ -128,6 +131,29 @@ export function createPrometheus(source: MetricsSource, options: { histogramLate
   family("tensorfn_handler_duration_us", "counter", "Cumulative handler call duration in microseconds, by step and outcome", (rows) =>
     rows.flatMap((row) => row.metrics.handler.map((h) => ({ row, labels: { step: h.step, outcome: h.outcome }, value: us(h.ns) }))),
   );
+  // A generator's, under vLLM's names and its `model_name` label, so vLLM's dashboards and alerts work
+  // (counters with the `_total` their samples have under prometheus_client, which vLLM uses).
+  const generators = (pick: (r: Row, g: NonNullable<MetricsEntry["generation"]>) => number | Sample[]) => (rows: Row[]) =>
+    rows.filter((r) => r.e.generation).flatMap((row) => {
+      const value = pick(row, row.e.generation!);
+      return typeof value === "number" ? [{ labels: { model_name: row.e.name }, value }] : value;
+    });
+  const vllmHistogram = (row: Row, h: Histogram, bounds: readonly number[]) => histogram(row, h, bounds).map((s) => ({ ...s, row: undefined, labels: { model_name: row.e.name, ...s.labels } }));
+  family("vllm:num_requests_running", "gauge", "Number of requests in model execution batches", generators((_, g) => g.running));
+  family("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed", generators((_, g) => g.waiting));
+  family("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage", generators((_, g) => g.kvUsage));
+  family("vllm:prefix_cache_queries_total", "counter", "Prefix cache queries, in terms of number of queried tokens", generators((_, g) => g.prefix.queries));
+  family("vllm:prefix_cache_hits_total", "counter", "Prefix cache hits, in terms of number of cached tokens", generators((_, g) => g.prefix.hits));
+  family("vllm:num_preemptions_total", "counter", "Cumulative number of preemptions from the engine", generators((r) => r.e.stats.generation.preemptions));
+  family("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed", generators((r) => r.e.stats.generation.promptTokens));
+  family("vllm:generation_tokens_total", "counter", "Number of generation tokens processed", generators((r) => r.e.stats.generation.generationTokens));
+  family("vllm:request_success_total", "counter", "Count of finished requests by finished_reason (stop, length, abort)", generators((r) =>
+    [...r.e.stats.generation.requests].map(([finished_reason, value]) => ({ labels: { model_name: r.e.name, finished_reason }, value })),
+  ));
+  family("vllm:time_to_first_token_seconds", "histogram", "Histogram of time to first token in seconds", generators((r) => vllmHistogram(r, r.e.stats.generation.ttft, TTFT_BUCKETS)));
+  family("vllm:inter_token_latency_seconds", "histogram", "Histogram of inter-token latency in seconds", generators((r) => vllmHistogram(r, r.e.stats.generation.itl, ITL_BUCKETS)));
+  family("vllm:e2e_request_latency_seconds", "histogram", "Histogram of end to end request latency in seconds", generators((r) => vllmHistogram(r, r.e.stats.generation.e2e, E2E_BUCKETS)));
+
   const cache = source.cache;
   if (cache) {
     type Figures = ReturnType<NonNullable<MetricsSource["cache"]>>;
@@ -183,7 +209,7 @@ export function createPrometheus(source: MetricsSource, options: { histogramLate
   const headers = families.map((f) => `# HELP ${f.name} ${escape(f.help)}\n# TYPE ${f.name} ${f.type}`);
   const written = new WeakMap<ModelStats, { key: string; lines: string[] }>();
   const linesOf = (e: MetricsEntry) => {
-    const key = `${e.name}\u0000${e.version}\u0000${e.stats.revision}\u0000${e.state}\u0000${e.instances}\u0000${e.targetInstances}\u0000${e.pending}\u0000${e.memory.host}\u0000${e.memory.device}\u0000${e.cacheEnabled}`;
+    const key = `${e.name}\u0000${e.version}\u0000${e.stats.revision}\u0000${e.state}\u0000${e.instances}\u0000${e.targetInstances}\u0000${e.pending}\u0000${e.memory.host}\u0000${e.memory.device}\u0000${e.cacheEnabled}${e.generation ? `\u0000${e.generation.running}\u0000${e.generation.waiting}\u0000${e.generation.kvUsage}\u0000${e.generation.prefix.queries}` : ""}`;
     let kept = written.get(e.stats);
     if (kept?.key !== key) {
       const row: Row = { e, labels: `model="${labelValue(e.name)}",version="${labelValue(e.version)}"`, stat: e.stats.toJSON(e.name, e.version), metrics: e.stats.metrics() };

@@ -110,6 +110,8 @@ export function observeAll(...observers: SchedulerObserver[]): SchedulerObserver
     sequence: (event) => {
       for (const o of observers) o.sequence?.(event);
     },
+    // One generator's counters (the statistics'): the trace timeline records executions only.
+    generation: observers.find((o) => o.generation)?.generation,
   };
 }
 

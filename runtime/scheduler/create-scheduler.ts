@@ -10,6 +10,8 @@ import type { LevelPolicy } from "./queue/priority-queue.ts";
 import type { SchedulerObserver, SequenceEvent } from "./scheduler-observer.ts";
 import type { Arrivals, InstanceScheduler, ModelInstance, Scheduler } from "./scheduler.ts";
 import { EnsembleScheduler } from "./ensemble/ensemble-scheduler.ts";
+import { GenerationScheduler } from "./generation/generation-scheduler.ts";
+import { KvStore } from "./generation/kv-cache.ts";
 import type { StepDispatch } from "./ensemble/ensemble-scheduler.ts";
 
 /** What a scheduler is built on, besides the function's config. */
@@ -31,6 +33,8 @@ export interface SchedulerSetup {
   onSequence?: (event: SequenceEvent, id: number | string) => void;
   /** A sequence's first state by state input name, as raw bytes; absent: zeros. */
   initialStates?: ReadonlyMap<string, Uint8Array>;
+  /** A generator's end-of-sequence tokens and the model's length (from its tokenizer's files). */
+  codec?: { eosTokenIds: readonly number[]; maxPositions?: number };
 }
 
 /** Whether a scheduler executes on instances of its own (the deployment then scales them). */
@@ -50,6 +54,7 @@ export function createScheduler(config: FunctionConfig, setup: SchedulerSetup): 
     return new EnsembleScheduler({ name: config.name, steps: config.ensemble_scheduling.step, outputs: config.output.map((o) => o.name), dispatch: setup.dispatch, observer: setup.observer, outputRatio: setup.outputRatio });
   }
   if (config.sequence_batching) return sequenceBatcher(config, config.sequence_batching, setup);
+  if (config.generation) return generationScheduler(config, setup);
   const batching = config.dynamic_batching;
   return new DynamicBatcher({
     instances: setup.instances,
@@ -65,6 +70,34 @@ export function createScheduler(config: FunctionConfig, setup: SchedulerSetup): 
     // A handler is code that can stop early: it learns which of its requests' clients went away.
     requestSignals: config.backend === "handler",
     arrivals: setup.arrivals,
+  });
+}
+
+/** Continuous batching from `generation`, over a KV cache of `kv_cache_bytes` at most. */
+function generationScheduler(config: FunctionConfig, setup: SchedulerSetup): GenerationScheduler {
+  const g = config.generation!;
+  const model = g.model!;
+  const eos = setup.codec?.eosTokenIds ?? [];
+  const geometry = { layers: model.layers, kvHeads: model.kv_heads, headDim: model.head_dim, positionIds: model.position_ids, padToken: eos[0] ?? 0 };
+  const byBytes = Math.floor(g.kv_cache_bytes / KvStore.blockBytes(geometry, g.block_size));
+  const maxModelLen = g.max_model_len ?? setup.codec?.maxPositions ?? 2048;
+  return new GenerationScheduler({
+    name: config.name,
+    instance: setup.instances[0]!,
+    geometry,
+    clock: setup.clock,
+    mode: g.mode,
+    blockSize: g.block_size,
+    blocks: Math.max(1, Math.min(g.kv_cache_blocks ?? Infinity, byBytes)),
+    maxNumSeqs: g.max_num_seqs,
+    maxBatchedTokens: g.max_num_batched_tokens,
+    maxModelLen,
+    maxWaiting: g.max_waiting_requests,
+    maxWaitingTokens: g.max_waiting_tokens,
+    prefixCaching: g.prefix_caching,
+    eosTokenIds: eos,
+    defaultMaxTokens: 16,
+    observer: setup.observer?.generation,
   });
 }
 

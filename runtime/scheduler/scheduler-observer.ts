@@ -48,6 +48,8 @@ export interface SchedulerObserver {
   generation?: GenerationObserver;
 }
 
+import type { FinishReason } from "../core/mod.ts";
+
 /** A generator's iterations, tokens and requests, as vLLM's metrics count them. */
 export interface GenerationObserver {
   /** After each iteration: sequences running and waiting, the KV cache's use (0–1), prefix-cache counters (cumulative, in tokens). */
@@ -55,8 +57,8 @@ export interface GenerationObserver {
   preempted?(): void;
   /** A token was generated: the first (`first`: ms since the request arrived) or a later one (`gap`: ms since the one before). */
   token?(timing: { first?: number; gap?: number }): void;
-  /** A request left: its prompt and generated tokens, its time from arrival. */
-  finished?(report: { promptTokens: number; generatedTokens: number; e2eMs: number; outcome: "done" | "cancelled" }): void;
+  /** A request left: its prompt and generated tokens, its time from arrival, why it ended (stop, length; absent when cancelled or failed). */
+  finished?(report: { promptTokens: number; generatedTokens: number; e2eMs: number; outcome: "done" | "cancelled"; reason?: FinishReason }): void;
 }
 
 /** What happened to a sequence (`tensorfn_sequences_total`'s `event`). */

@@ -32,3 +32,4 @@ export { classCount, classify, MAX_CLASSIFIED_ELEMENTS } from "./classification.
 export { SMALL_BYTES_MAX, smallBytes, smallStorage } from "./small-bytes.ts";
 export { type SharedMemoryReader, type SharedRef, sharedOutput, sharedRef, withoutSharedKeys } from "./shared-ref.ts";
 export { copyTensor } from "./copy-tensor.ts";
+export { TokenCodec, type ChatMessage, type TokenizerFiles } from "./token-codec.ts";

@@ -43,6 +43,19 @@ export interface GenerationSchedulerOptions {
   observer?: GenerationObserver;
 }
 
+/** A generator's state now: sequences running and waiting, the KV cache's use (0–1) and size, prefix-cache counters (tokens). */
+export interface GenerationUsage {
+  running: number;
+  waiting: number;
+  kvUsage: number;
+  blocks: number;
+  prefix: { queries: number; hits: number };
+  /** Prompt plus generated tokens a sequence may have. */
+  maxModelLen: number;
+  /** The KV cache's bytes (allocated at load, freed with the scheduler: a park frees it). */
+  kvBytes: number;
+}
+
 /** One request's sequence. */
 interface Seq {
   id: number;
@@ -136,8 +149,8 @@ export class GenerationScheduler implements Scheduler {
   }
 
   /** What the dashboard and metrics read. */
-  get usage(): { running: number; waiting: number; kvUsage: number; blocks: number; prefix: { queries: number; hits: number } } {
-    return { running: this.#running.length, waiting: this.#waiting.length, kvUsage: this.#pool.used / this.#pool.size, blocks: this.#pool.size, prefix: this.#pool.prefixStats };
+  get usage(): GenerationUsage {
+    return { running: this.#running.length, waiting: this.#waiting.length, kvUsage: this.#pool.used / this.#pool.size, blocks: this.#pool.size, prefix: this.#pool.prefixStats, maxModelLen: this.#o.maxModelLen, kvBytes: this.#pool.size * KvStore.blockBytes(this.#o.geometry, this.#o.blockSize) };
   }
 
   /** Every token at once: the tokens, their logprobs and the finish reason of the whole generation. */
@@ -381,12 +394,12 @@ export class GenerationScheduler implements Scheduler {
         top_logprobs: chosen.top ? { datatype: "FP32", shape: [chosen.top.logprobs.length], data: Float32Array.from(chosen.top.logprobs) } : { datatype: "FP32", shape: [0], data: NO_FLOATS },
         finish_reason: finish ? { datatype: "BYTES", shape: [1], data: [utf8.encode(finish)] } : { datatype: "BYTES", shape: [0], data: [] },
       });
-      if (finish) this.#finish(seq);
+      if (finish) this.#finish(seq, undefined, finish);
     });
   }
 
   /** A sequence leaves: its blocks freed, its stream ended (with `error` when it failed or was cancelled). */
-  #finish(seq: Seq, error?: RuntimeError): void {
+  #finish(seq: Seq, error?: RuntimeError, reason?: FinishReason): void {
     if (seq.state === "done") return;
     const list = seq.state === "running" ? this.#running : this.#waiting;
     list.splice(list.indexOf(seq), 1);
@@ -394,7 +407,7 @@ export class GenerationScheduler implements Scheduler {
     seq.state = "done";
     this.#byId.delete(seq.id);
     this.#watch.forget(seq.signal, seq);
-    this.#o.observer?.finished?.({ promptTokens: seq.promptLength, generatedTokens: seq.ids.length - seq.promptLength, e2eMs: this.#o.clock.now() - seq.arrivedMs, outcome: error ? "cancelled" : "done" });
+    this.#o.observer?.finished?.({ promptTokens: seq.promptLength, generatedTokens: seq.ids.length - seq.promptLength, e2eMs: this.#o.clock.now() - seq.arrivedMs, outcome: error ? "cancelled" : "done", ...(reason ? { reason } : {}) });
     seq.sink.end(error);
   }
 }

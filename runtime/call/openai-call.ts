@@ -1,0 +1,282 @@
+/**
+ * OpenAI's completions and chat completions on a generator: the body read and checked
+ * (openai-request.ts), admission as for every call (the model named in the body), one sequence per
+ * prompt and per `n` through the model manager's stream, tokens turned into text as they come, stop
+ * strings applied on the text (a sequence that hits one is stopped: the scheduler frees it at its
+ * next iteration), and the answer in OpenAI's shape — one JSON object, or chunks for Server-Sent
+ * Events (the route frames them and ends with `[DONE]`).
+ */
+import { RuntimeError } from "../core/mod.ts";
+import type { InferRequest, InferResponse } from "../core/mod.ts";
+import type { Deployment } from "../lifecycle/mod.ts";
+import type { TokenCodec } from "../tensor/mod.ts";
+import { Admission, CallOptions } from "./call-options.ts";
+import type { CallContext } from "./admission.ts";
+import { OpenAiParamError, parseOpenAiBody, readGenerationRequest } from "./openai-request.ts";
+import type { GenerationRequest } from "./openai-request.ts";
+import { refuseDeclaredOversize, takeBody } from "./read-body.ts";
+import type { DirectBody } from "./direct-body.ts";
+import type { HeaderLookup } from "./read-body.ts";
+
+export type OpenAiKind = "chat" | "completion";
+
+/** A call's answer: the whole JSON object, or the chunks of a stream (each a JSON text). */
+export type OpenAiAnswer = { stream: false; json: string } | { stream: true; chunks: AsyncGenerator<string, void, undefined> };
+
+const finished = (response: InferResponse) => {
+  const reason = response.outputs.find((o) => o.name === "finish_reason")?.tensor;
+  return reason && reason.shape[0] ? new TextDecoder().decode((reason.data as Uint8Array[])[0]) : undefined;
+};
+
+/** One choice as it is made: its text so far, what was sent of it, its tokens and logprobs. */
+class Choice {
+  readonly index: number;
+  readonly #detokenizer: ReturnType<TokenCodec["detokenizer"]>;
+  readonly #stops: readonly string[];
+  readonly #holdBack: number;
+  readonly #includeStop: boolean;
+  text = "";
+  sent = 0;
+  tokens = 0;
+  finish?: string;
+  readonly logprobs: { id: number; logprob: number; top: [number, number][] }[] = [];
+
+  constructor(index: number, codec: TokenCodec, request: GenerationRequest, prefix: string) {
+    this.index = index;
+    this.#detokenizer = codec.detokenizer();
+    this.#stops = request.stops;
+    this.#includeStop = request.includeStop;
+    this.#holdBack = Math.max(0, ...request.stops.map((s) => s.length - 1));
+    this.text = prefix;
+  }
+
+  /** Takes one response (a token); true when a stop string ended the choice. */
+  take(response: InferResponse): boolean {
+    const tensor = (name: string) => response.outputs.find((o) => o.name === name)!.tensor;
+    const ids = tensor("output_ids").data as BigInt64Array;
+    const logprobs = tensor("logprobs").data as Float32Array;
+    const topIds = tensor("top_logprob_ids").data as BigInt64Array;
+    const top = tensor("top_logprobs").data as Float32Array;
+    const searchFrom = Math.max(0, this.text.length - this.#holdBack);
+    ids.forEach((id, i) => {
+      this.tokens++;
+      this.logprobs.push({ id: Number(id), logprob: logprobs[i]!, top: Array.from(topIds, (t, k) => [Number(t), top[k]!]) });
+      this.text += this.#detokenizer.push(Number(id));
+    });
+    const reason = finished(response);
+    if (reason) {
+      this.text += this.#detokenizer.flush();
+      this.finish = reason;
+    }
+    for (const stop of this.#stops) {
+      const at = this.text.indexOf(stop, searchFrom);
+      if (at < 0) continue;
+      this.text = this.text.slice(0, this.#includeStop ? at + stop.length : at);
+      this.finish = "stop";
+      return true;
+    }
+    return false;
+  }
+
+  /** The text not sent yet that can be: all of it once finished, else all but what may start a stop string. */
+  delta(): string {
+    const end = this.finish ? this.text.length : Math.max(this.sent, this.text.length - this.#holdBack);
+    const delta = this.text.slice(this.sent, end);
+    this.sent = end;
+    return delta;
+  }
+}
+
+/** Admission for a body that names its model: the body first (bounded), then the lookup, rate limit and queue room. */
+async function admitOpenAi(ctx: CallContext, header: HeaderLookup, body: DirectBody): Promise<{ d: Deployment; parsed: ReturnType<typeof parseOpenAiBody> }> {
+  const refused = refuseDeclaredOversize(header, body, ctx.maxInputBytes);
+  if (refused) await refused;
+  const parsed = parseOpenAiBody(await takeBody(header, body, ctx.maxInputBytes));
+  const found = ctx.models.acquireNow(parsed.model, undefined, new Admission(header, body));
+  const d = found instanceof Promise ? await found : found;
+  if (!d.codec || !d.generation) throw new RuntimeError("NOT_FOUND", `'${parsed.model}' is not a generator (a function with generation and a tokenizer): GET /v1/models lists them`);
+  d.checkRoom();
+  return { d, parsed };
+}
+
+/** One sequence per prompt and per n, started through the model manager's stream. */
+function startChoices(ctx: CallContext, d: Deployment, request: GenerationRequest, body: DirectBody, prefixes: (prompt: number[]) => string) {
+  const codec = d.codec!;
+  return request.prompts.flatMap((prompt, p) =>
+    Array.from({ length: request.n }, (_, k) => {
+      const choice = new Choice(p * request.n + k, codec, request, prefixes(prompt));
+      const sampling = { ...request.sampling, ...(request.sampling.seed !== undefined ? { seed: (request.sampling.seed + k) >>> 0 } : {}) };
+      const infer: InferRequest = {
+        parameters: request.priority !== undefined ? { priority: request.priority } : {},
+        inputs: [{ name: "input_ids", tensor: { datatype: "INT64", shape: [prompt.length], data: BigInt64Array.from(prompt, BigInt) } }],
+        sampling,
+      };
+      return { choice, responses: ctx.models.stream(d.name, String(d.version), infer, new CallOptions(body, d)) };
+    }),
+  );
+}
+
+type Run = ReturnType<typeof startChoices>[number];
+
+/** Runs every choice to its end (a stop string stops its sequence). */
+async function runToEnd(runs: Run[]): Promise<void> {
+  await Promise.all(
+    runs.map(async ({ choice, responses }) => {
+      for await (const response of responses) if (choice.take(response)) break;
+    }),
+  );
+}
+
+export async function openAiCall(ctx: CallContext, kind: OpenAiKind, header: HeaderLookup, body: DirectBody): Promise<OpenAiAnswer> {
+  const { d, parsed } = await admitOpenAi(ctx, header, body);
+  const codec = d.codec!;
+  const chat = kind === "chat";
+  const request = readGenerationRequest(parsed, codec, { chat, vocab: d.config.generation!.model!.vocab, maxModelLen: d.generation!.maxModelLen });
+  const id = `${chat ? "chatcmpl" : "cmpl"}-${crypto.randomUUID().replaceAll("-", "")}`;
+  const created = Math.floor(Date.now() / 1000);
+  const head = { id, object: chat ? "chat.completion" : "text_completion", created, model: request.model };
+  const promptTokens = request.prompts.reduce((n, p) => n + p.length, 0);
+  const runs = startChoices(ctx, d, request, body, (prompt) => (request.echo ? codec.decode(prompt) : ""));
+  const usage = () => {
+    const completion = runs.reduce((n, r) => n + r.choice.tokens, 0);
+    return { prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: promptTokens + completion };
+  };
+  const logprobsOf = (choice: Choice, from: number) => (request.logprobs ? formatLogprobs(choice.logprobs.slice(from), codec, chat) : null);
+  if (!request.stream) {
+    await runToEnd(runs);
+    const choices = runs.map(({ choice }) => ({
+      index: choice.index,
+      ...(chat ? { message: { role: "assistant", content: choice.text } } : { text: choice.text }),
+      logprobs: logprobsOf(choice, 0),
+      finish_reason: choice.finish ?? "length",
+    }));
+    return { stream: false, json: JSON.stringify({ ...head, choices, usage: usage() }) };
+  }
+  const chunkHead = { ...head, object: chat ? "chat.completion.chunk" : "text_completion" };
+  const chunk = (choice: Choice, delta: string, from: number, first: boolean) =>
+    JSON.stringify({
+      ...chunkHead,
+      choices: [
+        {
+          index: choice.index,
+          ...(chat ? { delta: first ? { role: "assistant", content: delta } : choice.finish && !delta ? {} : { content: delta } } : { text: delta }),
+          logprobs: logprobsOf(choice, from),
+          finish_reason: choice.finish ?? null,
+        },
+      ],
+    });
+  return { stream: true, chunks: interleave(runs, chunk, request.includeUsage ? () => JSON.stringify({ ...chunkHead, choices: [], usage: usage() }) : undefined) };
+}
+
+/**
+ * Triton's generate extension on a generator, as Triton's vLLM backend answers it: `text_input`
+ * the prompt; sampling fields at the top, in `parameters`, or as the JSON text `sampling_parameters`
+ * (vLLM's names); `exclude_input_in_output`. Answers `text_output`: the prompt and the whole text
+ * (generate), or each new piece (generate_stream).
+ */
+export async function generateOnGenerator(ctx: CallContext, d: Deployment, body: Record<string, unknown>, source: DirectBody, stream: boolean): Promise<AsyncGenerator<string, void, undefined>> {
+  const { text_input: text, parameters, sampling_parameters: sampling, exclude_input_in_output: exclude, stream: _stream, id, ...fields } = body;
+  if (typeof text !== "string") throw new OpenAiParamError("text_input", "text_input: required, the prompt as a string");
+  let extra: Record<string, unknown> = {};
+  if (typeof sampling === "string") {
+    try {
+      extra = JSON.parse(sampling) as Record<string, unknown>;
+    } catch {
+      throw new OpenAiParamError("sampling_parameters", "sampling_parameters: must be a JSON object as text");
+    }
+  }
+  const merged = { ...fields, ...(parameters as Record<string, unknown> | undefined), ...extra, model: d.name, prompt: text, stream: false, n: 1 };
+  const request = readGenerationRequest(merged, d.codec!, { chat: false, vocab: d.config.generation!.model!.vocab, maxModelLen: d.generation!.maxModelLen });
+  const echo = !stream && exclude !== true;
+  const [run] = startChoices(ctx, d, request, source, () => (echo ? text : ""));
+  const head = `{${typeof id === "string" ? `"id":${JSON.stringify(id)},` : ""}"model_name":${JSON.stringify(d.name)},"model_version":${JSON.stringify(String(d.version))}`;
+  const event = (piece: string) => `${head},"text_output":${JSON.stringify(piece)}}`;
+  if (!stream) {
+    await runToEnd([run!]);
+    return (async function* () {
+      yield event(run!.choice.text);
+    })();
+  }
+  return interleave([run!], (_, delta) => event(delta));
+}
+
+/** Every choice's chunks in the order they are made; usage last when asked. A consumer that stops stops every choice. */
+async function* interleave(
+  runs: Run[],
+  chunk: (choice: Choice, delta: string, from: number, first: boolean) => string,
+  usage?: () => string,
+): AsyncGenerator<string, void, undefined> {
+  const ready: string[] = [];
+  let failure: unknown;
+  let wake: (() => void) | undefined;
+  let live = runs.length;
+  const pump = async ({ choice, responses }: (typeof runs)[number]) => {
+    let first = true;
+    try {
+      for await (const response of responses) {
+        const from = choice.logprobs.length;
+        const stopped = choice.take(response);
+        const delta = choice.delta();
+        if (delta || first || choice.finish) ready.push(chunk(choice, delta, from, first));
+        first = false;
+        wake?.();
+        if (stopped) break;
+      }
+    } catch (error) {
+      failure ??= error;
+    } finally {
+      live--;
+      wake?.();
+    }
+  };
+  const pumps = runs.map(pump);
+  try {
+    for (;;) {
+      if (ready.length > 0) {
+        yield ready.shift()!;
+        continue;
+      }
+      if (failure) throw failure;
+      if (live === 0) break;
+      await new Promise<void>((resolve) => (wake = resolve));
+      wake = undefined;
+    }
+    if (usage) yield usage();
+  } finally {
+    await Promise.all(runs.map((r) => r.responses.return()));
+    await Promise.allSettled(pumps);
+  }
+}
+
+/** Logprobs in OpenAI's shape: chat's `content` list, or completions' parallel lists. */
+function formatLogprobs(entries: { id: number; logprob: number; top: [number, number][] }[], codec: TokenCodec, chat: boolean) {
+  const token = (id: number) => codec.decode([id], { skipSpecialTokens: false });
+  if (chat) {
+    const item = (id: number, logprob: number) => {
+      const text = token(id);
+      return { token: text, logprob, bytes: [...new TextEncoder().encode(text)] };
+    };
+    return { content: entries.map((e) => ({ ...item(e.id, e.logprob), top_logprobs: e.top.map(([t, lp]) => item(t, lp)) })) };
+  }
+  let offset = 0;
+  const textOffset: number[] = [];
+  const tokens = entries.map((e) => {
+    const text = token(e.id);
+    textOffset.push(offset);
+    offset += text.length;
+    return text;
+  });
+  return {
+    tokens,
+    token_logprobs: entries.map((e) => e.logprob),
+    top_logprobs: entries.map((e) => Object.fromEntries(e.top.map(([t, lp]) => [token(t), lp]))),
+    text_offset: textOffset,
+  };
+}
+
+/** `GET /v1/models`: every generator function, as OpenAI lists models. */
+export function openAiModels(ctx: CallContext): string {
+  const created = Math.floor(Date.now() / 1000);
+  const data = ctx.models.generators().map((name) => ({ id: name, object: "model", created, owned_by: "tensorfn" }));
+  return JSON.stringify({ object: "list", data });
+}

@@ -1,0 +1,65 @@
+import { openAiCall, openAiModels } from "../call/mod.ts";
+import type { CallContext, OpenAiKind, Reply } from "../call/mod.ts";
+import { openAiErrorReply } from "./error-status.ts";
+import type { RouteHandlers, RouteRequest } from "./routes.ts";
+
+const utf8 = new TextEncoder();
+
+/**
+ * OpenAI's API on the generators: `/v1/models`, `/v1/completions` and `/v1/chat/completions`,
+ * streaming as Server-Sent Events (`data: {chunk}` … `data: [DONE]`, as OpenAI and vLLM send), errors
+ * in OpenAI's shape. A failure before the first chunk is an ordinary error reply; after it the status
+ * has gone, so it is a last `data: {"error": …}` event before `[DONE]`, as vLLM sends.
+ */
+export function openAiHandlers(ctx: CallContext & { log?: { error(message: string): void } }) {
+  const fail = (error: unknown) => openAiErrorReply(error, ctx.log?.error, (t) => ctx.models.redact(t));
+  const complete = (kind: OpenAiKind) => async (r: RouteRequest): Promise<Reply | Response> => {
+    let answer;
+    try {
+      answer = await openAiCall(ctx, kind, r.header, r.body);
+    } catch (error) {
+      return fail(error);
+    }
+    if (!answer.stream) return { status: 200, headers: { "content-type": "application/json" }, body: answer.json };
+    const { chunks } = answer;
+    let first: IteratorResult<string, void>;
+    try {
+      first = await chunks.next(); // fails as an ordinary reply, before any status is sent
+    } catch (error) {
+      return fail(error);
+    }
+    let done = false;
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        if (!first.done) controller.enqueue(event(first.value));
+      },
+      async pull(controller) {
+        if (done) return;
+        try {
+          const next = first.done ? first : await chunks.next();
+          if (!next.done) return controller.enqueue(event(next.value));
+        } catch (error) {
+          controller.enqueue(event(fail(error).body as string));
+        }
+        done = true;
+        controller.enqueue(event("[DONE]"));
+        controller.close();
+      },
+      // The client went away: every sequence of the request stops (the scheduler frees them next iteration).
+      async cancel() {
+        await chunks.return();
+      },
+    });
+    return new Response(stream, { headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" } });
+  };
+  return {
+    "openai-models": () => ({ status: 200, headers: { "content-type": "application/json" }, body: openAiModels(ctx) }),
+    "openai-completions": complete("completion"),
+    "openai-chat": complete("chat"),
+  } satisfies Partial<RouteHandlers>;
+}
+
+function event(data: string): Uint8Array {
+  return utf8.encode(`data: ${data}\n\n`);
+}
+

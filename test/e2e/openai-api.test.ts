@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import OpenAI from "openai";
+import { request } from "undici";
+import { startServer } from "../../harness/start-server.ts";
+import type { TestServer } from "../../harness/start-server.ts";
+import { tempRepository } from "../../harness/server-process.ts";
+
+// The OpenAI API on the example decoder (functions/tiny_gpt), driven by OpenAI's own npm client:
+// chat and completions, streaming and not, the models list, and its typed errors.
+
+let server: TestServer;
+let client: OpenAI;
+beforeAll(async () => {
+  server = await startServer({ repository: tempRepository("tiny_gpt", "simple"), controlMode: "explicit", loadModels: ["tiny_gpt", "simple"] });
+  client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: "unused", maxRetries: 0 });
+}, 120_000);
+afterAll(async () => {
+  await server?.close();
+});
+
+describe("OpenAI's API on a generator", () => {
+  it("lists the generators as models", async () => {
+    const models = await client.models.list();
+    expect(models.data.map((m) => m.id)).toEqual(["tiny_gpt"]);
+  });
+
+  it("answers a chat completion, and the same one streamed, token for token", async () => {
+    const messages = [{ role: "user" as const, content: "What is the capital of France?" }];
+    const whole = await client.chat.completions.create({ model: "tiny_gpt", messages, max_tokens: 24, temperature: 0 });
+    expect(whole.object).toBe("chat.completion");
+    expect(whole.choices[0]!.finish_reason).toBe("length");
+    expect(whole.usage!.completion_tokens).toBe(24);
+    expect(whole.usage!.prompt_tokens).toBeGreaterThan(10);
+    const text = whole.choices[0]!.message.content!;
+    expect(text.length).toBeGreaterThan(5);
+    const stream = await client.chat.completions.create({ model: "tiny_gpt", messages, max_tokens: 24, temperature: 0, stream: true, stream_options: { include_usage: true } });
+    let streamed = "";
+    let finish: string | null = null;
+    let usage;
+    let chunks = 0;
+    for await (const chunk of stream) {
+      chunks++;
+      if (chunk.usage) usage = chunk.usage;
+      for (const choice of chunk.choices) {
+        streamed += choice.delta.content ?? "";
+        finish = choice.finish_reason ?? finish;
+      }
+    }
+    expect(streamed).toBe(text);
+    expect(finish).toBe("length");
+    expect(usage).toEqual(whole.usage);
+    expect(chunks).toBeGreaterThan(5);
+  });
+
+  it("completes a prompt with stop strings, n choices, seeds and logprobs", async () => {
+    const base = await client.completions.create({ model: "tiny_gpt", prompt: "Once upon a time", max_tokens: 30, temperature: 0 });
+    const text = base.choices[0]!.text;
+    const stop = text.slice(8, 10);
+    const stopped = await client.completions.create({ model: "tiny_gpt", prompt: "Once upon a time", max_tokens: 30, temperature: 0, stop: [stop] });
+    expect(stopped.choices[0]).toMatchObject({ text: text.slice(0, text.indexOf(stop)), finish_reason: "stop" });
+    const sampled = await client.completions.create({ model: "tiny_gpt", prompt: ["Hello", "World"], max_tokens: 8, temperature: 1, seed: 7, n: 2, logprobs: 2 });
+    expect(sampled.choices.map((c) => c.index)).toEqual([0, 1, 2, 3]);
+    for (const c of sampled.choices) {
+      expect(c.logprobs!.tokens).toHaveLength(8);
+      expect(c.logprobs!.token_logprobs!.every((lp) => lp! <= 0)).toBe(true);
+      expect(Object.keys(c.logprobs!.top_logprobs![0]!).length).toBeGreaterThanOrEqual(1);
+    }
+    const again = await client.completions.create({ model: "tiny_gpt", prompt: ["Hello", "World"], max_tokens: 8, temperature: 1, seed: 7, n: 2 });
+    expect(again.choices.map((c) => c.text)).toEqual(sampled.choices.map((c) => c.text));
+  });
+
+  it("raises OpenAI's typed errors, naming the field", async () => {
+    await expect(client.chat.completions.create({ model: "nope", messages: [{ role: "user", content: "hi" }] })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(client.chat.completions.create({ model: "simple", messages: [{ role: "user", content: "hi" }] })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    const error = await client.completions.create({ model: "tiny_gpt", prompt: "hi", temperature: 9 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(error).toMatchObject({ status: 400, param: "temperature", type: "invalid_request_error" });
+    await expect(client.completions.create({ model: "tiny_gpt", prompt: "hi", max_tokens: 100_000 })).rejects.toMatchObject({ status: 400, param: "max_tokens" });
+  });
+
+  it("answers Triton's generate and generate_stream as Triton's vLLM backend does (text_input → text_output)", async () => {
+    const body = { text_input: "Once upon a time", parameters: { max_tokens: 10, temperature: 0 } };
+    const whole = await (await fetch(`${server.url}/v2/models/tiny_gpt/generate`, { method: "POST", body: JSON.stringify(body) })).json();
+    const completion = await client.completions.create({ model: "tiny_gpt", prompt: "Once upon a time", max_tokens: 10, temperature: 0 });
+    expect(whole).toEqual({ model_name: "tiny_gpt", model_version: "1", text_output: `Once upon a time${completion.choices[0]!.text}` });
+    const sse = await (await fetch(`${server.url}/v2/models/tiny_gpt/generate_stream`, { method: "POST", body: JSON.stringify({ ...body, exclude_input_in_output: true }) })).text();
+    const pieces = sse.split("\n\n").filter(Boolean).map((e) => JSON.parse(e.slice("data: ".length)).text_output);
+    expect(pieces.join("")).toBe(completion.choices[0]!.text);
+    const refused = await fetch(`${server.url}/v2/models/tiny_gpt/generate`, { method: "POST", body: JSON.stringify({ text_input: "x", parameters: { top_p: 0 } }) });
+    expect(refused.status).toBe(400);
+    expect((await refused.json()).error).toMatch(/^top_p: must be a number/);
+  });
+
+  it("a client that drops a stream frees its sequence", async () => {
+    const res = await request(`${server.url}/v1/completions`, { method: "POST", body: JSON.stringify({ model: "tiny_gpt", prompt: "a", max_tokens: 1500, stream: true, ignore_eos: true }) });
+    const reader = res.body[Symbol.asyncIterator]();
+    await reader.next();
+    res.body.destroy();
+    const metrics = async () => (await (await fetch(`${server.url}/metrics`)).text()).match(/^vllm:num_requests_running\{[^}]*\} (\d+)/m)?.[1];
+    for (let i = 0; i < 100 && (await metrics()) !== "0"; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await metrics()).toBe("0");
+  });
+});
