@@ -12,7 +12,20 @@ import { DataType, encodeModel, graph, initializer, node, valueInfo } from "./on
 import type { NodeProto, TensorProto } from "./onnx-graph.ts";
 import { mulberry32, uniform } from "./prng.ts";
 
-export const DECODER = { layers: 2, heads: 4, headDim: 16, hidden: 64, intermediate: 192, maxPositions: 2048 } as const;
+/** A decoder's sizes (hidden = heads × headDim). */
+export interface DecoderSpec {
+  layers: number;
+  heads: number;
+  headDim: number;
+  hidden: number;
+  intermediate: number;
+  maxPositions: number;
+}
+
+/** The example's (functions/tiny_gpt). */
+export const DECODER: DecoderSpec = { layers: 2, heads: 4, headDim: 16, hidden: 64, intermediate: 192, maxPositions: 2048 };
+/** A larger one for the generation bench, where a step's compute outweighs the serving around it. */
+export const BENCH_DECODER: DecoderSpec = { layers: 2, heads: 8, headDim: 64, hidden: 512, intermediate: 2048, maxPositions: 2048 };
 const SEED = 0x677074; // "gpt"
 const MERGES = 160;
 const SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"] as const;
@@ -108,7 +121,7 @@ const CHAT_TEMPLATE =
   "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
 /** The files an Optimum export carries beside model.onnx, by name, as JSON text. */
-export function decoderSideFiles(): Record<string, string> {
+export function decoderSideFiles(spec: DecoderSpec = DECODER): Record<string, string> {
   const { vocab, merges } = bpe();
   const byteLevel = { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true };
   const tokenizer = {
@@ -148,7 +161,7 @@ export function decoderSideFiles(): Record<string, string> {
     pad_token: "<|endoftext|>",
     unk_token: "<|endoftext|>",
     add_bos_token: false,
-    model_max_length: DECODER.maxPositions,
+    model_max_length: spec.maxPositions,
     clean_up_tokenization_spaces: false,
     chat_template: CHAT_TEMPLATE,
   };
@@ -162,13 +175,13 @@ export function decoderSideFiles(): Record<string, string> {
     architectures: ["GPT2LMHeadModel"],
     model_type: "tensorfn-gpt",
     vocab_size: decoderVocabSize(),
-    hidden_size: DECODER.hidden,
-    intermediate_size: DECODER.intermediate,
-    num_hidden_layers: DECODER.layers,
-    num_attention_heads: DECODER.heads,
-    num_key_value_heads: DECODER.heads,
-    head_dim: DECODER.headDim,
-    max_position_embeddings: DECODER.maxPositions,
+    hidden_size: spec.hidden,
+    intermediate_size: spec.intermediate,
+    num_hidden_layers: spec.layers,
+    num_attention_heads: spec.heads,
+    num_key_value_heads: spec.heads,
+    head_dim: spec.headDim,
+    max_position_embeddings: spec.maxPositions,
     use_cache: true,
   };
   const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
@@ -201,13 +214,14 @@ function printableBias(): Float32Array {
   return bias;
 }
 
-let weightsCache: DecoderWeights | undefined;
+const weightsCache = new Map<DecoderSpec, DecoderWeights>();
 
 /** The exact weights the model embeds (read-only). The head is scaled so greedy choices have clear margins. */
-export function decoderWeights(): DecoderWeights {
-  if (weightsCache) return weightsCache;
+export function decoderWeights(spec: DecoderSpec = DECODER): DecoderWeights {
+  const cached = weightsCache.get(spec);
+  if (cached) return cached;
   const random = mulberry32(SEED);
-  const { hidden: H, intermediate: I, maxPositions: P } = DECODER;
+  const { hidden: H, intermediate: I, maxPositions: P } = spec;
   const V = decoderVocabSize();
   const ones = () => new Float32Array(H).fill(1);
   const zeros = () => new Float32Array(H);
@@ -215,14 +229,15 @@ export function decoderWeights(): DecoderWeights {
   const wte = uniform(random, V * H, 1);
   const wpe = uniform(random, P * H, 0.5);
   const layers: LayerWeights[] = [];
-  for (let l = 0; l < DECODER.layers; l++) {
+  for (let l = 0; l < spec.layers; l++) {
     layers.push({
       ln1: ones(), ln1b: zeros(), wq: dense(H, H, 2), wk: dense(H, H, 2), wv: dense(H, H), wo: dense(H, H),
       ln2: ones(), ln2b: zeros(), w1: dense(H, I), w2: dense(I, H),
     });
   }
-  weightsCache = { wte, wpe, layers, lnf: ones(), lnfb: zeros(), lm: dense(H, V, 4), lmBias: printableBias() };
-  return weightsCache;
+  const weights = { wte, wpe, layers, lnf: ones(), lnfb: zeros(), lm: dense(H, V, 4), lmBias: printableBias() };
+  weightsCache.set(spec, weights);
+  return weights;
 }
 
 const EPSILON = 1e-5;
@@ -230,9 +245,9 @@ const EPSILON = 1e-5;
 const MASKED = -3.4028234663852886e38;
 
 /** Encodes the decoder (opset 17). */
-export function buildDecoder(): Uint8Array {
-  const w = decoderWeights();
-  const { hidden: H, heads: NH, headDim: D, intermediate: I, maxPositions: P } = DECODER;
+export function buildDecoder(spec: DecoderSpec = DECODER): Uint8Array {
+  const w = decoderWeights(spec);
+  const { hidden: H, heads: NH, headDim: D, intermediate: I, maxPositions: P } = spec;
   const V = decoderVocabSize();
   const nodes: NodeProto[] = [];
   const inits: TensorProto[] = [
@@ -314,7 +329,7 @@ export function buildDecoder(): Uint8Array {
   n("MatMul", ["xf", "lm_head"], "logits.raw");
   n("Add", ["logits.raw", "lm_head.bias"], "logits");
   const kv = (prefix: string, seqDim: string) =>
-    Array.from({ length: DECODER.layers }, (_, l) =>
+    Array.from({ length: spec.layers }, (_, l) =>
       ["key", "value"].map((part) => valueInfo(`${prefix}.${l}.${part}`, DataType.FLOAT, ["batch_size", NH, seqDim, D])),
     ).flat();
   const g = graph({

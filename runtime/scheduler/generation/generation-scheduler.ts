@@ -128,7 +128,7 @@ export class GenerationScheduler implements Scheduler {
   #stopping = false;
   #drained?: () => void;
   /** Time in the iteration's own work (planning, gathering, scattering, sampling) and in the decoder, for the bench. */
-  readonly profile = { iterations: 0, planMs: 0, gatherMs: 0, runMs: 0, scatterMs: 0, sampleMs: 0, rows: 0 };
+  readonly profile = { iterations: 0, planMs: 0, gatherMs: 0, runMs: 0, scatterMs: 0, sampleMs: 0, rows: 0, carried: 0 };
 
   constructor(options: GenerationSchedulerOptions) {
     this.#o = options;
@@ -284,7 +284,10 @@ export class GenerationScheduler implements Scheduler {
       for (const group of [prefill, decode]) {
         if (group.length === 0) continue;
         started = this.#o.clock.now();
-        const feeds = this.#kv.feeds(group.map((g) => g.row));
+        const decoding = group === decode;
+        const keys = decoding ? group.map((g) => g.seq.id) : undefined;
+        const feeds = this.#kv.feeds(group.map((g) => g.row), keys);
+        this.profile.carried = this.#kv.stats.carried;
         const gathered = this.#o.clock.now();
         this.profile.gatherMs += gathered - started;
         let outputs: Record<string, Tensor>;
@@ -297,7 +300,7 @@ export class GenerationScheduler implements Scheduler {
         }
         const ran = this.#o.clock.now();
         this.profile.runMs += ran - gathered;
-        this.#kv.scatter(outputs, group.map((g) => g.row));
+        this.#kv.scatter(outputs, group.map((g) => g.row), feeds, keys);
         const scattered = this.#o.clock.now();
         this.profile.scatterMs += scattered - ran;
         this.#sampleRows(group, outputs.logits!);
@@ -331,6 +334,7 @@ export class GenerationScheduler implements Scheduler {
 
   /** Applies a plan: preemptions, admissions, block allocations; the rows to compute. */
   #apply(plan: IterationPlan): { seq: Seq; row: StepRow }[] {
+    if (plan.preempted.length > 0) this.#kv.forget();
     for (const id of plan.preempted) {
       const seq = this.#byId.get(id)!;
       this.#release(seq);

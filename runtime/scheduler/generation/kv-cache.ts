@@ -34,6 +34,22 @@ export class KvStore {
   readonly blocks: number;
   /** Per layer: keys, values. */
   readonly #data: [Float32Array, Float32Array][];
+  /**
+   * The dense past of the last step per layer and part, reused by the next while still attached:
+   * an event-loop session is done with its feeds once its run resolves, where a worker-backed one
+   * takes their buffers (detached here: a fresh one is made).
+   */
+  readonly #scratch: Float32Array[] = [];
+  /**
+   * The last decode step's dense past, carried to a next decode step over the same sequences: its
+   * `present.*` outputs are that step's past as they are (each row's new position after its
+   * padding: `attention_mask` marks the holes), so steady decoding gathers nothing. Any change of
+   * rows gathers afresh (compacting the holes). Only outputs in memory of their own are carried
+   * (a worker-backed session's may be views of an arena its next run reuses).
+   */
+  #carried?: { keys: readonly number[]; next: readonly number[]; mask: BigInt64Array; total: number; presents: Record<string, Tensor> };
+  /** Steps that took their past from the step before, and steps that gathered it. */
+  readonly stats = { carried: 0, gathered: 0 };
 
   constructor(geometry: KvGeometry, blocks: number, blockSize: number) {
     this.geometry = geometry;
@@ -52,7 +68,11 @@ export class KvStore {
    * The model's feeds for `rows`: ids, mask and positions [rows, longest step], and the past
    * [rows, heads, longest past, head dim] gathered from the blocks.
    */
-  feeds(rows: readonly StepRow[]): Record<string, Tensor> {
+  feeds(rows: readonly StepRow[], keys?: readonly number[]): Record<string, Tensor> {
+    const carried = keys && this.#carry(rows, keys);
+    if (carried) return carried;
+    this.#carried = undefined;
+    this.stats.gathered++;
     const { kvHeads, headDim, layers } = this.geometry;
     const B = rows.length;
     const past = Math.max(...rows.map((r) => r.from));
@@ -78,7 +98,7 @@ export class KvStore {
     for (let l = 0; l < layers; l++) {
       (["key", "value"] as const).forEach((part, p) => {
         const source = this.#data[l]![p]!;
-        const dense = new Float32Array(B * kvHeads * past * headDim);
+        const dense = this.#dense(l * 2 + p, B * kvHeads * past * headDim);
         rows.forEach((row, r) => {
           for (let h = 0; h < kvHeads; h++) {
             const base = (r * kvHeads + h) * past * headDim;
@@ -95,10 +115,70 @@ export class KvStore {
     return feeds;
   }
 
-  /** Writes each row's new positions of `present.{i}.*` ([rows, heads, past + seq, head dim]) into its blocks. */
-  scatter(outputs: Record<string, Tensor>, rows: readonly StepRow[]): void {
+  /** Drops the carried past (a sequence was preempted: its blocks may be reused before the rows change). */
+  forget(): void {
+    this.#carried = undefined;
+  }
+
+  /** A decode step's feeds over the last decode step's rows, its past their presents; undefined when the rows differ. */
+  #carry(rows: readonly StepRow[], keys: readonly number[]): Record<string, Tensor> | undefined {
+    const c = this.#carried;
+    if (!c || c.keys.length !== keys.length || keys.some((k, i) => k !== c.keys[i] || rows[i]!.tokens !== 1 || rows[i]!.from !== c.next[i])) return undefined;
+    this.stats.carried++;
+    const B = rows.length;
+    const total = c.total + 1;
+    const mask = new BigInt64Array(B * total);
+    const ids = new BigInt64Array(B);
+    const positions = new BigInt64Array(B);
+    rows.forEach((row, r) => {
+      mask.set(c.mask.subarray(r * c.total, (r + 1) * c.total), r * total);
+      mask[r * total + c.total] = 1n;
+      ids[r] = BigInt(row.ids[row.from]!);
+      positions[r] = BigInt(row.from);
+    });
+    const feeds: Record<string, Tensor> = {
+      input_ids: { datatype: "INT64", shape: [B, 1], data: ids },
+      attention_mask: { datatype: "INT64", shape: [B, total], data: mask },
+    };
+    if (this.geometry.positionIds) feeds.position_ids = { datatype: "INT64", shape: [B, 1], data: positions };
+    for (let l = 0; l < this.geometry.layers; l++) {
+      for (const part of ["key", "value"]) feeds[`past_key_values.${l}.${part}`] = c.presents[`present.${l}.${part}`]!;
+    }
+    return feeds;
+  }
+
+  /** After a decode step over `keys`: what a next step over the same rows carries (see `#carried`). */
+  #keep(feeds: Record<string, Tensor>, outputs: Record<string, Tensor>, rows: readonly StepRow[], keys: readonly number[]): void {
+    const presents: Record<string, Tensor> = {};
+    for (let l = 0; l < this.geometry.layers; l++) {
+      for (const part of ["key", "value"]) {
+        const t = outputs[`present.${l}.${part}`]!;
+        if (typeof SharedArrayBuffer !== "undefined" && (t.data as Float32Array).buffer instanceof SharedArrayBuffer) return void (this.#carried = undefined);
+        presents[`present.${l}.${part}`] = t;
+      }
+    }
+    const mask = feeds.attention_mask!;
+    this.#carried = { keys: [...keys], next: rows.map((r) => r.from + 1), mask: mask.data as BigInt64Array, total: mask.shape[1]!, presents };
+  }
+
+  /** A scratch array of `length` floats for slot `slot`, its old contents left (every position read is written or masked). */
+  #dense(slot: number, length: number): Float32Array {
+    let buffer = this.#scratch[slot];
+    if (!buffer || buffer.buffer.byteLength === 0 || buffer.length < length) {
+      buffer = new Float32Array(Math.max(length, Math.ceil((buffer?.length ?? 0) * 1.5)));
+      this.#scratch[slot] = buffer;
+    }
+    return buffer.subarray(0, length);
+  }
+
+  /**
+   * Writes each row's new positions of `present.{i}.*` ([rows, heads, past + seq, head dim]) into
+   * its blocks; a decode step given its rows' `keys` is kept for the next to carry.
+   */
+  scatter(outputs: Record<string, Tensor>, rows: readonly StepRow[], feeds: Record<string, Tensor>, keys?: readonly number[]): void {
     const { kvHeads, headDim, layers } = this.geometry;
-    const past = Math.max(...rows.map((r) => r.from));
+    // The new positions follow the past the step was given (carried: longer than any row's).
+    const past = feeds.attention_mask!.shape[1]! - feeds.input_ids!.shape[1]!;
     const span = this.blockSize * headDim;
     for (let l = 0; l < layers; l++) {
       (["key", "value"] as const).forEach((part, p) => {
@@ -119,5 +199,6 @@ export class KvStore {
         });
       });
     }
+    if (keys && rows.every((r) => r.tokens === 1)) this.#keep(feeds, outputs, rows, keys);
   }
 }

@@ -40,6 +40,16 @@ export interface TokenHistory {
  */
 export function sample(logits: Float32Array, params: SamplingParams, history: TokenHistory, random: () => number, suppress?: readonly number[]): SampledToken {
   const vocab = logits.length;
+  const plain = !params.logitBias && params.repetitionPenalty === 1 && params.presencePenalty === 0 && params.frequencyPenalty === 0 && !suppress;
+  if (plain && params.temperature === 0 && params.topLogprobs === 0) {
+    // Greedy on the model's own logits: one pass for the choice, one for its logprob (the common case, per token per sequence).
+    let best = 0;
+    for (let i = 1; i < vocab; i++) if (logits[i]! > logits[best]!) best = i;
+    const max = logits[best]!;
+    let sum = 0;
+    for (let i = 0; i < vocab; i++) sum += Math.exp(logits[i]! - max);
+    return { token: best, logprob: -Math.log(sum) };
+  }
   const raw = logSoftmax(logits);
   const scores = Float64Array.from(logits);
   if (params.logitBias) for (const [token, bias] of params.logitBias) if (token < vocab) scores[token]! += bias;
