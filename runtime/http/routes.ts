@@ -66,6 +66,7 @@ export const ROUTES = [
   { id: "dashboard-style", method: "GET", paths: ["/dashboard.css"], group: "dashboard-page" },
   { id: "dashboard-snapshot", method: "GET", paths: ["/v2/dashboard/snapshot"], group: "dashboard" },
   { id: "dashboard-events", method: "GET", paths: ["/v2/dashboard/events"], group: "dashboard" },
+  { id: "dashboard-history", method: "GET", paths: ["/v2/dashboard/history"], group: "dashboard" },
 ] as const satisfies readonly RouteRow[];
 
 /**

@@ -134,6 +134,11 @@ export class Deployment {
     return this.#scheduler instanceof GenerationScheduler ? this.#scheduler.usage : undefined;
   }
 
+  /** A generator's last iterations' slots (see GenerationScheduler.recentSlots), for the dashboard. */
+  generationSlots(): number[][] | undefined {
+    return this.#scheduler instanceof GenerationScheduler ? this.#scheduler.recentSlots() : undefined;
+  }
+
   /** The classification labels of output `name` (its `label_filename`'s lines), when it has some. */
   labelsOf(name: string): readonly string[] | undefined {
     return this.#options.labels?.get(name);

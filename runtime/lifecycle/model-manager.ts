@@ -28,8 +28,12 @@ export interface ModelManagerOptions extends FunctionRegistryOptions {
 }
 
 /** How long a request waits for an on-demand load by default (`--load-timeout-secs`). */
-/** A generator not in memory: nothing running or waiting, no cache. */
-const IDLE_GENERATOR = { running: 0, waiting: 0, kvUsage: 0, blocks: 0, prefix: { queries: 0, hits: 0 }, maxModelLen: 0, kvBytes: 0 };
+/** A generator's figures for the metrics and the dashboard: nothing running, waiting or cached when it is not in memory. */
+function generatorEntry(d: Deployment | undefined): NonNullable<MetricsEntry["generation"]> {
+  const usage = d?.generation;
+  if (!d || !usage) return { running: 0, waiting: 0, kvUsage: 0, prefix: { queries: 0, hits: 0 } };
+  return { ...usage, recentSlots: () => d.generationSlots() ?? [] };
+}
 
 export const DEFAULT_LOAD_TIMEOUT_MS = 120_000;
 
@@ -277,7 +281,7 @@ export class ModelManager {
         cacheEnabled: fn.declared?.response_cache?.enable === true && this.#options.responseCache !== undefined,
         cold: isCold(fn, v),
         ...(fn.declared?.sequence_batching && { sequences: v.liveSequences }),
-        ...(fn.declared?.generation && { generation: v.deployment?.generation ?? IDLE_GENERATOR }),
+        ...(fn.declared?.generation && { generation: generatorEntry(v.deployment) }),
       })),
     );
   }

@@ -24,7 +24,17 @@ export interface MetricsEntry {
   /** Sequences whose state the version holds now (a sequence batcher's). */
   sequences?: number;
   /** A generator's scheduler now: sequences running and waiting, KV cache use, prefix-cache counters (tokens). */
-  generation?: { running: number; waiting: number; kvUsage: number; prefix: { queries: number; hits: number } };
+  generation?: {
+    running: number;
+    waiting: number;
+    kvUsage: number;
+    prefix: { queries: number; hits: number };
+    mode?: "continuous" | "static";
+    /** max_num_seqs. */
+    slots?: number;
+    /** The last iterations' slots, oldest first (the dashboard's picture; absent when not in memory). */
+    recentSlots?: () => number[][];
+  };
 }
 
 /** Where the metrics come from; called on every scrape. */

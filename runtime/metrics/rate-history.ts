@@ -33,6 +33,11 @@ export class RateHistory<T> {
     return ring[0];
   }
 
+  /** `key`'s samples, oldest first (a copy): what a plot of the last minutes is drawn from. */
+  series(key: string): { at: number; value: T }[] {
+    return [...(this.#rings.get(key) ?? [])];
+  }
+
   /** Samples held (all keys), for tests and for bounding memory. */
   get size(): number {
     let n = 0;

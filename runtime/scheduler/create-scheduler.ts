@@ -97,7 +97,7 @@ function generationScheduler(config: FunctionConfig, setup: SchedulerSetup): Gen
     prefixCaching: g.prefix_caching,
     eosTokenIds: eos,
     defaultMaxTokens: 16,
-    observer: setup.observer?.generation,
+    observer: setup.observer,
   });
 }
 

@@ -24,6 +24,7 @@ export const DASHBOARD_HTML = `<!doctype html>
   <th>p50 ms</th><th>p99 ms</th><th>avg batch</th><th>queue vs compute</th><th></th></tr></thead>
   <tbody id="rows"></tbody>
 </table>
+<div class="legend">Click a function's name for its plots over the last five minutes. A generator shows its slots per iteration (a colour per sequence).</div>
 <h2>Batches per instance</h2>
 <div class="legend">Each bar is one execution on one instance (width = duration, darker = bigger batch); gaps are idle time.</div>
 <canvas id="timeline" width="1200" height="120"></canvas>
@@ -47,4 +48,7 @@ th:first-child, td:first-child, td.state, th.state { text-align: left; }
 button { font-size: 12px; margin-left: 4px; }
 h2 { font-size: 16px; margin: 24px 0 8px; } canvas { background: #fff; border: 1px solid #e3e6ea; width: 100%; }
 .legend { color: #667; font-size: 12px; }
+td.name { cursor: pointer; } tr.bus td, tr.plots td { text-align: left; background: #fcfcfd; }
+canvas.bus { height: auto; } .plot { display: inline-block; margin-right: 12px; }
+.plot canvas { width: 380px; height: 110px; }
 `;

@@ -81,6 +81,7 @@ export function dashboardHandlers(ctx: DashboardContext) {
       }
       return jsonReply(200, builder.over(ctx.now(), seconds * 1000, history));
     },
+    "dashboard-history": () => jsonReply(200, { seconds: HISTORY_SECONDS, functions: builder.series(ctx.now(), history) }),
     "dashboard-events": (r: RouteRequest) => {
       const stream = broadcaster.open(r.body.signal);
       if (!stream) throw new RuntimeError("UNAVAILABLE", `too many dashboard event streams open (the limit is ${maxStreams}); close a dashboard tab and retry`, { retryAfterMs: 5000 });

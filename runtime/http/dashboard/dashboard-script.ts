@@ -18,6 +18,10 @@ const BUTTON_TITLES = {
 };
 const STATES = new Set(["READY", "PARKED", "LOADING", "UNLOADING", "FAILED", "UNAVAILABLE", "COLD"]);
 const KEY = "tensorfn-admin-key";
+/** Each function's last minutes (from /v2/dashboard/history, then each snapshot): key → points {t, …}. */
+const history = new Map();
+const expanded = new Set();
+const HISTORY_S = 300;
 const fmt = (v, d = 1) => (v === undefined || v === null ? "–" : Number(v).toFixed(d));
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 const auth = () => (sessionStorage.getItem(KEY) ? { authorization: "Bearer " + sessionStorage.getItem(KEY) } : {});
@@ -58,9 +62,14 @@ function render(snapshot) {
     const name = String(f.name);
     const tr = document.createElement("tr");
     tr.dataset.function = name;
+    const key = name + "/" + f.version;
+    remember(key, f);
     const small = document.createElement("small");
     small.textContent = "v" + f.version;
-    cell(tr, name + " ").appendChild(small);
+    const nameCell = cell(tr, name + " ", "name");
+    nameCell.appendChild(small);
+    nameCell.title = "show or hide its plots over the last minutes";
+    nameCell.onclick = () => { expanded.has(key) ? expanded.delete(key) : expanded.add(key); render(snapshot); };
     const span = document.createElement("span");
     span.textContent = String(f.state);
     if (STATES.has(f.state)) span.className = f.state;
@@ -96,9 +105,120 @@ function render(snapshot) {
       buttons.appendChild(b);
     }
     fragment.appendChild(tr);
+    if (f.generation) fragment.appendChild(busRow(name, f.generation));
+    if (expanded.has(key)) fragment.appendChild(plotsRow(key));
   }
   rows.replaceChildren(fragment);
   drawTimeline(snapshot);
+}
+
+/** Keeps a snapshot's figures as the newest point of the function's history. */
+function remember(key, f) {
+  let points = history.get(key);
+  if (!points) history.set(key, (points = []));
+  const t = Date.now() / 1000;
+  if (points.length && t - points[points.length - 1].t < 0.5) return; // a re-render, not a new snapshot
+  points.push({ t, inferPerS: f.inferPerS, p50Ms: f.p50Ms, p99Ms: f.p99Ms, queueMs: f.queueMsPerRequest, computeMs: f.computeMsPerRequest });
+  while (points.length && points[0].t < t - HISTORY_S) points.shift();
+}
+
+/** A full-width row under a function's own. */
+function wideRow(className) {
+  const tr = document.createElement("tr");
+  tr.className = className;
+  const td = document.createElement("td");
+  td.colSpan = 11;
+  tr.appendChild(td);
+  return [tr, td];
+}
+
+/**
+ * A generator's slots over its last iterations — the "bus": each column an iteration, each row a
+ * slot of max_num_seqs, a colour per sequence. Request-level batching leaves seats empty until the
+ * batch's last sequence ends; continuous batching fills a seat the iteration after it frees.
+ */
+function busRow(name, g) {
+  const [tr, td] = wideRow("bus");
+  const caption = document.createElement("div");
+  caption.className = "legend";
+  caption.textContent = name + " · " + g.mode + " batching · " + g.running + " running / " + g.slots + " slots · " + g.waiting + " waiting · KV cache " + Math.round(100 * g.kvUsage) + "% · last " + g.recent.length + " iterations";
+  const canvas = document.createElement("canvas");
+  canvas.className = "bus";
+  canvas.width = 1200;
+  canvas.height = Math.max(12, g.slots * 5);
+  const ctx = canvas.getContext("2d");
+  ctx.fillStyle = "#eef0f3";
+  ctx.fillRect(0, 0, canvas.width, canvas.height);
+  const w = canvas.width / 160, h = canvas.height / Math.max(1, g.slots);
+  g.recent.forEach((slots, x) => slots.forEach((id, y) => {
+    if (!id) return;
+    ctx.fillStyle = "hsl(" + ((id * 47) % 360) + ", 60%, 55%)";
+    ctx.fillRect(x * w, y * h, Math.max(1, w - 0.5), Math.max(1, h - 0.5));
+  }));
+  td.append(caption, canvas);
+  return tr;
+}
+
+/** A function's plots over the last minutes: throughput, p50 and p99 latency, queue vs compute per request. */
+function plotsRow(key) {
+  const [tr, td] = wideRow("plots");
+  const points = history.get(key) || [];
+  const plot = (title, lines) => {
+    const box = document.createElement("div");
+    box.className = "plot";
+    const label = document.createElement("div");
+    label.className = "legend";
+    label.textContent = title;
+    const canvas = document.createElement("canvas");
+    canvas.width = 380;
+    canvas.height = 110;
+    drawLines(canvas, points, lines);
+    box.append(label, canvas);
+    td.appendChild(box);
+  };
+  plot("infer/s", [["inferPerS", "#2b6cb0"]]);
+  plot("latency ms: p50 (blue), p99 (red)", [["p50Ms", "#2b6cb0"], ["p99Ms", "#c53030"]]);
+  plot("per request ms: queue (orange), compute (green)", [["queueMs", "#e08a00"], ["computeMs", "#2f855a"]]);
+  return tr;
+}
+
+/** Lines over the last HISTORY_S seconds, zero at the bottom, the largest value at the top. */
+function drawLines(canvas, points, lines) {
+  const ctx = canvas.getContext("2d");
+  ctx.clearRect(0, 0, canvas.width, canvas.height);
+  const now = Date.now() / 1000;
+  let max = 0;
+  for (const p of points) for (const [field] of lines) if (p[field] != null) max = Math.max(max, p[field]);
+  ctx.fillStyle = "#889";
+  ctx.font = "11px system-ui";
+  ctx.fillText(max > 0 ? fmt(max, max < 10 ? 2 : 0) : "no data yet", 4, 12);
+  if (max <= 0) return;
+  for (const [field, color] of lines) {
+    ctx.strokeStyle = color;
+    ctx.lineWidth = 1.5;
+    ctx.beginPath();
+    let drawing = false;
+    for (const p of points) {
+      if (p[field] == null) { drawing = false; continue; }
+      const x = canvas.width * (1 - (now - p.t) / HISTORY_S);
+      const y = canvas.height - 2 - (canvas.height - 16) * (p[field] / max);
+      drawing ? ctx.lineTo(x, y) : ctx.moveTo(x, y);
+      drawing = true;
+    }
+    ctx.stroke();
+  }
+}
+
+/** The last minutes the server kept, so the plots start full rather than empty. */
+async function backfill() {
+  const res = await fetch("/v2/dashboard/history", { headers: auth() });
+  if (!res.ok) return;
+  const body = await res.json();
+  const now = Date.now() / 1000;
+  for (const [key, s] of Object.entries(body.functions)) {
+    const points = s.ago.map((ago, i) => ({ t: now - ago, inferPerS: s.inferPerS[i], p50Ms: s.p50Ms[i], p99Ms: s.p99Ms[i], queueMs: s.queueMs[i], computeMs: s.computeMs[i] }));
+    history.set(key, points.concat((history.get(key) || []).filter((p) => p.t > now)));
+  }
 }
 
 function drawTimeline(snapshot) {
@@ -129,6 +249,7 @@ async function follow() {
         continue;
       }
       if (!res.ok) throw new Error(await errorOf(res));
+      await backfill().catch(() => undefined);
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
       let buffer = "";
       for (;;) {

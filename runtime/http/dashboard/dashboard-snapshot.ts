@@ -23,6 +23,19 @@ export interface FunctionRow {
   /** Average time a request waited in the queue vs the model's compute per request. */
   queueMsPerRequest?: number;
   computeMsPerRequest?: number;
+  /** A generator's batching now: sequences running and waiting, the KV cache's use, and its slots over the last iterations. */
+  generation?: { mode: string; running: number; waiting: number; kvUsage: number; slots: number; recent: number[][] };
+}
+
+/** One function version's figures over the last minutes, a point per sample (for the page's plots). */
+export interface FunctionSeries {
+  /** Seconds before now, oldest first. */
+  ago: number[];
+  inferPerS: number[];
+  p50Ms: (number | null)[];
+  p99Ms: (number | null)[];
+  queueMs: (number | null)[];
+  computeMs: (number | null)[];
 }
 
 /** One execution on an instance's track, in milliseconds before the snapshot. */
@@ -85,6 +98,30 @@ export class SnapshotBuilder {
     return { functions, timeline: timeline(this.#trace(timelineSeconds).traceEvents, nowMs), timelineSeconds, windowSeconds: covered / 1000 };
   }
 
+  /**
+   * Every function's figures between consecutive samples of `history` (the last minutes): the
+   * page's plots, drawn at once when it opens, then extended by the live snapshots.
+   */
+  series(nowMs: number, history: RateHistory<Sample>): Record<string, FunctionSeries> {
+    const out: Record<string, FunctionSeries> = {};
+    for (const e of this.#entries()) {
+      const key = `${e.name}/${e.version}`;
+      const samples = history.series(key);
+      const s: FunctionSeries = { ago: [], inferPerS: [], p50Ms: [], p99Ms: [], queueMs: [], computeMs: [] };
+      for (let i = 1; i < samples.length; i++) {
+        const row = rowOf(e, samples[i]!.value, samples[i - 1]!.value);
+        s.ago.push((nowMs - samples[i]!.at) / 1000);
+        s.inferPerS.push(row.inferPerS);
+        s.p50Ms.push(row.p50Ms ?? null);
+        s.p99Ms.push(row.p99Ms ?? null);
+        s.queueMs.push(row.queueMsPerRequest ?? null);
+        s.computeMs.push(row.computeMsPerRequest ?? null);
+      }
+      out[key] = s;
+    }
+    return out;
+  }
+
   /** Records every function's figures now, for `over` to take rates from later. */
   sampleInto(history: RateHistory<Sample>, nowMs: number): void {
     for (const e of this.#entries()) history.record(`${e.name}/${e.version}`, nowMs, sampleOf(e, nowMs));
@@ -114,6 +151,8 @@ function sampleOf(e: MetricsEntry, now: number): Sample {
 function rowOf(e: MetricsEntry, sample: Sample, before: Sample | undefined): FunctionRow {
   const row: FunctionRow = { name: e.name, version: e.version, state: e.cold ? "COLD" : e.state, instances: e.instances, pending: e.pending, inferPerS: 0, reqPerS: 0, failPerS: 0, rateLimitedPerS: 0 };
   if (e.sequences !== undefined) row.sequences = e.sequences;
+  const g = e.generation;
+  if (g) row.generation = { mode: g.mode ?? "continuous", running: g.running, waiting: g.waiting, kvUsage: g.kvUsage, slots: g.slots ?? 0, recent: g.recentSlots?.() ?? [] };
   if (!before || sample.at <= before.at) return row;
   const seconds = (sample.at - before.at) / 1000;
   const requests = sample.success - before.success;

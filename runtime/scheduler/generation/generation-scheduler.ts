@@ -11,7 +11,7 @@ import { GREEDY, RuntimeError, invalidArg } from "../../core/mod.ts";
 import type { Clock, FinishReason, SamplingParams, Tensor } from "../../core/mod.ts";
 import { SignalWatch } from "../queue/signal-watch.ts";
 import type { ModelInstance, ScheduledRequest, ScheduledResult, Scheduler } from "../scheduler.ts";
-import type { GenerationObserver } from "../scheduler-observer.ts";
+import type { SchedulerObserver } from "../scheduler-observer.ts";
 import { BlockPool } from "./block-pool.ts";
 import { planIteration } from "./generation-plan.ts";
 import type { IterationPlan, PlannedSeq } from "./generation-plan.ts";
@@ -40,7 +40,8 @@ export interface GenerationSchedulerOptions {
   eosTokenIds: readonly number[];
   /** Used where a request names no max_tokens. */
   defaultMaxTokens: number;
-  observer?: GenerationObserver;
+  /** Told each execution (statistics, the trace timeline), each request's wait, and the generator's own figures (`generation`: vLLM's metrics). */
+  observer?: SchedulerObserver;
 }
 
 /** A generator's state now: sequences running and waiting, the KV cache's use (0–1) and size, prefix-cache counters (tokens). */
@@ -54,7 +55,13 @@ export interface GenerationUsage {
   maxModelLen: number;
   /** The KV cache's bytes (allocated at load, freed with the scheduler: a park frees it). */
   kvBytes: number;
+  mode: "continuous" | "static";
+  /** max_num_seqs: the slots a batch has. */
+  slots: number;
 }
+
+/** How many recent iterations `recentSlots` keeps: the dashboard's "bus" picture. */
+const RECENT_ITERATIONS = 160;
 
 /** One request's sequence. */
 interface Seq {
@@ -72,6 +79,7 @@ interface Seq {
   arrival: number;
   arrivedMs: number;
   lastTokenMs?: number;
+  started?: boolean;
   deadlineMs: number;
   state: "waiting" | "running" | "done";
   cancelled?: RuntimeError;
@@ -123,6 +131,11 @@ export class GenerationScheduler implements Scheduler {
   readonly #byId = new Map<number, Seq>();
   readonly #watch = new SignalWatch<Seq>((seq) => this.#cancel(seq, new RuntimeError("CANCELLED", "the request was cancelled")));
   #nextId = 1;
+  /** The sequence in each slot (0: empty), and the ring of the last iterations' copies. */
+  readonly #slots: Int32Array;
+  readonly #recent: Int32Array[] = [];
+  #recentNext = 0;
+  #recentCount = 0;
   #arrivals = 0;
   #looping = false;
   #stopping = false;
@@ -134,6 +147,8 @@ export class GenerationScheduler implements Scheduler {
     this.#o = options;
     this.#pool = new BlockPool(options.blocks, options.blockSize);
     this.#kv = new KvStore(options.geometry, options.blocks, options.blockSize);
+    this.#slots = new Int32Array(options.maxNumSeqs);
+    for (let i = 0; i < RECENT_ITERATIONS; i++) this.#recent.push(new Int32Array(options.maxNumSeqs));
   }
 
   get queued(): number {
@@ -150,7 +165,19 @@ export class GenerationScheduler implements Scheduler {
 
   /** What the dashboard and metrics read. */
   get usage(): GenerationUsage {
-    return { running: this.#running.length, waiting: this.#waiting.length, kvUsage: this.#pool.used / this.#pool.size, blocks: this.#pool.size, prefix: this.#pool.prefixStats, maxModelLen: this.#o.maxModelLen, kvBytes: this.#pool.size * KvStore.blockBytes(this.#o.geometry, this.#o.blockSize) };
+    return { running: this.#running.length, waiting: this.#waiting.length, kvUsage: this.#pool.used / this.#pool.size, blocks: this.#pool.size, prefix: this.#pool.prefixStats, maxModelLen: this.#o.maxModelLen, kvBytes: this.#pool.size * KvStore.blockBytes(this.#o.geometry, this.#o.blockSize), mode: this.#o.mode, slots: this.#o.maxNumSeqs };
+  }
+
+  /**
+   * The last iterations' slots, oldest first: per iteration, the sequence in each of the
+   * `max_num_seqs` slots (0: empty). A sequence keeps its slot from admission to its end, so a
+   * picture of them shows request-level batching's emptying batches and continuous batching's refills.
+   */
+  recentSlots(): number[][] {
+    const start = this.#recentCount < RECENT_ITERATIONS ? 0 : this.#recentNext;
+    const out: number[][] = [];
+    for (let i = 0; i < Math.min(this.#recentCount, RECENT_ITERATIONS); i++) out.push(Array.from(this.#recent[(start + i) % RECENT_ITERATIONS]!));
+    return out;
   }
 
   /** Every token at once: the tokens, their logprobs and the finish reason of the whole generation. */
@@ -278,6 +305,9 @@ export class GenerationScheduler implements Scheduler {
       }
       this.profile.iterations++;
       this.profile.rows += rows.length;
+      this.#recent[this.#recentNext]!.set(this.#slots);
+      this.#recentNext = (this.#recentNext + 1) % RECENT_ITERATIONS;
+      this.#recentCount++;
       // Decode rows (one token) run together; prompt chunks together: padding a decode row to a chunk's length would waste its compute.
       const decode = rows.filter((r) => r.row.tokens === 1);
       const prefill = rows.filter((r) => r.row.tokens > 1);
@@ -304,9 +334,12 @@ export class GenerationScheduler implements Scheduler {
         const scattered = this.#o.clock.now();
         this.profile.scatterMs += scattered - ran;
         this.#sampleRows(group, outputs.logits!);
-        this.profile.sampleMs += this.#o.clock.now() - scattered;
+        const sampled = this.#o.clock.now();
+        this.profile.sampleMs += sampled - scattered;
+        // An execution as every scheduler reports one: its rows are the sequences it stepped.
+        this.#o.observer?.executed({ rows: group.length, requests: group.length, inputMs: gathered - started, inferMs: ran - gathered, waitMs: 0, outputMs: sampled - ran, startMs: started, instance: 1 });
       }
-      this.#o.observer?.iteration?.({ running: this.#running.length, waiting: this.#waiting.length, kvUsage: this.#pool.used / this.#pool.size, preempted: plan.preempted.length, prefix: this.#pool.prefixStats });
+      this.#o.observer?.generation?.iteration?.({ running: this.#running.length, waiting: this.#waiting.length, kvUsage: this.#pool.used / this.#pool.size, preempted: plan.preempted.length, prefix: this.#pool.prefixStats });
     }
   }
 
@@ -340,8 +373,9 @@ export class GenerationScheduler implements Scheduler {
       this.#release(seq);
       seq.computed = 0;
       this.#running.splice(this.#running.indexOf(seq), 1);
+      this.#slots[this.#slots.indexOf(seq.id)] = 0;
       this.#enqueueWaiting(seq);
-      this.#o.observer?.preempted?.();
+      this.#o.observer?.generation?.preempted?.();
     }
     const rows: { seq: Seq; row: StepRow }[] = [];
     for (const step of plan.steps) {
@@ -350,6 +384,12 @@ export class GenerationScheduler implements Scheduler {
         this.#waiting.splice(this.#waiting.indexOf(seq), 1);
         this.#running.push(seq);
         seq.state = "running";
+        this.#slots[this.#slots.indexOf(0)] = seq.id;
+        // Its wait, once: a preempted sequence's second wait is the scheduler's, not the queue's.
+        if (!seq.started) {
+          seq.started = true;
+          this.#o.observer?.dequeued(this.#o.clock.now() - seq.arrivedMs, this.#o.clock.now());
+        }
         if (step.cachedBlocks > 0) {
           const hit = this.#pool.lookup(seq.ids, step.cachedBlocks, true);
           this.#pool.claim(hit);
@@ -387,7 +427,7 @@ export class GenerationScheduler implements Scheduler {
       const chosen = sample(data.subarray(at, at + vocab), seq.params, { output: seq.output, prompt: seq.prompt }, seq.random, suppress);
       seq.ids.push(chosen.token);
       seq.output.set(chosen.token, (seq.output.get(chosen.token) ?? 0) + 1);
-      this.#o.observer?.token?.(generated === 0 ? { first: now - seq.arrivedMs } : { gap: now - seq.lastTokenMs! });
+      this.#o.observer?.generation?.token?.(generated === 0 ? { first: now - seq.arrivedMs } : { gap: now - seq.lastTokenMs! });
       seq.lastTokenMs = now;
       const stopped = seq.stops.has(chosen.token) || (!seq.params.ignoreEos && this.#o.eosTokenIds.includes(chosen.token));
       const finish: FinishReason | undefined = stopped ? "stop" : generated + 1 >= seq.params.maxTokens || seq.ids.length >= this.#o.maxModelLen ? "length" : undefined;
@@ -407,11 +447,12 @@ export class GenerationScheduler implements Scheduler {
     if (seq.state === "done") return;
     const list = seq.state === "running" ? this.#running : this.#waiting;
     list.splice(list.indexOf(seq), 1);
+    if (seq.state === "running") this.#slots[this.#slots.indexOf(seq.id)] = 0;
     this.#release(seq);
     seq.state = "done";
     this.#byId.delete(seq.id);
     this.#watch.forget(seq.signal, seq);
-    this.#o.observer?.finished?.({ promptTokens: seq.promptLength, generatedTokens: seq.ids.length - seq.promptLength, e2eMs: this.#o.clock.now() - seq.arrivedMs, outcome: error ? "cancelled" : "done", ...(reason ? { reason } : {}) });
+    this.#o.observer?.generation?.finished?.({ promptTokens: seq.promptLength, generatedTokens: seq.ids.length - seq.promptLength, e2eMs: this.#o.clock.now() - seq.arrivedMs, outcome: error ? "cancelled" : "done", ...(reason ? { reason } : {}) });
     seq.sink.end(error);
   }
 }

@@ -88,7 +88,7 @@ describe("GenerationScheduler (continuous batching on the example decoder)", () 
     for (const c of cases) alone.push(await generate(scheduler({ maxNumSeqs: 1 }).s, c.ids, { maxTokens: c.maxTokens }));
     let preemptions = 0;
     // 40 blocks of 4 tokens: two or three sequences of ~60 tokens at once.
-    const { s } = scheduler({ blocks: 40, observer: { preempted: () => preemptions++ } });
+    const { s } = scheduler({ blocks: 40, observer: { dequeued() {}, executed() {}, generation: { preempted: () => preemptions++ } } });
     expect(await Promise.all(cases.map((c) => generate(s, c.ids, { maxTokens: c.maxTokens })))).toEqual(alone);
     expect(preemptions).toBeGreaterThan(0);
     expect(s.usage.kvUsage).toBe(0);
