@@ -149,7 +149,7 @@ async function schedulerAlone(items: ReturnType<typeof workload>, mode: "continu
   };
   const scheduler = new GenerationScheduler({
     name: "tiny_gpt", instance, clock: systemClock, mode, blockSize: 16, blocks: 4096, maxNumSeqs: 32, maxBatchedTokens: 512, maxModelLen: 2048,
-    maxWaiting: 1024, maxWaitingTokens: 1 << 24, prefixCaching: true, eosTokenIds: [], defaultMaxTokens: 16,
+    maxWaiting: 1024, maxWaitingTokens: 1 << 24, prefixCaching: true, vocab: decoderVocabSize(), eosTokenIds: [], defaultMaxTokens: 16,
     geometry: { layers: SPEC.layers, kvHeads: SPEC.heads, headDim: SPEC.headDim, positionIds: true, padToken: 0 },
   });
   let next = 0;

@@ -95,6 +95,7 @@ function generationScheduler(config: FunctionConfig, setup: SchedulerSetup): Gen
     maxWaiting: g.max_waiting_requests,
     maxWaitingTokens: g.max_waiting_tokens,
     prefixCaching: g.prefix_caching,
+    vocab: model.vocab,
     eosTokenIds: eos,
     defaultMaxTokens: 16,
     observer: setup.observer,

@@ -91,6 +91,36 @@ describe("OpenAI's API on a generator", () => {
     expect((await refused.json()).error).toMatch(/^top_p: must be a number/);
   });
 
+  it("answers KServe's infer with every token at once, sampling from request parameters, and refuses a token the model lacks with 400", async () => {
+    const ids = [72, 101, 108, 108, 111];
+    const infer = async (parameters: Record<string, unknown>, data = ids) =>
+      fetch(`${server.url}/v2/models/tiny_gpt/infer`, { method: "POST", body: JSON.stringify({ parameters, inputs: [{ name: "input_ids", datatype: "INT64", shape: [data.length], data }] }) });
+    const res = await infer({ max_tokens: 6, temperature: 0 });
+    expect(res.status).toBe(200);
+    const outputs = Object.fromEntries(((await res.json()).outputs as { name: string; data: unknown[] }[]).map((o) => [o.name, o.data]));
+    expect(outputs.output_ids).toHaveLength(6);
+    expect(outputs.finish_reason).toEqual(["length"]);
+    const completion = await client.completions.create({ model: "tiny_gpt", prompt: ids, max_tokens: 6, temperature: 0, logprobs: 0 });
+    expect(completion.choices[0]!.logprobs!.token_logprobs).toEqual((outputs.logprobs as number[]).map((v) => expect.closeTo(v, 5)));
+    const wrong = await infer({}, [72, 99999]);
+    expect(wrong.status).toBe(400);
+    expect((await wrong.json()).error).toMatch(/input_ids\[1\] is 99999, not a token of the model/);
+    expect((await infer({ temperature: 3 })).status).toBe(400);
+  });
+
+  it("parks (its KV cache freed, no longer in its memory) and wakes on the next request", async () => {
+    const hostBytes = async () => Number((await (await fetch(`${server.url}/metrics`)).text()).match(/^tensorfn_memory_bytes\{model="tiny_gpt",version="1",memory="host"\} (\d+)/m)?.[1]);
+    const ready = await hostBytes();
+    // functions/tiny_gpt's kv_cache_bytes: 16 MiB, counted while it is in memory.
+    expect(ready).toBeGreaterThan(16 * 1024 * 1024);
+    expect((await fetch(`${server.url}/v2/repository/models/tiny_gpt/park`, { method: "POST" })).status).toBe(200);
+    expect(ready - (await hostBytes())).toBeGreaterThanOrEqual(16 * 1024 * 1024);
+    const answer = await client.completions.create({ model: "tiny_gpt", prompt: "Hello", max_tokens: 4, temperature: 0 });
+    expect(answer.usage!.completion_tokens).toBe(4);
+    // Awake: the cache counts again (the kept model may now be onnxruntime's optimised form, of another size).
+    expect(await hostBytes()).toBeGreaterThan(16 * 1024 * 1024);
+  });
+
   it("a client that drops a stream frees its sequence", async () => {
     const res = await request(`${server.url}/v1/completions`, { method: "POST", body: JSON.stringify({ model: "tiny_gpt", prompt: "a", max_tokens: 1500, stream: true, ignore_eos: true }) });
     const reader = res.body[Symbol.asyncIterator]();

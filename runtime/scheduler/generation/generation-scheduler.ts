@@ -7,7 +7,7 @@
  * finishes (a stop token, max_tokens, the model's length) or the one after its client goes away,
  * and its blocks go to whoever waits.
  */
-import { GREEDY, RuntimeError, invalidArg } from "../../core/mod.ts";
+import { RuntimeError, invalidArg } from "../../core/mod.ts";
 import type { Clock, FinishReason, SamplingParams, Tensor } from "../../core/mod.ts";
 import { SignalWatch } from "../queue/signal-watch.ts";
 import type { ModelInstance, ScheduledRequest, ScheduledResult, Scheduler } from "../scheduler.ts";
@@ -18,6 +18,7 @@ import type { IterationPlan, PlannedSeq } from "./generation-plan.ts";
 import { KvStore } from "./kv-cache.ts";
 import type { KvGeometry, StepRow } from "./kv-cache.ts";
 import { sample, seededRandom } from "./sampling.ts";
+import { samplingFromParameters } from "./sampling-parameters.ts";
 
 export interface GenerationSchedulerOptions {
   name: string;
@@ -36,6 +37,8 @@ export interface GenerationSchedulerOptions {
   /** Prompt tokens waiting at most; beyond, 503 with Retry-After. */
   maxWaitingTokens: number;
   prefixCaching: boolean;
+  /** Token ids below this are the model's (its logits' width): a prompt's others are refused before they reach a batch. */
+  vocab: number;
   /** The model's end-of-sequence tokens (generation_config.json's eos_token_id). */
   eosTokenIds: readonly number[];
   /** Used where a request names no max_tokens. */
@@ -221,7 +224,10 @@ export class GenerationScheduler implements Scheduler {
     if (!prompt || prompt.datatype !== "INT64") throw invalidArg(`a generation request's prompt is 'input_ids' (INT64)`);
     const ids = Array.from(prompt.data as BigInt64Array, Number);
     if (ids.length === 0) throw invalidArg("the prompt is empty: give at least one token");
-    const params = request.sampling ?? { ...GREEDY, maxTokens: this.#o.defaultMaxTokens };
+    // Checked here, not by the model: one bad id would fail every sequence of its batch.
+    const bad = ids.findIndex((id) => !(id >= 0 && id < this.#o.vocab));
+    if (bad >= 0) throw invalidArg(`input_ids[${bad}] is ${ids[bad]}, not a token of the model (0 to ${this.#o.vocab - 1})`);
+    const params = request.sampling ?? samplingFromParameters(request.parameters, this.#o.defaultMaxTokens);
     if (ids.length + params.maxTokens > this.#o.maxModelLen) {
       throw invalidArg(`the prompt's ${ids.length} tokens plus max_tokens ${params.maxTokens} exceed the model's length of ${this.#o.maxModelLen} tokens`);
     }

@@ -22,7 +22,7 @@ function scheduler(options: Partial<GenerationSchedulerOptions> = {}) {
     maxModelLen: 512,
     maxWaiting: 64,
     maxWaitingTokens: 1 << 20,
-    prefixCaching: true,
+    prefixCaching: true, vocab: decoderVocabSize(),
     eosTokenIds: [],
     defaultMaxTokens: 16,
     ...options,
