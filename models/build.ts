@@ -8,6 +8,7 @@ import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildDecoder, decoderSideFiles } from "./decoder.ts";
+import { buildEncoder, encoderSideFiles } from "./encoder.ts";
 import { buildMlp } from "./mlp.ts";
 import { buildRecogniser, copyPpocr } from "./ppocr.ts";
 import { buildResnet } from "./resnet.ts";
@@ -36,6 +37,7 @@ export const MODELS: Readonly<Record<string, Writer>> = {
   ocr_rec: buildRecogniser,
   vad: copySilero(),
   tiny_gpt: rebuiltOnChange(buildDecoder),
+  tiny_embed: rebuiltOnChange(buildEncoder),
 };
 
 /** The OCR ensemble's step functions: each carries its own copy of the OCR steps, so a folder copied alone still works. */
@@ -46,7 +48,8 @@ export const ASSETS: Readonly<Record<string, Writer>> = {
   "ocr/ppocr_keys_v1.txt": copyPpocr("dictionary"),
   "ocr_decode/ppocr_keys_v1.txt": copyPpocr("dictionary"),
   // What an Optimum export carries beside the decoder: tokenizer, chat template, generation defaults.
-  ...Object.fromEntries(Object.keys(decoderSideFiles()).map((file) => [`tiny_gpt/1/${file}`, sideFile(file)])),
+  ...Object.fromEntries(Object.keys(decoderSideFiles()).map((file) => [`tiny_gpt/1/${file}`, sideFile(decoderSideFiles, file)])),
+  ...Object.fromEntries(Object.keys(encoderSideFiles()).map((file) => [`tiny_embed/1/${file}`, sideFile(encoderSideFiles, file)])),
   ...Object.fromEntries(OCR_STEPS.flatMap((step) => ["ppocr.ts", "png.ts"].map((file) => [`${step}/${file}`, copyOfSource(`ocr/${file}`)]))),
 };
 
@@ -57,10 +60,10 @@ function rebuiltOnChange(build: () => Uint8Array): Writer {
   return write;
 }
 
-/** One of the decoder's side files, rewritten whenever what models/decoder.ts writes changes. */
-function sideFile(file: string): Writer {
-  const write: Writer = (path) => writeFile(path, decoderSideFiles()[file]);
-  write.upToDate = async (path) => (await readFile(path, "utf8")) === decoderSideFiles()[file];
+/** One of the files an export carries beside its model, rewritten whenever what its builder writes changes. */
+function sideFile(files: () => Record<string, string>, file: string): Writer {
+  const write: Writer = (path) => writeFile(path, files()[file]!);
+  write.upToDate = async (path) => (await readFile(path, "utf8")) === files()[file];
   return write;
 }
 

@@ -349,7 +349,7 @@ export function buildDecoder(spec: DecoderSpec = DECODER): Uint8Array {
 
 // ---------------------------------------------------------------- reference forward pass
 
-function layerNorm(x: Float64Array, g: Float32Array, b: Float32Array): Float64Array {
+export function layerNorm(x: Float64Array, g: Float32Array, b: Float32Array): Float64Array {
   let mean = 0;
   for (const v of x) mean += v;
   mean /= x.length;
@@ -360,7 +360,7 @@ function layerNorm(x: Float64Array, g: Float32Array, b: Float32Array): Float64Ar
   return x.map((v, i) => (v - mean) * inv * g[i] + b[i]);
 }
 
-function matVec(x: Float64Array, w: Float32Array, outputs: number): Float64Array {
+export function matVec(x: Float64Array, w: Float32Array, outputs: number): Float64Array {
   const out = new Float64Array(outputs);
   for (let i = 0; i < x.length; i++) for (let j = 0; j < outputs; j++) out[j] += x[i] * w[i * outputs + j];
   return out;

@@ -10,6 +10,7 @@ export { generateCall } from "./generate-call.ts";
 export { openAiCall, openAiModels } from "./openai-call.ts";
 export type { OpenAiAnswer, OpenAiKind } from "./openai-call.ts";
 export { OPENAI_LIMITS, OpenAiParamError } from "./openai-request.ts";
+export { embeddingsCall, MAX_EMBEDDING_INPUTS } from "./openai-embeddings.ts";
 export { ClientAbortedError, readBody, requestBody, takeBody } from "./read-body.ts";
 export type { HeaderLookup } from "./read-body.ts";
 export type { DirectBody, ServeEnv } from "./direct-body.ts";

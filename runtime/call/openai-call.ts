@@ -88,13 +88,14 @@ class Choice {
 }
 
 /** Admission for a body that names its model: the body first (bounded), then the lookup, rate limit and queue room. */
-async function admitOpenAi(ctx: CallContext, header: HeaderLookup, body: DirectBody): Promise<{ d: Deployment; parsed: ReturnType<typeof parseOpenAiBody> }> {
+export async function admitOpenAi(ctx: CallContext, header: HeaderLookup, body: DirectBody, kind: "generation" | "embedding" = "generation"): Promise<{ d: Deployment; parsed: ReturnType<typeof parseOpenAiBody> }> {
   const refused = refuseDeclaredOversize(header, body, ctx.maxInputBytes);
   if (refused) await refused;
   const parsed = parseOpenAiBody(await takeBody(header, body, ctx.maxInputBytes));
   const found = ctx.models.acquireNow(parsed.model, undefined, new Admission(header, body));
   const d = found instanceof Promise ? await found : found;
-  if (!d.codec || !d.generation) throw new RuntimeError("NOT_FOUND", `'${parsed.model}' is not a generator (a function with generation and a tokenizer): GET /v1/models lists them`);
+  if (kind === "generation" && (!d.codec || !d.generation)) throw new RuntimeError("NOT_FOUND", `'${parsed.model}' is not a generator (a function with generation and a tokenizer): GET /v1/models lists them`);
+  if (kind === "embedding" && (!d.codec || !d.config.embedding)) throw new RuntimeError("NOT_FOUND", `'${parsed.model}' is not an encoder (a function with embedding and a tokenizer): GET /v1/models lists them`);
   d.checkRoom();
   return { d, parsed };
 }
@@ -274,9 +275,9 @@ function formatLogprobs(entries: { id: number; logprob: number; top: [number, nu
   };
 }
 
-/** `GET /v1/models`: every generator function, as OpenAI lists models. */
+/** `GET /v1/models`: every generator and encoder function, as OpenAI lists models. */
 export function openAiModels(ctx: CallContext): string {
   const created = Math.floor(Date.now() / 1000);
-  const data = ctx.models.generators().map((name) => ({ id: name, object: "model", created, owned_by: "tensorfn" }));
+  const data = ctx.models.openAiModels().map((name) => ({ id: name, object: "model", created, owned_by: "tensorfn" }));
   return JSON.stringify({ object: "list", data });
 }

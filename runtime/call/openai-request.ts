@@ -53,7 +53,7 @@ export function parseOpenAiBody(bytes: Uint8Array): Body & { model: string } {
   }
   if (!body || typeof body !== "object" || Array.isArray(body)) throw new OpenAiParamError("", "the body must be a JSON object");
   const model = (body as Body).model;
-  if (typeof model !== "string" || model.length === 0) throw bad("model", "required: the name of a generator function (GET /v1/models lists them)");
+  if (typeof model !== "string" || model.length === 0) throw bad("model", "required: the name of a generator or encoder function (GET /v1/models lists them)");
   return body as Body & { model: string };
 }
 

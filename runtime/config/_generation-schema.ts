@@ -75,3 +75,31 @@ export function generationProblems(config: RawConfig): { path: PropertyKey[]; pr
   if (g.max_num_batched_tokens < g.max_num_seqs) problems.push({ path: ["generation", "max_num_batched_tokens"], problem: `${g.max_num_batched_tokens} is below max_num_seqs ${g.max_num_seqs}: every running sequence needs a token per iteration` });
   return problems;
 }
+
+/** Ours: a text encoder answering OpenAI's /v1/embeddings (its tokenizer beside the model). */
+export interface EmbeddingConfig {
+  /** The model output holding the embedding: [batch, hidden] as it is, [batch, seq, hidden] pooled. */
+  output?: string;
+  /** How a [batch, seq, hidden] output becomes one vector: the mean over the unmasked positions, the first (CLS) or the last. */
+  pooling: "mean" | "cls" | "last";
+  /** Scaled to unit length (cosine similarity is then a dot product), as sentence-transformers' Normalize. */
+  normalize: boolean;
+}
+
+export function embeddingSchema() {
+  return z.strictObject({
+    output: z.string().min(1).optional(),
+    pooling: z.enum(["mean", "cls", "last"]).default("mean"),
+    normalize: z.boolean().default(true),
+  });
+}
+
+/** A function is a generator or an encoder, and either runs one ONNX model. */
+export function embeddingProblems(config: RawConfig): { path: PropertyKey[]; problem: string }[] {
+  if (!config.embedding) return [];
+  const problems: { path: PropertyKey[]; problem: string }[] = [];
+  if (config.generation) problems.push({ path: ["embedding"], problem: "a function either generates (generation) or embeds (embedding): keep one" });
+  if (config.sequence_batching) problems.push({ path: ["sequence_batching"], problem: "an encoder keeps no state between requests: remove sequence_batching" });
+  if (config.platform === "ensemble" || (config.backend && config.backend !== "onnxruntime")) problems.push({ path: ["embedding"], problem: "an encoder runs an ONNX model: backend onnxruntime" });
+  return problems;
+}

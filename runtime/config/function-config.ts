@@ -4,7 +4,7 @@
  * Produced by `parseFunctionConfig()` and completed from the model by `completeConfig()`.
  */
 import type { ConfigDataType } from "../tensor/mod.ts";
-import type { GenerationConfig } from "./_generation-schema.ts";
+import type { EmbeddingConfig, GenerationConfig } from "./_generation-schema.ts";
 
 export interface FunctionConfig {
   name: string;
@@ -51,6 +51,8 @@ export interface FunctionConfig {
   max_input_elements?: number;
   /** Ours: a decoder (Optimum's layout) served by continuous batching; its request is a prompt's token ids. */
   generation?: GenerationConfig;
+  /** Ours: a text encoder answering OpenAI's /v1/embeddings with one of its outputs (pooled where it has a sequence axis). */
+  embedding?: EmbeddingConfig;
 }
 
 /**

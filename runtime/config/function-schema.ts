@@ -11,8 +11,8 @@ import { modelPathProblem } from "./model-path.ts";
 import { dims, message, onlyDefault, protoInt } from "./_schema-fields.ts";
 import type { Dialect } from "./_schema-fields.ts";
 import { DEFAULT_MAX_SEQUENCES, sequenceBatchingSchema, sequenceProblems } from "./_sequence-schema.ts";
-import { generationProblems, generationSchema } from "./_generation-schema.ts";
-import type { GenerationConfig } from "./_generation-schema.ts";
+import { embeddingProblems, embeddingSchema, generationProblems, generationSchema } from "./_generation-schema.ts";
+import type { EmbeddingConfig, GenerationConfig } from "./_generation-schema.ts";
 
 export type { Dialect } from "./_schema-fields.ts";
 export { DEFAULT_MAX_SEQUENCES };
@@ -66,6 +66,7 @@ export interface RawConfig {
   handler_timeout_ms?: number;
   max_input_elements?: number;
   generation?: Omit<GenerationConfig, "model">;
+  embedding?: EmbeddingConfig;
 }
 
 /** Triton's input layouts (ModelInput.Format). */
@@ -293,6 +294,7 @@ function schemaFor(dialect: Dialect): z.ZodType<RawConfig> {
           handler_timeout_ms: z.int().min(1).max(3_600_000).optional(),
           max_input_elements: z.int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
           generation: generationSchema().optional(),
+          embedding: embeddingSchema().optional(),
         }
       : {};
   return z
@@ -334,7 +336,7 @@ function schemaFor(dialect: Dialect): z.ZodType<RawConfig> {
       ...ownKeys,
     })
     .superRefine((config, ctx) => {
-      for (const { path, problem } of [...semanticProblems(config), ...generationProblems(config)]) ctx.addIssue({ code: "custom", path, message: problem });
+      for (const { path, problem } of [...semanticProblems(config), ...generationProblems(config), ...embeddingProblems(config)]) ctx.addIssue({ code: "custom", path, message: problem });
     });
 }
 

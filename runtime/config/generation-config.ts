@@ -75,3 +75,27 @@ export function completeGenerationConfig(declared: DeclaredConfig, signature: Mo
     generation: { ...declared.generation!, model },
   };
 }
+
+/**
+ * The output an encoder's `embedding` reads (`embedding.output`, else `sentence_embedding` where the
+ * model has it, else `last_hidden_state`), checked against the completed config: INVALID_ARG when
+ * the tensors are not a text encoder's (`input_ids` and `attention_mask` in; an FP32 output of rank
+ * 2, or 3 to pool).
+ */
+export function embeddingOutput(config: FunctionConfig): { name: string; pooled: boolean } {
+  const batching = config.max_batch_size > 0;
+  const rank = (t: TensorConfig) => (t.reshape?.shape ?? t.dims).length + (batching ? 1 : 0);
+  const problems: string[] = [];
+  for (const name of ["input_ids", "attention_mask"]) {
+    const input = config.input.find((i) => i.name === name);
+    if (!input || input.data_type !== "TYPE_INT64" || rank(input) !== 2) problems.push(`an encoder takes '${name}' INT64 [batch, seq]`);
+  }
+  const extra = config.input.filter((i) => !["input_ids", "attention_mask", "token_type_ids"].includes(i.name));
+  if (extra.length > 0) problems.push(`inputs ${extra.map((i) => `'${i.name}'`).join(", ")} are not a text encoder's (input_ids, attention_mask, token_type_ids)`);
+  const wanted = config.embedding?.output ?? (config.output.some((o) => o.name === "sentence_embedding") ? "sentence_embedding" : "last_hidden_state");
+  const output = config.output.find((o) => o.name === wanted);
+  if (!output) problems.push(`embedding.output '${wanted}' is not an output (it has: ${config.output.map((o) => o.name).join(", ")})`);
+  else if (output.data_type !== "TYPE_FP32" || ![2, 3].includes(rank(output))) problems.push(`output '${wanted}' must be FP32 [batch, hidden] or [batch, seq, hidden] to embed`);
+  if (problems.length > 0) throw invalidArg(`function '${config.name}' (embedding): ${problems.join("; ")}`);
+  return { name: wanted, pooled: rank(output!) === 2 };
+}

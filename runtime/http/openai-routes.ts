@@ -1,4 +1,4 @@
-import { openAiCall, openAiModels } from "../call/mod.ts";
+import { embeddingsCall, openAiCall, openAiModels } from "../call/mod.ts";
 import type { CallContext, OpenAiKind, Reply } from "../call/mod.ts";
 import { openAiErrorReply } from "./error-status.ts";
 import type { RouteHandlers, RouteRequest } from "./routes.ts";
@@ -6,7 +6,7 @@ import type { RouteHandlers, RouteRequest } from "./routes.ts";
 const utf8 = new TextEncoder();
 
 /**
- * OpenAI's API on the generators: `/v1/models`, `/v1/completions` and `/v1/chat/completions`,
+ * OpenAI's API on the generators and encoders: `/v1/models`, `/v1/completions`, `/v1/chat/completions` and `/v1/embeddings`,
  * streaming as Server-Sent Events (`data: {chunk}` … `data: [DONE]`, as OpenAI and vLLM send), errors
  * in OpenAI's shape. A failure before the first chunk is an ordinary error reply; after it the status
  * has gone, so it is a last `data: {"error": …}` event before `[DONE]`, as vLLM sends.
@@ -56,6 +56,13 @@ export function openAiHandlers(ctx: CallContext & { log?: { error(message: strin
     "openai-models": () => ({ status: 200, headers: { "content-type": "application/json" }, body: openAiModels(ctx) }),
     "openai-completions": complete("completion"),
     "openai-chat": complete("chat"),
+    "openai-embeddings": async (r: RouteRequest): Promise<Reply> => {
+      try {
+        return { status: 200, headers: { "content-type": "application/json" }, body: await embeddingsCall(ctx, r.header, r.body) };
+      } catch (error) {
+        return fail(error);
+      }
+    },
   } satisfies Partial<RouteHandlers>;
 }
 

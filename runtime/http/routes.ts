@@ -7,7 +7,7 @@ import type { DirectBody, HeaderLookup, Reply } from "../call/mod.ts";
 export type ApiGroup =
   | "health" // server liveness and readiness: open, for Kubernetes probes (they name no function)
   | "metadata" // GET /v2, model metadata, configuration and readiness (it names the reason), GET /v1/functions, GET /v1/models
-  | "inference" // POST …/infer, …/generate[_stream], POST /v1/functions/{name}, OpenAI's /v1/completions, /v1/chat/completions
+  | "inference" // POST …/infer, …/generate[_stream], POST /v1/functions/{name}, OpenAI's /v1/completions, /v1/chat/completions, /v1/embeddings
   | "statistics" // GET …/stats
   | "repository" // index, load, unload, park
   | "shared-memory" // register, list and unregister shared-memory regions
@@ -60,6 +60,7 @@ export const ROUTES = [
   { id: "openai-models", method: "GET", paths: ["/v1/models"], group: "metadata" },
   { id: "openai-completions", method: "POST", paths: ["/v1/completions"], group: "inference" },
   { id: "openai-chat", method: "POST", paths: ["/v1/chat/completions"], group: "inference" },
+  { id: "openai-embeddings", method: "POST", paths: ["/v1/embeddings"], group: "inference" },
   { id: "metrics", method: "GET", paths: ["/metrics"], group: "metrics" },
   { id: "dashboard-page", method: "GET", paths: ["/"], group: "dashboard-page" },
   { id: "dashboard-script", method: "GET", paths: ["/dashboard.js"], group: "dashboard-page" },

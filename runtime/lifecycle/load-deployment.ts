@@ -1,6 +1,6 @@
 import { RuntimeError } from "../core/mod.ts";
 import type { Clock, InferRequest, Logger, Tensor } from "../core/mod.ts";
-import { completeConfig, handlerSignature, identitySignature } from "../config/mod.ts";
+import { completeConfig, embeddingOutput, handlerSignature, identitySignature } from "../config/mod.ts";
 import type { DeclaredConfig, FunctionConfig, WarmupSample } from "../config/mod.ts";
 import type { Backend, LoadOptions, Session } from "../backends/backend.ts";
 import { warmupTensor } from "./warmup-data.ts";
@@ -141,6 +141,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     // Complete the config from the first instance, so a contradiction fails before the others load.
     sessions.push(await createInstance());
     const config: FunctionConfig = completeConfig(declared, sessions[0]!.signature);
+    if (config.embedding) embeddingOutput(config); // a model that is not a text encoder fails its load, naming why
     const vocab = config.generation?.model?.vocab;
     if (options.codec && vocab !== undefined && options.codec.vocabSize > vocab) {
       throw new RuntimeError("INVALID_ARG", `function '${declared.name}' (generation): tokenizer.json has ${options.codec.vocabSize} tokens but the model's logits only ${vocab}: they are not from the same model`);

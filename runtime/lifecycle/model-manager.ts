@@ -301,9 +301,9 @@ export class ModelManager {
     }));
   }
 
-  /** The functions that generate text (`generation`): the OpenAI API's models. */
-  generators(): string[] {
-    return this.#registry.functions().filter((fn) => fn.declared?.generation).map((fn) => fn.name);
+  /** The functions that generate text (`generation`) or embed it (`embedding`): the OpenAI API's models. */
+  openAiModels(): string[] {
+    return this.#registry.functions().filter((fn) => fn.declared?.generation || fn.declared?.embedding).map((fn) => fn.name);
   }
 
   /** Every function and version with its state and reason, for the repository index. */

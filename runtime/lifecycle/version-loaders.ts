@@ -92,7 +92,7 @@ export class VersionLoaders {
         const warmupFiles = await this.#warmupFiles(fn);
         const labels = await this.#labels(fn);
         const initialStates = await this.#initialStates(fn);
-        const codec = declared.generation ? await this.#tokenCodec(fn, version) : undefined;
+        const codec = declared.generation || declared.embedding ? await this.#tokenCodec(fn, version) : undefined;
         const load = () =>
           loadDeployment({
             codec,
@@ -268,7 +268,7 @@ export class VersionLoaders {
       const path = fn.entry && (await resolveInside(platform, `${fn.entry.dir}/${version}`, name));
       const size = path === undefined ? undefined : (await platform.stat(path))?.size;
       if (path === undefined || size === undefined) {
-        if (name === "tokenizer.json") throw new RuntimeError("INVALID_ARG", `function '${fn.name}' (generation): ${version}/tokenizer.json was not found; a generator needs its tokenizer beside the model, as a Hugging Face export has it`);
+        if (name === "tokenizer.json") throw new RuntimeError("INVALID_ARG", `function '${fn.name}': ${version}/tokenizer.json was not found; a generator or an encoder needs its tokenizer beside the model, as a Hugging Face export has it`);
         continue;
       }
       if (size > MAX_TOKENIZER_FILE_BYTES) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': ${version}/${name} is ${size} bytes, over the ${MAX_TOKENIZER_FILE_BYTES}-byte ceiling`);

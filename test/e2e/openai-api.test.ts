@@ -4,6 +4,7 @@ import { request } from "undici";
 import { startServer } from "../../harness/start-server.ts";
 import type { TestServer } from "../../harness/start-server.ts";
 import { tempRepository } from "../../harness/server-process.ts";
+import { encoderReference } from "../../models/encoder.ts";
 
 // The OpenAI API on the example decoder (functions/tiny_gpt), driven by OpenAI's own npm client:
 // chat and completions, streaming and not, the models list, and its typed errors.
@@ -11,7 +12,7 @@ import { tempRepository } from "../../harness/server-process.ts";
 let server: TestServer;
 let client: OpenAI;
 beforeAll(async () => {
-  server = await startServer({ repository: tempRepository("tiny_gpt", "simple"), controlMode: "explicit", loadModels: ["tiny_gpt", "simple"] });
+  server = await startServer({ repository: tempRepository("tiny_gpt", "tiny_embed", "simple"), controlMode: "explicit", loadModels: ["tiny_gpt", "tiny_embed", "simple"] });
   client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: "unused", maxRetries: 0 });
 }, 120_000);
 afterAll(async () => {
@@ -21,7 +22,7 @@ afterAll(async () => {
 describe("OpenAI's API on a generator", () => {
   it("lists the generators as models", async () => {
     const models = await client.models.list();
-    expect(models.data.map((m) => m.id)).toEqual(["tiny_gpt"]);
+    expect(models.data.map((m) => m.id).sort()).toEqual(["tiny_embed", "tiny_gpt"]);
   });
 
   it("answers a chat completion, and the same one streamed, token for token", async () => {
@@ -119,6 +120,27 @@ describe("OpenAI's API on a generator", () => {
     expect(answer.usage!.completion_tokens).toBe(4);
     // Awake: the cache counts again (the kept model may now be onnxruntime's optimised form, of another size).
     expect(await hostBytes()).toBeGreaterThan(16 * 1024 * 1024);
+  });
+
+  it("embeds text and token ids as the reference encoder does, as floats and base64, cut to dimensions", async () => {
+    const texts = ["Hello, world!", "The capital of France is Paris.", "a"];
+    // OpenAI's client asks for base64 and decodes it; its vectors must be the reference's, unit length.
+    const answer = await client.embeddings.create({ model: "tiny_embed", input: texts });
+    expect(answer.data.map((d) => d.index)).toEqual([0, 1, 2]);
+    expect(answer.usage.prompt_tokens).toBeGreaterThan(5);
+    const ids = await (await fetch(`${server.url}/v1/embeddings`, { method: "POST", body: JSON.stringify({ model: "tiny_embed", input: [[72, 101, 108, 108, 111]], encoding_format: "float" }) })).json();
+    const reference = encoderReference([72, 101, 108, 108, 111]);
+    const norm = Math.hypot(...reference);
+    ids.data[0].embedding.forEach((v: number, i: number) => expect(v).toBeCloseTo(reference[i]! / norm, 5));
+    for (const d of answer.data) expect(Math.hypot(...d.embedding)).toBeCloseTo(1, 5);
+    // The same text alone or padded beside longer ones: the same vector.
+    const alone = await client.embeddings.create({ model: "tiny_embed", input: "a", encoding_format: "float" });
+    alone.data[0]!.embedding.forEach((v, i) => expect(v).toBeCloseTo(answer.data[2]!.embedding[i]!, 5));
+    const cut = await client.embeddings.create({ model: "tiny_embed", input: "a", dimensions: 8, encoding_format: "float" });
+    expect(cut.data[0]!.embedding).toHaveLength(8);
+    expect(Math.hypot(...cut.data[0]!.embedding)).toBeCloseTo(1, 5);
+    await expect(client.embeddings.create({ model: "tiny_embed", input: "" })).rejects.toMatchObject({ status: 400, param: "input" });
+    await expect(client.embeddings.create({ model: "tiny_gpt", input: "a" })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
   });
 
   it("a client that drops a stream frees its sequence", async () => {

@@ -35,3 +35,15 @@ describe("the example decoder (Optimum's layout)", () => {
     expect(JSON.parse(files["tokenizer_config.json"]!).chat_template).toContain("<|im_start|>assistant");
   });
 });
+
+describe("the example encoder (Optimum's feature-extraction layout)", () => {
+  it("pools the reference forward pass's mean embedding, whatever the padding beside it", async () => {
+    const { buildEncoder, encoderReference } = await import("../../../models/encoder.ts");
+    const session = await ort.InferenceSession.create(buildEncoder());
+    const rows = [[72, 101, 108, 108, 111], [87, 111]];
+    const int64 = (values: number[]) => new ort.Tensor("int64", BigInt64Array.from(values, BigInt), [2, 5]);
+    const out = await session.run({ input_ids: int64([...rows[0]!, ...rows[1]!, 0, 0, 0]), attention_mask: int64([1, 1, 1, 1, 1, 1, 1, 0, 0, 0]) });
+    const pooled = out.sentence_embedding!.data as Float32Array;
+    rows.forEach((ids, r) => encoderReference(ids).forEach((v, h) => expect(Math.abs(pooled[r * 64 + h]! - v)).toBeLessThan(1e-4)));
+  });
+});
