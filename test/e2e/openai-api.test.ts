@@ -5,6 +5,10 @@ import { startServer } from "../../harness/start-server.ts";
 import type { TestServer } from "../../harness/start-server.ts";
 import { tempRepository } from "../../harness/server-process.ts";
 import { encoderReference } from "../../models/encoder.ts";
+import { credentials, loadPackageDefinition } from "@grpc/grpc-js";
+import type { Client } from "@grpc/grpc-js";
+import type { Duplex } from "node:stream";
+import { loadSync } from "@grpc/proto-loader";
 
 // The OpenAI API on the example decoder (functions/tiny_gpt), driven by OpenAI's own npm client:
 // chat and completions, streaming and not, the models list, and its typed errors.
@@ -12,7 +16,7 @@ import { encoderReference } from "../../models/encoder.ts";
 let server: TestServer;
 let client: OpenAI;
 beforeAll(async () => {
-  server = await startServer({ repository: tempRepository("tiny_gpt", "tiny_embed", "simple"), controlMode: "explicit", loadModels: ["tiny_gpt", "tiny_embed", "simple"] });
+  server = await startServer({ repository: tempRepository("tiny_gpt", "tiny_embed", "simple"), controlMode: "explicit", loadModels: ["tiny_gpt", "tiny_embed", "simple"], grpc: true });
   client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: "unused", maxRetries: 0 });
 }, 120_000);
 afterAll(async () => {
@@ -141,6 +145,33 @@ describe("OpenAI's API on a generator", () => {
     expect(Math.hypot(...cut.data[0]!.embedding)).toBeCloseTo(1, 5);
     await expect(client.embeddings.create({ model: "tiny_embed", input: "" })).rejects.toMatchObject({ status: 400, param: "input" });
     await expect(client.embeddings.create({ model: "tiny_gpt", input: "a" })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+  });
+
+  it("streams a generation over gRPC's ModelStreamInfer, a response per token, sampling from its parameters", async () => {
+    const proto = new URL("../../runtime/grpc/proto/", import.meta.url).pathname;
+    const definition = loadSync(["grpc_service.proto"], { includeDirs: [proto, new URL("../../runtime/config/proto/", import.meta.url).pathname], keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true });
+    const { inference } = loadPackageDefinition(definition) as unknown as { inference: { GRPCInferenceService: new (address: string, creds: ReturnType<typeof credentials.createInsecure>) => Client } };
+    const client = new inference.GRPCInferenceService(server.grpc!, credentials.createInsecure());
+    const duplex = (client as unknown as { ModelStreamInfer(): Duplex }).ModelStreamInfer();
+    const tokens: number[] = [];
+    const done = new Promise<void>((resolve, reject) => {
+      duplex.on("data", (m: { error_message: string; infer_response: { outputs: { name: string }[]; raw_output_contents: Buffer[] } }) => {
+        if (m.error_message) return reject(new Error(m.error_message));
+        const at = m.infer_response.outputs.findIndex((o) => o.name === "output_ids");
+        const raw = m.infer_response.raw_output_contents[at]!;
+        tokens.push(...Array.from(new BigInt64Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength)), Number));
+        if (tokens.length === 7) duplex.end();
+      });
+      duplex.on("end", resolve);
+      duplex.on("error", reject);
+    });
+    const ids = [72, 101, 108, 108, 111];
+    duplex.write({ model_name: "tiny_gpt", id: "g1", parameters: { max_tokens: { int64_param: 7 }, temperature: { double_param: 0 } }, inputs: [{ name: "input_ids", datatype: "INT64", shape: [ids.length] }], raw_input_contents: [Buffer.from(BigInt64Array.from(ids, BigInt).buffer)] });
+    await done;
+    client.close();
+    const whole = await (await fetch(`${server.url}/v2/models/tiny_gpt/infer`, { method: "POST", body: JSON.stringify({ parameters: { max_tokens: 7 }, inputs: [{ name: "input_ids", datatype: "INT64", shape: [5], data: ids }] }) })).json();
+    expect(whole.outputs?.[0]?.data, JSON.stringify(whole)).toBeDefined();
+    expect(tokens).toEqual(whole.outputs[0].data);
   });
 
   it("a client that drops a stream frees its sequence", async () => {
