@@ -184,3 +184,35 @@ describe("OpenAI's API on a generator", () => {
     expect(await metrics()).toBe("0");
   });
 });
+
+describe("a generator's admission over HTTP", () => {
+  let small: TestServer;
+  beforeAll(async () => {
+    const repo = tempRepository("tiny_gpt");
+    const { writeFileSync } = await import("node:fs");
+    writeFileSync(`${repo}/tiny_gpt/function.yaml`, "generation: { max_num_seqs: 2, max_num_batched_tokens: 64, max_waiting_requests: 2, kv_cache_bytes: 4194304 }\n");
+    small = await startServer({ repository: repo, controlMode: "explicit", loadModels: ["tiny_gpt"] });
+  }, 60_000);
+  afterAll(async () => {
+    await small?.close();
+  });
+
+  it("refuses beyond max_waiting_requests at once with 503 and Retry-After, in OpenAI's shape, and serves the rest", async () => {
+    const body = (i: number) => JSON.stringify({ model: "tiny_gpt", prompt: `x${i}`, max_tokens: 200, ignore_eos: true });
+    const answers = await Promise.all(Array.from({ length: 8 }, async (_, i) => {
+      const started = performance.now();
+      const res = await fetch(`${small.url}/v1/completions`, { method: "POST", body: body(i) });
+      return { status: res.status, retry: res.headers.get("retry-after"), json: await res.json(), ms: performance.now() - started };
+    }));
+    const refused = answers.filter((a) => a.status === 503);
+    // Two wait (and up to two run, when the loop started them before the others arrived): the rest are refused.
+    expect(refused.length).toBeGreaterThanOrEqual(4);
+    expect(refused.length).toBeLessThanOrEqual(6);
+    for (const r of refused) {
+      expect(r.retry).toBe("1");
+      expect(r.json.error).toMatchObject({ type: "server_error", message: expect.stringMatching(/max_waiting_requests/) });
+    }
+    expect(answers.filter((a) => a.status === 200).every((a) => a.json.usage.completion_tokens === 200)).toBe(true);
+    expect(Math.max(...refused.map((r) => r.ms))).toBeLessThan(Math.min(...answers.filter((a) => a.status === 200).map((a) => a.ms)));
+  });
+});

@@ -162,8 +162,9 @@ export class GenerationScheduler implements Scheduler {
     return this.#waiting.length + this.#running.length;
   }
 
+  /** Refusals beyond the waiting limits are `stream`'s own (503 naming the limit, with Retry-After): the hint says only whether it stops. */
   hasRoom(): boolean {
-    return !this.#stopping && this.#waiting.length < this.#o.maxWaiting;
+    return !this.#stopping;
   }
 
   /** What the dashboard and metrics read. */
