@@ -10,7 +10,7 @@ import type { AccessOptions } from "./access.ts";
 import { compressResponses } from "./compression.ts";
 import { dashboardHandlers } from "./dashboard/dashboard-routes.ts";
 import type { DashboardContext } from "./dashboard/dashboard-routes.ts";
-import { errorResponse, jsonError, toResponse } from "./error-status.ts";
+import { errorResponse, jsonError, openAiErrorReply, toResponse } from "./error-status.ts";
 import { functionHandlers } from "./function-routes.ts";
 import { generateHandlers } from "./generate-routes.ts";
 import { openAiHandlers } from "./openai-routes.ts";
@@ -64,7 +64,11 @@ export function createApp(ctx: AppContext, handlers: Partial<RouteHandlers> = ro
   if (ctx.corsOrigins?.length) app.use(corsPolicy(ctx.corsOrigins));
   app.use(accessControl({ ...ctx.access, trustedOrigins: ctx.corsOrigins }));
   mountRoutes(app, handlers);
-  app.onError((error) => errorResponse(error, ctx.log.error, (text) => ctx.models.redact(text)));
+  // OpenAI's routes answer every error in OpenAI's shape, a missing key's included (its clients raise their typed errors).
+  const openAi = new Set<string>(ROUTES.filter((r) => r.id.startsWith("openai-")).flatMap((r) => r.paths));
+  app.onError((error, c) =>
+    openAi.has(c.req.path) ? toResponse(openAiErrorReply(error, ctx.log.error, (text) => ctx.models.redact(text))) : errorResponse(error, ctx.log.error, (text) => ctx.models.redact(text)),
+  );
   return app;
 }
 

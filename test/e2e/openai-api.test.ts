@@ -216,3 +216,23 @@ describe("a generator's admission over HTTP", () => {
     expect(Math.max(...refused.map((r) => r.ms))).toBeLessThan(Math.min(...answers.filter((a) => a.status === 200).map((a) => a.ms)));
   });
 });
+
+describe("a generator behind API keys", () => {
+  let keyed: TestServer;
+  beforeAll(async () => {
+    keyed = await startServer({ repository: tempRepository("tiny_gpt"), controlMode: "explicit", loadModels: ["tiny_gpt"], apiKeys: ["sk-test-key"] });
+  }, 60_000);
+  afterAll(async () => {
+    await keyed?.close();
+  });
+
+  it("serves OpenAI's client with its key, and raises AuthenticationError without one", async () => {
+    const good = new OpenAI({ baseURL: `${keyed.url}/v1`, apiKey: "sk-test-key", maxRetries: 0 });
+    expect((await good.completions.create({ model: "tiny_gpt", prompt: "hi", max_tokens: 2 })).usage!.completion_tokens).toBe(2);
+    const wrong = new OpenAI({ baseURL: `${keyed.url}/v1`, apiKey: "sk-wrong", maxRetries: 0 });
+    const error = await wrong.chat.completions.create({ model: "tiny_gpt", messages: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
+    expect(error).toMatchObject({ type: "authentication_error" });
+    await expect(wrong.models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+  });
+});
