@@ -198,6 +198,7 @@ export function readGenerationRequest(body: Body & { model: string }, codec: Tok
     ignoreEos: flag(body, "ignore_eos", false),
     minTokens: integer(body, "min_tokens", 0, 1 << 24, 0)!,
     topLogprobs,
+    logprobs,
     ...(logitBias.size > 0 ? { logitBias } : {}),
     ...(seed !== undefined ? { seed: seed >>> 0 } : {}),
   };

@@ -30,8 +30,10 @@ export interface SamplingParams {
   ignoreEos?: boolean;
   /** Tokens generated before a stop token may end it. */
   minTokens: number;
-  /** How many most likely alternatives to report per token (0 = none; the chosen token's logprob is always there). */
+  /** How many most likely alternatives to report per token (0 = none). */
   topLogprobs: number;
+  /** false: the chosen token's logprob is not needed (NaN; it costs a pass over the vocabulary per token). */
+  logprobs?: boolean;
 }
 
 export const GREEDY: SamplingParams = {

@@ -87,11 +87,14 @@ export class BlockPool {
     }
   }
 
-  /**
-   * The cached blocks that hold the first full blocks of `tokens`, longest run first; at most
-   * `maxBlocks`. Looks only (`claim` takes them); counts the lookup's tokens when `count`.
-   */
-  lookup(tokens: ArrayLike<number>, maxBlocks: number, count = false): number[] {
+  /** Counts one prefix-cache query of `queried` tokens, `hit` of them found cached (vLLM's counters). */
+  counted(queried: number, hit: number): void {
+    this.#queries += queried;
+    this.#hits += hit;
+  }
+
+  /** The cached blocks that hold the first full blocks of `tokens`, longest run first; at most `maxBlocks`. Looks only (`claim` takes them). */
+  lookup(tokens: ArrayLike<number>, maxBlocks: number): number[] {
     const found: number[] = [];
     let parent = "";
     for (let b = 0; b < maxBlocks; b++) {
@@ -99,10 +102,6 @@ export class BlockPool {
       if (block === undefined) break;
       found.push(block);
       parent = `${block}.${this.#generation[block]}`;
-    }
-    if (count) {
-      this.#queries += maxBlocks * this.blockSize;
-      this.#hits += found.length * this.blockSize;
     }
     return found;
   }

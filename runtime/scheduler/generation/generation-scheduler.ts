@@ -361,9 +361,12 @@ export class GenerationScheduler implements Scheduler {
       }
       return entry;
     };
+    // Admission stops at the first that does not fit or at max_num_seqs: the planner never looks
+    // past the seats free now (each look at a waiting prompt is a prefix-cache lookup).
+    const seats = Math.max(0, this.#o.maxNumSeqs - this.#running.length);
     return planIteration({
       running: this.#running.map((s) => planned(s, false)),
-      waiting: this.#waiting.map((s) => planned(s, true)),
+      waiting: this.#waiting.slice(0, seats).map((s) => planned(s, true)),
       available: this.#pool.available,
       blockSize: this.#o.blockSize,
       maxNumSeqs: this.#o.maxNumSeqs,
@@ -398,10 +401,11 @@ export class GenerationScheduler implements Scheduler {
           this.#o.observer?.dequeued(this.#o.clock.now() - seq.arrivedMs, this.#o.clock.now());
         }
         if (step.cachedBlocks > 0) {
-          const hit = this.#pool.lookup(seq.ids, step.cachedBlocks, true);
+          const hit = this.#pool.lookup(seq.ids, step.cachedBlocks);
           this.#pool.claim(hit);
           seq.table.push(...hit);
-        } else if (this.#o.prefixCaching) this.#pool.lookup(seq.ids, Math.floor((seq.ids.length - 1) / this.#o.blockSize), true);
+        }
+        if (this.#o.prefixCaching) this.#pool.counted(Math.floor((seq.ids.length - 1) / this.#o.blockSize) * this.#o.blockSize, step.cachedBlocks * this.#o.blockSize);
         seq.computed = step.from;
       }
       const fresh = this.#pool.allocate(step.newBlocks);
