@@ -1,3 +1,5 @@
+import { mulberry32 } from "../../runtime/core/mod.ts";
+
 /**
  * Sends one request; resolves with `undefined` on success or an error message on failure. The
  * load generator calls it once per request, back to back, so it must not encode anything. A
@@ -177,17 +179,7 @@ export function intervals(ratePerS: number, distribution: "constant" | "poisson"
   return () => -Math.log(1 - random()) * mean;
 }
 
-/** A small seeded PRNG (mulberry32): uniform in [0, 1). */
-export function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 };
 
 async function attempt(send: Send): Promise<string | undefined> {
   try {

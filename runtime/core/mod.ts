@@ -5,3 +5,4 @@ export * from "./platform.ts";
 export * from "./inference.ts";
 export * from "./model-signature.ts";
 export * from "./generation.ts";
+export * from "./random.ts";

@@ -10,19 +10,11 @@
  * plain arrays took 35 ms a token at 152 k; this one ~2 ms). Top-p sorts only the tokens that can
  * be in the nucleus, found by a histogram of their probabilities.
  */
+import { mulberry32 } from "../../core/mod.ts";
 import type { SamplingParams } from "../../core/mod.ts";
 
-/** A sequence's own random numbers in [0, 1): mulberry32, seeded per request. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A sequence's own random numbers in [0, 1), seeded per request. */
+export const seededRandom = mulberry32;
 
 export interface SampledToken {
   token: number;
