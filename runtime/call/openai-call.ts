@@ -119,13 +119,18 @@ function startChoices(ctx: CallContext, d: Deployment, request: GenerationReques
 
 type Run = ReturnType<typeof startChoices>[number];
 
-/** Runs every choice to its end (a stop string stops its sequence). */
+/** Runs every choice to its end (a stop string stops its sequence); one failing stops the others (their sequences freed). */
 async function runToEnd(runs: Run[]): Promise<void> {
-  await Promise.all(
-    runs.map(async ({ choice, responses }) => {
-      for await (const response of responses) if (choice.take(response)) break;
-    }),
-  );
+  try {
+    await Promise.all(
+      runs.map(async ({ choice, responses }) => {
+        for await (const response of responses) if (choice.take(response)) break;
+      }),
+    );
+  } catch (error) {
+    await Promise.allSettled(runs.map((r) => r.responses.return()));
+    throw error;
+  }
 }
 
 export async function openAiCall(ctx: CallContext, kind: OpenAiKind, header: HeaderLookup, body: DirectBody): Promise<OpenAiAnswer> {

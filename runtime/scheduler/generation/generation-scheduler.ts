@@ -297,7 +297,8 @@ export class GenerationScheduler implements Scheduler {
     while (this.#running.length + this.#waiting.length > 0) {
       const now = this.#o.clock.now();
       for (const seq of [...this.#running, ...this.#waiting]) {
-        if (!seq.cancelled && now >= seq.deadlineMs) seq.cancelled = new RuntimeError("UNAVAILABLE", `the request ran past its timeout`);
+        // A request's `timeout` bounds its wait before it starts, as Triton's queue timeout does; once running it runs to its end.
+        if (!seq.cancelled && !seq.started && now >= seq.deadlineMs) seq.cancelled = new RuntimeError("UNAVAILABLE", "Request timeout expired");
         if (seq.cancelled) this.#finish(seq, seq.cancelled);
       }
       if (this.#running.length + this.#waiting.length === 0) break;

@@ -136,6 +136,18 @@ describe("GenerationScheduler (continuous batching on the example decoder)", () 
     expect(s.usage).toMatchObject({ running: 0, waiting: 0, kvUsage: 0 });
   });
 
+  it("a request's timeout bounds its wait before it starts, as Triton's queue timeout does", async () => {
+    const { s } = scheduler({ maxNumSeqs: 1 });
+    const running = generate(s, prompt(1, 5), { maxTokens: 300 });
+    const waiting = s.stream({ ...request(prompt(2, 5), { maxTokens: 5 }), timeoutMs: 5 }, { signal: new AbortController().signal });
+    const drained = (async () => {
+      for await (const _ of waiting);
+    })();
+    await expect(drained).rejects.toMatchObject({ code: "UNAVAILABLE", message: "Request timeout expired" });
+    // The running one is not cut short by anyone's timeout.
+    expect(await running).toHaveLength(300);
+  });
+
   it("refuses beyond its waiting limits at once, with a time to retry, and a prompt that cannot fit with 400", async () => {
     const { s } = scheduler({ maxNumSeqs: 1, maxWaiting: 2 });
     const running = [generate(s, prompt(1, 5), { maxTokens: 20 }), generate(s, prompt(2, 5), { maxTokens: 20 }), generate(s, prompt(3, 5), { maxTokens: 20 })];
