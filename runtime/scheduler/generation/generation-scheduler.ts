@@ -144,7 +144,7 @@ export class GenerationScheduler implements Scheduler {
   #stopping = false;
   #drained?: () => void;
   /** Time in the iteration's own work (planning, gathering, scattering, sampling) and in the decoder, for the bench. */
-  readonly profile = { iterations: 0, planMs: 0, gatherMs: 0, runMs: 0, scatterMs: 0, sampleMs: 0, rows: 0, carried: 0 };
+  readonly profile = { iterations: 0, planMs: 0, gatherMs: 0, runMs: 0, scatterMs: 0, sampleMs: 0, rows: 0, carried: 0, rebuilt: 0 };
 
   constructor(options: GenerationSchedulerOptions) {
     this.#o = options;
@@ -326,6 +326,7 @@ export class GenerationScheduler implements Scheduler {
         const keys = decoding ? group.map((g) => g.seq.id) : undefined;
         const feeds = this.#kv.feeds(group.map((g) => g.row), keys);
         this.profile.carried = this.#kv.stats.carried;
+        this.profile.rebuilt = this.#kv.stats.rebuilt;
         const gathered = this.#o.clock.now();
         this.profile.gatherMs += gathered - started;
         let outputs: Record<string, Tensor>;

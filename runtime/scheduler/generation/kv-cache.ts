@@ -48,8 +48,8 @@ export class KvStore {
    * (a worker-backed session's may be views of an arena its next run reuses).
    */
   #carried?: { keys: readonly number[]; next: readonly number[]; mask: BigInt64Array; total: number; presents: Record<string, Tensor> };
-  /** Steps that took their past from the step before, and steps that gathered it. */
-  readonly stats = { carried: 0, gathered: 0 };
+  /** Steps that took their past from the step before as it was, rebuilt it from it (rows joined or left), or gathered it. */
+  readonly stats = { carried: 0, rebuilt: 0, gathered: 0 };
 
   constructor(geometry: KvGeometry, blocks: number, blockSize: number) {
     this.geometry = geometry;
@@ -120,19 +120,40 @@ export class KvStore {
     this.#carried = undefined;
   }
 
-  /** A decode step's feeds over the last decode step's rows, its past their presents; undefined when the rows differ. */
+  /**
+   * A decode step's feeds built on the last decode step's: its past is that step's `present.*` as
+   * they are when the rows are the same (no copy), else a new past of the same length where each
+   * row that goes on is one contiguous copy of its slice (five times faster here than gathering
+   * its blocks) and each row new to decoding is gathered from its blocks, its padding masked; rows
+   * that ended are left out. Undefined — gather everything — when no row goes on, a new row's past
+   * does not fit, or the carried length has outgrown the rows (holes left by ended ones: a fresh
+   * gather compacts them).
+   */
   #carry(rows: readonly StepRow[], keys: readonly number[]): Record<string, Tensor> | undefined {
     const c = this.#carried;
-    if (!c || c.keys.length !== keys.length || keys.some((k, i) => k !== c.keys[i] || rows[i]!.tokens !== 1 || rows[i]!.from !== c.next[i])) return undefined;
-    this.stats.carried++;
+    if (!c || rows.some((r) => r.tokens !== 1)) return undefined;
+    const T = c.total;
+    const oldIndex = new Map(c.keys.map((k, i) => [k, i]));
+    const from = keys.map((k, r) => {
+      const i = oldIndex.get(k);
+      return i !== undefined && rows[r]!.from === c.next[i] ? i : -1;
+    });
+    const longest = Math.max(...rows.map((r) => r.from));
+    if (from.every((i) => i < 0) || rows.some((r, i) => from[i]! < 0 && r.from > T) || (T > longest + 64 && T > 1.5 * longest)) return undefined;
+    const same = from.length === c.keys.length && from.every((i, r) => i === r);
+    if (same) this.stats.carried++;
+    else this.stats.rebuilt++;
+    const { kvHeads, headDim, layers } = this.geometry;
     const B = rows.length;
-    const total = c.total + 1;
+    const total = T + 1;
     const mask = new BigInt64Array(B * total);
     const ids = new BigInt64Array(B);
     const positions = new BigInt64Array(B);
     rows.forEach((row, r) => {
-      mask.set(c.mask.subarray(r * c.total, (r + 1) * c.total), r * total);
-      mask[r * total + c.total] = 1n;
+      const i = from[r]!;
+      if (i >= 0) mask.set(c.mask.subarray(i * T, (i + 1) * T), r * total);
+      else for (let j = 0; j < row.from; j++) mask[r * total + j] = 1n;
+      mask[r * total + T] = 1n;
       ids[r] = BigInt(row.ids[row.from]!);
       positions[r] = BigInt(row.from);
     });
@@ -141,8 +162,30 @@ export class KvStore {
       attention_mask: { datatype: "INT64", shape: [B, total], data: mask },
     };
     if (this.geometry.positionIds) feeds.position_ids = { datatype: "INT64", shape: [B, 1], data: positions };
-    for (let l = 0; l < this.geometry.layers; l++) {
-      for (const part of ["key", "value"]) feeds[`past_key_values.${l}.${part}`] = c.presents[`present.${l}.${part}`]!;
+    const slice = kvHeads * T * headDim;
+    const span = this.blockSize * headDim;
+    for (let l = 0; l < layers; l++) {
+      (["key", "value"] as const).forEach((part, p) => {
+        const name = `past_key_values.${l}.${part}`;
+        const present = c.presents[`present.${l}.${part}`]!;
+        if (same) return void (feeds[name] = present);
+        const old = present.data as Float32Array;
+        const dense = this.#dense(l * 2 + p, B * slice);
+        const source = this.#data[l]![p]!;
+        rows.forEach((row, r) => {
+          const i = from[r]!;
+          if (i >= 0) return void dense.set(old.subarray(i * slice, (i + 1) * slice), r * slice);
+          for (let h = 0; h < kvHeads; h++) {
+            const base = (r * kvHeads + h) * T * headDim;
+            for (let b = 0; b * this.blockSize < row.from; b++) {
+              const count = Math.min(this.blockSize, row.from - b * this.blockSize) * headDim;
+              const at = (row.table[b]! * kvHeads + h) * span;
+              dense.set(source.subarray(at, at + count), base + b * span);
+            }
+          }
+        });
+        feeds[name] = { datatype: "FP32", shape: [B, kvHeads, T, headDim], data: dense };
+      });
     }
     return feeds;
   }

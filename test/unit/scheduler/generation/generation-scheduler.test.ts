@@ -79,6 +79,7 @@ describe("GenerationScheduler (continuous batching on the example decoder)", () 
     // steps took their past from the step before, the others gathered it from the blocks.
     expect(Math.max(...instance.rows)).toBeGreaterThan(4);
     expect(s.profile.carried).toBeGreaterThan(10);
+    expect(s.profile.rebuilt).toBeGreaterThan(3);
     expect(s.usage.kvUsage).toBe(0);
   });
 
