@@ -29,9 +29,9 @@ export interface ModelManagerOptions extends FunctionRegistryOptions {
 
 /** How long a request waits for an on-demand load by default (`--load-timeout-secs`). */
 /** A generator's figures for the metrics and the dashboard: nothing running, waiting or cached when it is not in memory. */
-function generatorEntry(d: Deployment | undefined): NonNullable<MetricsEntry["generation"]> {
+function generatorEntry(d: Deployment | undefined, declared: NonNullable<DeclaredConfig["generation"]>): NonNullable<MetricsEntry["generation"]> {
   const usage = d?.generation;
-  if (!d || !usage) return { running: 0, waiting: 0, kvUsage: 0, prefix: { queries: 0, hits: 0 } };
+  if (!d || !usage) return { running: 0, waiting: 0, kvUsage: 0, prefix: { queries: 0, hits: 0 }, mode: declared.mode, slots: declared.max_num_seqs };
   return { ...usage, recentSlots: () => d.generationSlots() ?? [] };
 }
 
@@ -281,7 +281,7 @@ export class ModelManager {
         cacheEnabled: fn.declared?.response_cache?.enable === true && this.#options.responseCache !== undefined,
         cold: isCold(fn, v),
         ...(fn.declared?.sequence_batching && { sequences: v.liveSequences }),
-        ...(fn.declared?.generation && { generation: generatorEntry(v.deployment) }),
+        ...(fn.declared?.generation && { generation: generatorEntry(v.deployment, fn.declared.generation) }),
       })),
     );
   }

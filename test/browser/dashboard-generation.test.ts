@@ -44,7 +44,7 @@ describe("dev dashboard: generators and plots", () => {
   it("draws a generator's slots as sequences come and go, and a function's plots on click", async () => {
     await page.goto(`${server.url}/`);
     await expect.poll(() => page.locator("tr.bus canvas").count()).toBe(1);
-    expect(await page.locator("tr.bus .legend").textContent()).toMatch(/tiny_gpt · continuous batching · 0 running \/ 32 slots/);
+    await expect.poll(() => page.locator("tr.bus .legend").textContent()).toMatch(/tiny_gpt · continuous batching · 0 running \/ 32 slots/);
     const completions = Array.from({ length: 12 }, (_, i) =>
       fetch(`${server.url}/v1/completions`, { method: "POST", body: JSON.stringify({ model: "tiny_gpt", prompt: `request ${i}`, max_tokens: 20 + 10 * i, ignore_eos: true }) }),
     );
