@@ -69,9 +69,12 @@ export class KvStore {
    * [rows, heads, longest past, head dim] gathered from the blocks.
    */
   feeds(rows: readonly StepRow[], keys?: readonly number[]): Record<string, Tensor> {
-    const carried = keys && this.#carry(rows, keys);
-    if (carried) return carried;
-    this.#carried = undefined;
+    if (keys) {
+      const carried = this.#carry(rows, keys);
+      if (carried) return carried;
+      this.#carried = undefined;
+    }
+    // A prompt chunk's step (no keys) leaves the decode rows' carried past as it is: it runs beside them.
     this.stats.gathered++;
     const { kvHeads, headDim, layers } = this.geometry;
     const B = rows.length;
