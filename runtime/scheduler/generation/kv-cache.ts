@@ -97,21 +97,11 @@ export class KvStore {
       attention_mask: { datatype: "INT64", shape: [B, total], data: mask },
     };
     if (this.geometry.positionIds) feeds.position_ids = { datatype: "INT64", shape: [B, seq], data: positions };
-    const span = this.blockSize * headDim;
     for (let l = 0; l < layers; l++) {
       (["key", "value"] as const).forEach((part, p) => {
         const source = this.#data[l]![p]!;
         const dense = this.#dense(l * 2 + p, B * kvHeads * past * headDim);
-        rows.forEach((row, r) => {
-          for (let h = 0; h < kvHeads; h++) {
-            const base = (r * kvHeads + h) * past * headDim;
-            for (let b = 0; b * this.blockSize < row.from; b++) {
-              const count = Math.min(this.blockSize, row.from - b * this.blockSize) * headDim;
-              const at = (row.table[b]! * kvHeads + h) * span;
-              dense.set(source.subarray(at, at + count), base + b * span);
-            }
-          }
-        });
+        rows.forEach((row, r) => this.#gatherRow(dense, source, row, r, past));
         feeds[`past_key_values.${l}.${part}`] = { datatype: "FP32", shape: [B, kvHeads, past, headDim], data: dense };
       });
     }
@@ -166,7 +156,6 @@ export class KvStore {
     };
     if (this.geometry.positionIds) feeds.position_ids = { datatype: "INT64", shape: [B, 1], data: positions };
     const slice = kvHeads * T * headDim;
-    const span = this.blockSize * headDim;
     for (let l = 0; l < layers; l++) {
       (["key", "value"] as const).forEach((part, p) => {
         const name = `past_key_values.${l}.${part}`;
@@ -177,15 +166,8 @@ export class KvStore {
         const source = this.#data[l]![p]!;
         rows.forEach((row, r) => {
           const i = from[r]!;
-          if (i >= 0) return void dense.set(old.subarray(i * slice, (i + 1) * slice), r * slice);
-          for (let h = 0; h < kvHeads; h++) {
-            const base = (r * kvHeads + h) * T * headDim;
-            for (let b = 0; b * this.blockSize < row.from; b++) {
-              const count = Math.min(this.blockSize, row.from - b * this.blockSize) * headDim;
-              const at = (row.table[b]! * kvHeads + h) * span;
-              dense.set(source.subarray(at, at + count), base + b * span);
-            }
-          }
+          if (i >= 0) dense.set(old.subarray(i * slice, (i + 1) * slice), r * slice);
+          else this.#gatherRow(dense, source, row, r, T);
         });
         feeds[name] = { datatype: "FP32", shape: [B, kvHeads, T, headDim], data: dense };
       });
@@ -205,6 +187,20 @@ export class KvStore {
     }
     const mask = feeds.attention_mask!;
     this.#carried = { keys: [...keys], next: rows.map((r) => r.from + 1), mask: mask.data as BigInt64Array, total: mask.shape[1]!, presents };
+  }
+
+  /** Copies row `r`'s first `row.from` positions from its blocks in `source` into `dense` [rows, heads, `length`, head dim]. */
+  #gatherRow(dense: Float32Array, source: Float32Array, row: StepRow, r: number, length: number): void {
+    const { kvHeads, headDim } = this.geometry;
+    const span = this.blockSize * headDim;
+    for (let h = 0; h < kvHeads; h++) {
+      const base = (r * kvHeads + h) * length * headDim;
+      for (let b = 0; b * this.blockSize < row.from; b++) {
+        const count = Math.min(this.blockSize, row.from - b * this.blockSize) * headDim;
+        const at = (row.table[b]! * kvHeads + h) * span;
+        dense.set(source.subarray(at, at + count), base + b * span);
+      }
+    }
   }
 
   /** A scratch array of `length` floats for slot `slot`, its old contents left (every position read is written or masked). */
