@@ -20,8 +20,8 @@ import { Pool } from "undici";
 import { spawnServer } from "../../harness/server-process.ts";
 import { BENCH_DECODER as SPEC, buildDecoder, decoderSideFiles, decoderVocabSize } from "../../models/decoder.ts";
 import { GREEDY, systemClock } from "../../runtime/core/mod.ts";
-import type { Tensor } from "../../runtime/core/mod.ts";
 import { GenerationScheduler } from "../../runtime/scheduler/mod.ts";
+import { decoderGeometry, decoderInstance } from "../../harness/decoder-instance.ts";
 import { writeResultsSection } from "./results-section.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -147,19 +147,12 @@ async function rawStep(batch: number, past: number): Promise<{ tokensPerS: numbe
 
 /** The closed loop on the scheduler alone, in this process: tokens/s and where an iteration's time goes. */
 async function schedulerAlone(items: ReturnType<typeof workload>, mode: "continuous" | "static") {
-  const session = await ort.InferenceSession.create(MODEL);
-  const instance = {
-    async run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>> {
-      const input: Record<string, ort.Tensor> = {};
-      for (const [name, t] of Object.entries(feeds)) input[name] = new ort.Tensor(t.datatype === "INT64" ? "int64" : "float32", t.data as Float32Array, t.shape as number[]);
-      const out = await session.run(input);
-      return Object.fromEntries(Object.entries(out).map(([name, t]) => [name, { datatype: "FP32", shape: t.dims, data: t.data as Float32Array }]));
-    },
-  };
+  // The session's default threads, as the server's: the comparison is with its run.
+  const instance = decoderInstance(SPEC, {});
   const scheduler = new GenerationScheduler({
     name: "tiny_gpt", instance, clock: systemClock, mode, blockSize: 16, blocks: 4096, maxNumSeqs: 32, maxBatchedTokens: 512, maxModelLen: 2048,
     maxWaiting: 1024, maxWaitingTokens: 1 << 24, prefixCaching: true, vocab: decoderVocabSize(), eosTokenIds: [], defaultMaxTokens: 16,
-    geometry: { layers: SPEC.layers, kvHeads: SPEC.heads, headDim: SPEC.headDim, positionIds: true, padToken: 0 },
+    geometry: decoderGeometry(SPEC),
   });
   let next = 0;
   let tokens = 0;
@@ -172,7 +165,7 @@ async function schedulerAlone(items: ReturnType<typeof workload>, mode: "continu
     }
   }));
   const elapsed = (performance.now() - start) / 1000;
-  await session.release();
+  await instance.release();
   const p = scheduler.profile;
   const total = p.planMs + p.gatherMs + p.runMs + p.scatterMs + p.sampleMs;
   return { tokensPerS: tokens / elapsed, meanRows: p.rows / p.iterations, carried: p.carried / p.iterations, rebuilt: p.rebuilt / p.iterations, share: { plan: p.planMs / total, gather: p.gatherMs / total, scatter: p.scatterMs / total, sample: p.sampleMs / total, run: p.runMs / total } };

@@ -5,7 +5,7 @@ import { GenerationScheduler } from "../../../../runtime/scheduler/generation/ge
 import type { GenerationSchedulerOptions } from "../../../../runtime/scheduler/generation/generation-scheduler.ts";
 import type { ScheduledRequest } from "../../../../runtime/scheduler/mod.ts";
 import { decoderReference, decoderVocabSize } from "../../../../models/decoder.ts";
-import { DECODER_GEOMETRY, decoderInstance } from "../../../support/decoder-instance.ts";
+import { DECODER_GEOMETRY, decoderInstance } from "../../../../harness/decoder-instance.ts";
 
 function scheduler(options: Partial<GenerationSchedulerOptions> = {}) {
   const instance = decoderInstance();
