@@ -35,10 +35,16 @@ function encoderWeights(): EncoderWeights {
   return cached;
 }
 
-/** The files an export carries beside the encoder: the decoder's tokenizer (no chat template needed). */
+/**
+ * The files an export carries beside the encoder: the decoder's tokenizer, its length set to the
+ * encoder's positions, and a config.json saying them (the server refuses longer inputs by it).
+ */
 export function encoderSideFiles(): Record<string, string> {
-  const { "tokenizer.json": tokenizer, "tokenizer_config.json": config } = decoderSideFiles();
-  return { "tokenizer.json": tokenizer!, "tokenizer_config.json": config! };
+  const files = decoderSideFiles();
+  const { chat_template: _, ...tokenizerConfig } = { ...JSON.parse(files["tokenizer_config.json"]!), model_max_length: ENCODER.maxPositions };
+  const config = { architectures: ["BertModel"], model_type: "tensorfn-encoder", vocab_size: decoderVocabSize(), hidden_size: ENCODER.hidden, num_attention_heads: ENCODER.heads, max_position_embeddings: ENCODER.maxPositions };
+  const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
+  return { "tokenizer.json": files["tokenizer.json"]!, "tokenizer_config.json": json(tokenizerConfig), "config.json": json(config) };
 }
 
 export function buildEncoder(): Uint8Array {

@@ -144,6 +144,8 @@ describe("OpenAI's API on a generator", () => {
     expect(cut.data[0]!.embedding).toHaveLength(8);
     expect(Math.hypot(...cut.data[0]!.embedding)).toBeCloseTo(1, 5);
     await expect(client.embeddings.create({ model: "tiny_embed", input: "" })).rejects.toMatchObject({ status: 400, param: "input" });
+    // Longer than the encoder's 512 positions (its config.json): refused before the model sees it.
+    await expect(client.embeddings.create({ model: "tiny_embed", input: [Array(600).fill(5)] })).rejects.toMatchObject({ status: 400, param: "input[0]" });
     await expect(client.embeddings.create({ model: "tiny_gpt", input: "a" })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
   });
 

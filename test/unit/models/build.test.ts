@@ -16,7 +16,7 @@ describe("buildModels", () => {
       expect(Object.keys(MODELS)).toEqual(["simple", "simple_string", "mlp", "resnet", "ocr_cls", "ocr_det", "ocr_rec", "vad", "tiny_gpt", "tiny_embed"]);
       const copies = ["ocr_prepare", "ocr_boxes", "ocr_lines", "ocr_decode"].flatMap((step) => [`${step}/ppocr.ts`, `${step}/png.ts`]);
       const decoderFiles = ["tokenizer.json", "tokenizer_config.json", "generation_config.json", "config.json"].map((file) => `tiny_gpt/1/${file}`);
-      const encoderFiles = ["tokenizer.json", "tokenizer_config.json"].map((file) => `tiny_embed/1/${file}`);
+      const encoderFiles = ["tokenizer.json", "tokenizer_config.json", "config.json"].map((file) => `tiny_embed/1/${file}`);
       expect(Object.keys(ASSETS)).toEqual(["ocr/ppocr_keys_v1.txt", "ocr_decode/ppocr_keys_v1.txt", ...decoderFiles, ...encoderFiles, ...copies]);
       expect(written).toEqual([
         ...Object.keys(MODELS).map((name) => join(root, "functions", name, "1", "model.onnx")),
