@@ -14,17 +14,13 @@ import type { CallContext } from "./admission.ts";
 import { CallOptions } from "./call-options.ts";
 import type { DirectBody } from "./direct-body.ts";
 import { admitOpenAi } from "./openai-call.ts";
-import { OpenAiParamError } from "./openai-request.ts";
+import { encodeText, paramError as bad, tokenIds } from "./openai-request.ts";
 import type { HeaderLookup } from "./read-body.ts";
 
 /** Inputs per request at most (OpenAI's limit). */
 export const MAX_EMBEDDING_INPUTS = 2048;
 /** Tokens per input when neither config.json nor tokenizer_config.json says the model's length. */
 const DEFAULT_MAX_TOKENS = 512;
-/** Characters an input may have per token of that length, checked before tokenizing (as for prompts). */
-const CHARS_PER_TOKEN = 32;
-
-const bad = (param: string, message: string) => new OpenAiParamError(param, `${param}: ${message}`);
 
 export async function embeddingsCall(ctx: CallContext, header: HeaderLookup, body: DirectBody): Promise<string> {
   const { d, parsed } = await admitOpenAi(ctx, header, body, "embedding");
@@ -34,8 +30,7 @@ export async function embeddingsCall(ctx: CallContext, header: HeaderLookup, bod
   const vocab = codec.vocabSize;
   const inputs = readInputs(parsed.input, (text, param) => {
     if (text.length === 0) throw bad(param, "is empty");
-    if (text.length > maxTokens * CHARS_PER_TOKEN) throw bad(param, `${text.length} characters cannot fit the model's ${maxTokens} tokens`);
-    return codec.encode(text);
+    return encodeText(codec, text, param, maxTokens);
   }, vocab);
   inputs.forEach((ids, i) => {
     if (ids.length > maxTokens) throw bad(`input[${i}]`, `${ids.length} tokens, over the model's ${maxTokens}`);
@@ -61,13 +56,7 @@ export async function embeddingsCall(ctx: CallContext, header: HeaderLookup, bod
 
 /** `input`: a string, strings, token ids, or lists of token ids. */
 function readInputs(input: unknown, encode: (text: string, param: string) => number[], vocab: number): number[][] {
-  const ids = (list: unknown[], param: string) => {
-    if (list.length === 0) throw bad(param, "is empty");
-    list.forEach((t, i) => {
-      if (typeof t !== "number" || !Number.isInteger(t) || t < 0 || t >= vocab) throw bad(`${param}[${i}]`, `must be a token id from 0 to ${vocab - 1}`);
-    });
-    return list as number[];
-  };
+  const ids = (list: unknown[], param: string) => tokenIds(list, param, vocab);
   if (typeof input === "string") return [encode(input, "input")];
   if (!Array.isArray(input) || input.length === 0) throw bad("input", "required: a string, a list of strings, or token ids");
   if (typeof input[0] === "number") return [ids(input, "input")];

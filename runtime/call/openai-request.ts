@@ -17,7 +17,9 @@ export class OpenAiParamError extends RuntimeError {
   }
 }
 
-const bad = (param: string, message: string) => new OpenAiParamError(param, `${param}: ${message}`);
+/** A field's mistake, its message headed by the field. */
+export const paramError = (param: string, message: string) => new OpenAiParamError(param, `${param}: ${message}`);
+const bad = paramError;
 
 /** Stop strings, prompts per request and n at most: each costs a sequence or a scan per token. */
 export const OPENAI_LIMITS = { stops: 16, stopLength: 256, prompts: 64, n: 16, logitBias: 1024, topLogprobs: 20 } as const;
@@ -82,22 +84,25 @@ const flag = (body: Body, key: string, fallback: boolean): boolean => {
  */
 const CHARS_PER_TOKEN = 32;
 
-/** Text to tokenize, refused at once where it could not fit the model's length. */
-function encodeText(codec: TokenCodec, text: string, param: string, maxModelLen: number, options?: { addSpecialTokens?: boolean }): number[] {
+/** Text to tokenize, refused at once where it could not fit the model's length (a prompt, an input to embed). */
+export function encodeText(codec: TokenCodec, text: string, param: string, maxModelLen: number, options?: { addSpecialTokens?: boolean }): number[] {
   if (text.length > maxModelLen * CHARS_PER_TOKEN) throw bad(param, `${text.length} characters cannot fit the model's length of ${maxModelLen} tokens`);
   return codec.encode(text, options);
+}
+
+/** A list of token ids, each checked against the vocabulary. */
+export function tokenIds(list: unknown[], param: string, vocab: number): number[] {
+  if (list.length === 0) throw bad(param, "is empty");
+  list.forEach((t, i) => {
+    if (typeof t !== "number" || !Number.isInteger(t) || t < 0 || t >= vocab) throw bad(`${param}[${i}]`, `must be a token id from 0 to ${vocab - 1}, not ${JSON.stringify(t)}`);
+  });
+  return list as number[];
 }
 
 /** A completions body's prompts: a string, strings, token ids, or lists of token ids. */
 function completionPrompts(body: Body, codec: TokenCodec, vocab: number, maxModelLen: number): number[][] {
   const prompt = body.prompt;
-  const ids = (list: unknown[], param: string) => {
-    if (list.length === 0) throw bad(param, "is empty");
-    list.forEach((t, i) => {
-      if (typeof t !== "number" || !Number.isInteger(t) || t < 0 || t >= vocab) throw bad(`${param}[${i}]`, `must be a token id from 0 to ${vocab - 1}, not ${JSON.stringify(t)}`);
-    });
-    return list as number[];
-  };
+  const ids = (list: unknown[], param: string) => tokenIds(list, param, vocab);
   if (typeof prompt === "string") return [encodeText(codec, prompt, "prompt", maxModelLen)];
   if (!Array.isArray(prompt) || prompt.length === 0) throw bad("prompt", "required: a string, a list of strings, or token ids");
   if (prompt.length > OPENAI_LIMITS.prompts && typeof prompt[0] !== "number") throw bad("prompt", `at most ${OPENAI_LIMITS.prompts} prompts per request`);

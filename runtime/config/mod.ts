@@ -41,5 +41,5 @@ export { ensembleWiringProblems } from "./_ensemble-rules.ts";
 export { conditionTensors, evaluateCondition, parseCondition, reduceTensor } from "./step-condition.ts";
 export type { Condition, ConditionInputs, TensorFn } from "./step-condition.ts";
 export { completeGenerationConfig, GENERATOR_TENSORS } from "./generation-config.ts";
-export { GENERATION_DEFAULTS, type EmbeddingConfig, type GenerationConfig, type GenerationModel } from "./_generation-schema.ts";
+export { type EmbeddingConfig, type GenerationConfig, type GenerationModel } from "./_generation-schema.ts";
 export { embeddingOutput } from "./generation-config.ts";

@@ -13,21 +13,12 @@ const utf8 = new TextEncoder();
  */
 export function openAiHandlers(ctx: CallContext & { log?: { error(message: string): void } }) {
   const fail = (error: unknown) => openAiErrorReply(error, ctx.log?.error, (t) => ctx.models.redact(t));
+  // A failure before the status is sent is thrown: the app's error handler answers these routes in OpenAI's shape.
   const complete = (kind: OpenAiKind) => async (r: RouteRequest): Promise<Reply | Response> => {
-    let answer;
-    try {
-      answer = await openAiCall(ctx, kind, r.header, r.body);
-    } catch (error) {
-      return fail(error);
-    }
+    const answer = await openAiCall(ctx, kind, r.header, r.body);
     if (!answer.stream) return { status: 200, headers: { "content-type": "application/json" }, body: answer.json };
     const { chunks } = answer;
-    let first: IteratorResult<string, void>;
-    try {
-      first = await chunks.next(); // fails as an ordinary reply, before any status is sent
-    } catch (error) {
-      return fail(error);
-    }
+    const first = await chunks.next(); // fails as an ordinary reply, before any status is sent
     let done = false;
     const stream = new ReadableStream<Uint8Array>({
       start(controller) {
@@ -56,13 +47,7 @@ export function openAiHandlers(ctx: CallContext & { log?: { error(message: strin
     "openai-models": () => ({ status: 200, headers: { "content-type": "application/json" }, body: openAiModels(ctx) }),
     "openai-completions": complete("completion"),
     "openai-chat": complete("chat"),
-    "openai-embeddings": async (r: RouteRequest): Promise<Reply> => {
-      try {
-        return { status: 200, headers: { "content-type": "application/json" }, body: await embeddingsCall(ctx, r.header, r.body) };
-      } catch (error) {
-        return fail(error);
-      }
-    },
+    "openai-embeddings": async (r: RouteRequest): Promise<Reply> => ({ status: 200, headers: { "content-type": "application/json" }, body: await embeddingsCall(ctx, r.header, r.body) }),
   } satisfies Partial<RouteHandlers>;
 }
 

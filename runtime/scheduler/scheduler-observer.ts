@@ -50,10 +50,8 @@ export interface SchedulerObserver {
 
 import type { FinishReason } from "../core/mod.ts";
 
-/** A generator's iterations, tokens and requests, as vLLM's metrics count them. */
+/** A generator's tokens, preemptions and requests, as vLLM's metrics count them (its gauges are read from the scheduler at scrape time). */
 export interface GenerationObserver {
-  /** After each iteration: sequences running and waiting, the KV cache's use (0–1), prefix-cache counters (cumulative, in tokens). */
-  iteration?(state: { running: number; waiting: number; kvUsage: number; preempted: number; prefix: { queries: number; hits: number } }): void;
   preempted?(): void;
   /** A token was generated: the first (`first`: ms since the request arrived) or a later one (`gap`: ms since the one before). */
   token?(timing: { first?: number; gap?: number }): void;

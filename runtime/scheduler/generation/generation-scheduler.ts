@@ -144,7 +144,7 @@ export class GenerationScheduler implements Scheduler {
   #stopping = false;
   #drained?: () => void;
   /** Time in the iteration's own work (planning, gathering, scattering, sampling) and in the decoder, for the bench. */
-  readonly profile = { iterations: 0, planMs: 0, gatherMs: 0, runMs: 0, scatterMs: 0, sampleMs: 0, rows: 0, carried: 0, rebuilt: 0 };
+  readonly #profile = { iterations: 0, planMs: 0, gatherMs: 0, runMs: 0, scatterMs: 0, sampleMs: 0, rows: 0 };
 
   constructor(options: GenerationSchedulerOptions) {
     this.#o = options;
@@ -152,6 +152,11 @@ export class GenerationScheduler implements Scheduler {
     this.#kv = new KvStore(options.geometry, options.blocks, options.blockSize);
     this.#slots = new Int32Array(options.maxNumSeqs);
     for (let i = 0; i < RECENT_ITERATIONS; i++) this.#recent.push(new Int32Array(options.maxNumSeqs));
+  }
+
+  /** `#profile`, with how the decode steps got their past (the KV store's counts). */
+  get profile(): { iterations: number; planMs: number; gatherMs: number; runMs: number; scatterMs: number; sampleMs: number; rows: number; carried: number; rebuilt: number } {
+    return { ...this.#profile, carried: this.#kv.stats.carried, rebuilt: this.#kv.stats.rebuilt };
   }
 
   get queued(): number {
@@ -305,14 +310,14 @@ export class GenerationScheduler implements Scheduler {
       let started = this.#o.clock.now();
       const plan = this.#plan();
       const rows = this.#apply(plan);
-      this.profile.planMs += this.#o.clock.now() - started;
+      this.#profile.planMs += this.#o.clock.now() - started;
       if (rows.length === 0) {
         // Nothing fits this iteration (cannot happen with a request that fits alone); wait a turn.
         await new Promise((resolve) => setTimeout(resolve, 1));
         continue;
       }
-      this.profile.iterations++;
-      this.profile.rows += rows.length;
+      this.#profile.iterations++;
+      this.#profile.rows += rows.length;
       this.#recent[this.#recentNext]!.set(this.#slots);
       this.#recentNext = (this.#recentNext + 1) % RECENT_ITERATIONS;
       this.#recentCount++;
@@ -325,10 +330,8 @@ export class GenerationScheduler implements Scheduler {
         const decoding = group === decode;
         const keys = decoding ? group.map((g) => g.seq.id) : undefined;
         const feeds = this.#kv.feeds(group.map((g) => g.row), keys);
-        this.profile.carried = this.#kv.stats.carried;
-        this.profile.rebuilt = this.#kv.stats.rebuilt;
         const gathered = this.#o.clock.now();
-        this.profile.gatherMs += gathered - started;
+        this.#profile.gatherMs += gathered - started;
         let outputs: Record<string, Tensor>;
         try {
           outputs = await this.#o.instance.run(feeds);
@@ -338,17 +341,16 @@ export class GenerationScheduler implements Scheduler {
           continue;
         }
         const ran = this.#o.clock.now();
-        this.profile.runMs += ran - gathered;
+        this.#profile.runMs += ran - gathered;
         this.#kv.scatter(outputs, group.map((g) => g.row), feeds, keys);
         const scattered = this.#o.clock.now();
-        this.profile.scatterMs += scattered - ran;
+        this.#profile.scatterMs += scattered - ran;
         this.#sampleRows(group, outputs.logits!);
         const sampled = this.#o.clock.now();
-        this.profile.sampleMs += sampled - scattered;
+        this.#profile.sampleMs += sampled - scattered;
         // An execution as every scheduler reports one: its rows are the sequences it stepped.
         this.#o.observer?.executed({ rows: group.length, requests: group.length, inputMs: gathered - started, inferMs: ran - gathered, waitMs: 0, outputMs: sampled - ran, startMs: started, instance: 1 });
       }
-      this.#o.observer?.generation?.iteration?.({ running: this.#running.length, waiting: this.#waiting.length, kvUsage: this.#pool.used / this.#pool.size, preempted: plan.preempted.length, prefix: this.#pool.prefixStats });
     }
   }
 
