@@ -15,8 +15,9 @@ export interface ConnectionLimits {
 export interface Listener {
   url: string;
   /**
-   * Stops accepting connections and closes idle keep-alive sockets at once; resolves when the
-   * requests already read have been answered and their connections closed.
+   * Stops accepting connections; resolves when the requests already read have been answered and
+   * every connection closed. Node leaves idle keep-alive sockets to their next request or their
+   * keep-alive timeout; Bun and Deno can only close them at once (docs/reference/cli.md).
    */
   close(): Promise<void>;
 }

@@ -1,6 +1,7 @@
 import { watch as fsWatch } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
+import { Server as NetServer } from "node:net";
 import type { Server } from "node:http";
 import process from "node:process";
 import { runCli } from "../cli.ts";
@@ -63,30 +64,19 @@ export function nodeHost(args: string[], compiled?: CompiledModules): Host {
   };
 }
 
-/** How often a closing server closes the keep-alive sockets that went idle since. */
-const IDLE_SWEEP_MS = 25;
-
 /**
- * Node's close() waits for every socket, and a keep-alive socket stays open (and keeps serving)
- * until its client stops. So: stop listening and close idle sockets now; responses not yet
- * started go out with `Connection: close` (the request tracker marks them while draining; Node
- * then ends the socket after them); a socket whose response had already started goes idle once it
- * finished, and is closed by the next sweep. Sweeping at shutdown costs nothing per request, where
- * following every response's 'close' cost a listener and a set entry each.
+ * Stops accepting connections and resolves once every socket has closed, closing none that is
+ * idle: a client may be sending its next request on it this very moment, and closing it would
+ * reset that request unanswered (HTTP/1.1 has no way to warn a keep-alive client). Instead each
+ * socket closes when its client has been told: its next request is answered with
+ * `Connection: close` (the request tracker marks every response while draining; Node then ends
+ * the socket after it), or it reaches its keep-alive timeout, which Node announces in every
+ * response (`Keep-Alive: timeout=5`) so clients stop reusing a socket before it — Node closes it
+ * then as it always does. `--shutdown-timeout` bounds the whole wait.
  */
 function closeGracefully(server: Server): Promise<void> {
-  return new Promise<void>((done) => {
-    // One turn of the event loop first: requests already in the sockets' receive buffers are read
-    // (and answered) rather than reset along with the socket they came on.
-    setImmediate(() => {
-      const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
-      server.close(() => {
-        clearInterval(sweep);
-        done();
-      });
-      server.closeIdleConnections();
-    });
-  });
+  // http.Server#close also closes idle sockets (Node ≥ 19): net.Server#close only stops listening.
+  return new Promise<void>((done) => void NetServer.prototype.close.call(server, () => done()));
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await runCli(nodeHost(process.argv.slice(2)));

@@ -64,7 +64,7 @@ describe(`graceful shutdown (${TARGET_RUNTIME})`, () => {
   // `npm start` puts npm and a shell above the server; npm forwards the group's SIGTERM once more.
   const launches: [string, [string, string[]] | undefined][] = [[TARGET_RUNTIME, undefined]];
   if (TARGET_RUNTIME === "node") launches.push(["npm start", ["npm", ["start", "--", "--port", "0", "--shutdown-timeout", "15"]]]);
-  it.each(launches)("SIGTERM to the process group (%s) under 16 keep-alive clients: readiness 503, every request the server read answered, exit 0", async (name, command) => {
+  it.each(launches)("SIGTERM to the process group (%s) under 16 keep-alive clients: readiness 503, every request the server read answered (under Node every one a client sent), exit 0", async (name, command) => {
     const server = await start(["--shutdown-timeout", "15"], command);
     const result = await drainUnderLoad(server);
     console.log(
@@ -84,7 +84,12 @@ describe(`graceful shutdown (${TARGET_RUNTIME})`, () => {
       expect(result.readiness.toLowerCase()).toMatch(/\r\nconnection: close\r\n/);
     }
     // Every error came after the signal, and is one the server never read (the counts match).
+    // Under Node each is a new connection refused: no request a client sent on a connection the
+    // server had accepted was reset. Bun's and Deno's servers close idle keep-alive sockets when
+    // they stop and offer no way to close one alone, so there a request sent at that instant can
+    // still be reset (docs/reference/cli.md, Graceful shutdown).
     expect(result.report.errors.every((e) => e.at >= result.signalledAt)).toBe(true);
+    if (TARGET_RUNTIME === "node") expect(result.report.errors.filter((e) => e.code !== "ECONNREFUSED")).toEqual([]);
     expect(result.served).toBeDefined();
     expect(result.served!.answered).toBe(result.served!.received);
     // +1 the warm-up fetch, +1 the readiness probe.
