@@ -17,6 +17,7 @@ const USAGE = `usage:
                  [--load-model <name>]... [--repository-poll-secs 15] [--host-memory-budget 8G]
                  [--device-memory-budget 16G] [--idle-timeout-secs N] [--load-timeout-secs 120]
                  [--grpc-port 8001] [--modelmesh-root /models] [--metrics-port 8002] [--metrics-config histogram_latencies=true]
+                 [--allow-gpu-metrics true|false] [--metrics-interval-ms 2000]
                  [--trace-rate 0..1] [--trace-file trace.json]
                  [--max-input-size 64M] [--max-elements 16M] [--accelerator auto]
                  [--rate-limit off|execution_count] [--rate-limit-resource <name>:<count>[:<device>]]...
@@ -86,6 +87,8 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
       "trace-rate": { type: "string" },
       "trace-file": { type: "string" },
       "metrics-config": { type: "string", multiple: true },
+      "allow-gpu-metrics": { type: "string", default: "true" },
+      "metrics-interval-ms": { type: "string", default: "2000" },
       "rate-limit": { type: "string", default: "off" },
       "rate-limit-resource": { type: "string", multiple: true },
       ...LIMIT_OPTIONS,
@@ -103,6 +106,9 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
       "log-format": { type: "string", default: "text" },
     },
   });
+  if (!["true", "false"].includes(values["allow-gpu-metrics"]!)) fail(host, `--allow-gpu-metrics '${values["allow-gpu-metrics"]}' is not true or false`);
+  const metricsIntervalMs = Number(values["metrics-interval-ms"]);
+  if (!Number.isInteger(metricsIntervalMs) || metricsIntervalMs < 100 || metricsIntervalMs > 3_600_000) fail(host, `--metrics-interval-ms '${values["metrics-interval-ms"]}' is not a whole number of milliseconds from 100 to 3600000`);
   if (!["true", "false"].includes(values["strict-readiness"]!)) fail(host, `--strict-readiness '${values["strict-readiness"]}' is not true or false`);
   if (!(LOG_LEVELS as readonly string[]).includes(values["log-level"]!)) fail(host, `--log-level '${values["log-level"]}' is not one of ${LOG_LEVELS.join(", ")}`);
   if (!(LOG_FORMATS as readonly string[]).includes(values["log-format"]!)) fail(host, `--log-format '${values["log-format"]}' is not one of ${LOG_FORMATS.join(", ")}`);
@@ -159,6 +165,8 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
     budgets: { host: size("host-memory-budget"), device: size("device-memory-budget") },
     cacheSize: size("cache-size"),
     histogramLatencies: metricsConfig(host, values["metrics-config"] ?? []).histogram_latencies === "true",
+    gpuMetrics: values["allow-gpu-metrics"] === "true",
+    metricsIntervalMs,
     traceRate: traceRate(host, values["trace-rate"], dev),
     dashboard: dev,
     ...(await accessFlags(host, flags, values["cors-origin"] ?? [])),

@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import type { GpuReadings } from "../runtime/core/platform.ts";
 
 /** The native helpers, when the addon built (`npm ci` tries); otherwise undefined. */
 export interface Native {
@@ -9,6 +10,8 @@ export interface Native {
    * keeps the view alive. Undefined when it cannot make one (the caller copies then).
    */
   plainView(bytes: Uint8Array): ArrayBuffer | undefined;
+  /** Every GPU and MIG device through NVML (loaded on the first call), or why not (src/nvml.c). */
+  readGpus(): GpuReadings;
 }
 
 let loaded: Native | undefined | null = null;
@@ -22,4 +25,11 @@ export function loadNative(): Native | undefined {
     loaded = undefined;
   }
   return loaded;
+}
+
+/** `Platform.readGpus` for every runtime that loads the addon (Node, Bun and Deno do). */
+export function readGpus(): GpuReadings {
+  const native = loadNative();
+  if (!native) return { problem: "the native addon was not built (npm ci builds it where a C compiler is installed), so NVML cannot be read" };
+  return native.readGpus();
 }

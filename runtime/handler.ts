@@ -5,5 +5,5 @@
  */
 export { HandlerError, reply } from "./pipeline/handler-api.ts";
 export type { FunctionAnswer, FunctionReply, FunctionRequest, Handler, HandlerContext, SequenceHookEvent } from "./pipeline/handler-api.ts";
-export type { DataType, Logger, Tensor } from "./core/mod.ts";
+export type { CounterMetric, DataType, GaugeMetric, HandlerMetrics, HistogramMetric, Logger, MetricLabels, MetricSpec, Tensor } from "./core/mod.ts";
 export type { FunctionConfig } from "./config/mod.ts";

@@ -1,14 +1,14 @@
 import type { Hono } from "hono";
 import { systemClock } from "./core/mod.ts";
-import type { ModelSignature, Platform } from "./core/mod.ts";
+import type { Clock, ModelSignature, Platform } from "./core/mod.ts";
 import { createIdentityBackend, createOnnxRuntimeBackend, createOnnxRuntimeWebBackend } from "./backends/mod.ts";
 import type { Backend } from "./backends/mod.ts";
 import { DEFAULT_LOAD_TIMEOUT_MS, ModelManager } from "./lifecycle/mod.ts";
-import type { ModelManagerOptions } from "./lifecycle/mod.ts";
+import type { Budgets, ModelManagerOptions } from "./lifecycle/mod.ts";
 import { ClientConnections, SharedMemoryRegions } from "./call/mod.ts";
 import { createApp, createFastLane, metricsOnly, routeHandlers } from "./http/mod.ts";
 import type { AppContext, FastLane } from "./http/mod.ts";
-import { createPrometheus, TraceRecorder } from "./metrics/mod.ts";
+import { createPrometheus, CustomMetrics, deviceBudgetFrom, GpuTelemetry, TraceRecorder, visibleDevice } from "./metrics/mod.ts";
 import { createGrpcService } from "./grpc/mod.ts";
 import type { GrpcService } from "./grpc/mod.ts";
 import { ResponseCache } from "./cache/mod.ts";
@@ -39,6 +39,10 @@ export interface RuntimeOptions
   maxElements?: number;
   /** Triton's `--metrics-config histogram_latencies=true`: expose latency histograms. */
   histogramLatencies?: boolean;
+  /** Triton's `--allow-gpu-metrics` (default true): read GPUs through NVML where the platform can. */
+  gpuMetrics?: boolean;
+  /** Triton's `--metrics-interval-ms` (default 2000): how often the GPUs are read. */
+  metricsIntervalMs?: number;
   /** Share of requests traced into the timeline (0 = tracing off, the default; the dev server uses 1). */
   traceRate?: number;
   /** Serve the dev dashboard at GET / (the dev server does). */
@@ -105,10 +109,29 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const escapes = new HandlerEscapes({ log: platform.log, clock });
   // Triton's system shared memory, where the platform has POSIX shared memory (Linux).
   const regions = platform.openSharedMemory ? new SharedMemoryRegions((key) => platform.openSharedMemory!(key), { maxTensorBytes: maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES }) : undefined;
-  const models = new ModelManager({ ...managerOptions, backends, clock, trace, resourceLimiter, responseCache, arrivals: clients, escapes });
+  const customMetrics = new CustomMetrics();
+  const gpus = options.gpuMetrics !== false && platform.readGpus ? gpuTelemetry(platform, clock, options.metricsIntervalMs, managerOptions.budgets) : undefined;
+  const models = new ModelManager({
+    ...managerOptions,
+    ...(gpus && { budgets: gpus.budgets, observedDeviceBytes: gpus.observedDeviceBytes }),
+    backends,
+    clock,
+    trace,
+    resourceLimiter,
+    responseCache,
+    arrivals: clients,
+    escapes,
+    customMetrics,
+  });
   await models.start();
   const prometheus = createPrometheus(
-    { entries: () => models.metricsEntries({ exported: true }), budgets: models.budgets, cache: responseCache && (() => responseCache.figures) },
+    {
+      entries: () => models.metricsEntries({ exported: true }),
+      budgets: models.budgets,
+      cache: responseCache && (() => responseCache.figures),
+      extra: [() => customMetrics.render(), ...(platform.processMetrics ? [platform.processMetrics] : [])],
+      gpus: gpus?.telemetry && (() => gpus.telemetry!.samples),
+    },
     { histogramLatencies },
   );
   const traceJson = (seconds: number) => trace.export(clock.now(), seconds);
@@ -169,6 +192,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       draining = true;
       drained.abort();
       stopped.abort();
+      gpus?.telemetry?.stop();
       await models.stop();
       regions?.close();
       await Promise.all(Object.values(backends).map((b) => b.close?.()));
@@ -210,4 +234,27 @@ async function defaultBackends(platform: Platform): Promise<Record<string, Backe
     platform.log.warn(`onnxruntime-node is not available (${(error as Error).message}); onnxruntime functions run on onnxruntime-web (wasm)`);
   }
   return { onnxruntime: createOnnxRuntimeBackend({ node, web }), identity: createIdentityBackend() };
+}
+
+/**
+ * GPU telemetry through the platform's NVML, read once now: the device budget defaults to the
+ * CUDA device's free memory at start less a margin (unless `--device-memory-budget` says), and the
+ * pool manager holds what NVML sees in use on it since start against that budget.
+ */
+function gpuTelemetry(platform: Platform, clock: Clock, intervalMs: number | undefined, budgets: Budgets | undefined) {
+  const telemetry = new GpuTelemetry({ read: () => platform.readGpus!(), clock, intervalMs, log: platform.log });
+  const readings = telemetry.start();
+  if (!readings.devices) {
+    platform.log.info(`GPU telemetry off: ${readings.problem}`);
+    return { budgets };
+  }
+  const mig = readings.devices.filter((d) => d.parent !== undefined).length;
+  platform.log.info(`GPU telemetry: ${readings.devices.length - mig} GPU(s)${mig ? `, ${mig} MIG device(s)` : ""} through NVML`);
+  const device = visibleDevice(readings.devices, platform.env("CUDA_VISIBLE_DEVICES"));
+  if (!device) return { telemetry, budgets };
+  const observedDeviceBytes = () => telemetry.usedSinceStart(device.uuid);
+  const budget = budgets?.device === undefined ? deviceBudgetFrom(device) : undefined;
+  if (budget === undefined) return { telemetry, budgets, observedDeviceBytes };
+  platform.log.info(`device memory budget ${Math.round(budget / 2 ** 20)} MiB: ${device.name} (${device.uuid}) had ${Math.round(device.memoryFreeBytes! / 2 ** 20)} MiB free at start, less a margin (--device-memory-budget sets it)`);
+  return { telemetry, budgets: { ...budgets, device: budget }, observedDeviceBytes };
 }

@@ -58,6 +58,8 @@ const packages: Record<string, string[]> = {
   "onnxruntime-web": ["backends"],
   "onnxruntime-common": ["backends"],
   "lru-cache": ["cache"],
+  // Handlers' own metrics (ctx.metrics); the process's default metrics are the adapters'.
+  "prom-client": ["metrics"],
   zod: ["config"],
   // A generator's tokenizer and chat template: text ↔ token ids, a codec like the tensor ones.
   "@huggingface/tokenizers": ["tensor"],

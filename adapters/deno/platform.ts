@@ -6,6 +6,8 @@ import type { LogOptions } from "../console-logger.ts";
 import { checkModule } from "../check-module.ts";
 import { importBundled } from "../bundled-import.ts";
 import { posixSharedMemory } from "../posix-shared-memory.ts";
+import { readGpus } from "../../native/index.ts";
+import { processMetrics } from "../process-metrics.ts";
 
 /** Platform over Deno's own file and env APIs. */
 export function createDenoPlatform(log: LogOptions = {}): Platform {
@@ -15,6 +17,8 @@ export function createDenoPlatform(log: LogOptions = {}): Platform {
   return {
     name: `deno ${Deno.version.deno}`,
     ...(openSharedMemory && { openSharedMemory }),
+    processMetrics: processMetrics(),
+    readGpus,
     readFile: (path) => Deno.readFile(path),
     readTextFile: (path) => Deno.readTextFile(path),
     readDir: async (path) => {

@@ -12,9 +12,10 @@ import { consoleLogger } from "../console-logger.ts";
 import type { LogOptions } from "../console-logger.ts";
 import { checkModule } from "../check-module.ts";
 import { importBundled } from "../bundled-import.ts";
-import { loadNative } from "../../native/index.ts";
+import { loadNative, readGpus } from "../../native/index.ts";
 import { posixSharedMemory } from "../posix-shared-memory.ts";
 import { fullCollection } from "./full-collection.mjs";
+import { processMetrics } from "../process-metrics.ts";
 
 /** Compiled modules (compiled-sources.mjs): `workers` by their source's URL, `native` for native/index.ts. */
 export interface CompiledModules {
@@ -32,6 +33,7 @@ export function createNodePlatform(name = `node ${process.versions.node}`, optio
   return {
     name,
     ...(openSharedMemory && { openSharedMemory }),
+    processMetrics: processMetrics(),
     readFile: async (path) => new Uint8Array(await readFile(path)),
     readTextFile: (path) => readFile(path, "utf8"),
     readSharedFile: async (path) => {
@@ -63,6 +65,7 @@ export function createNodePlatform(name = `node ${process.versions.node}`, optio
     collectGarbage: () => fullCollection()(),
     trimMemory: () => void loadNative()?.trimMemory(),
     plainView: (bytes) => loadNative()?.plainView(bytes),
+    readGpus,
     // Each new tag must evaluate the file again (a reload's new code), and the modules it imports
     // from its folder with it. Bun compiles and source-maps TypeScript itself and keeps ES modules
     // in require's cache too (measured on Bun 1.4): forgotten for the folder, then a query string

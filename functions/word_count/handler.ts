@@ -2,7 +2,14 @@
 // Types from the tensorfn package (here this repository itself, through its package.json
 // exports; in your project, the installed package): erased at run time, so a copy of this folder
 // runs anywhere.
-import type { FunctionRequest, HandlerContext } from "tensorfn";
+import type { FunctionRequest, HandlerContext, HistogramMetric } from "tensorfn";
+
+let wordsPerText: HistogramMetric | undefined;
+
+/** Once per instance before its first call: a metric of the function's own, on /metrics with model="word_count". */
+export function initialize(ctx: HandlerContext) {
+  wordsPerText = ctx.metrics.histogram({ name: "word_count_words", help: "Words in each text counted", buckets: [1, 10, 100, 1000, 10000, 100000] });
+}
 
 /** One call for every request the batcher gathered: one answer each, in order. */
 export function execute(requests: FunctionRequest[], ctx: HandlerContext) {
@@ -17,6 +24,7 @@ export function execute(requests: FunctionRequest[], ctx: HandlerContext) {
       words++;
       if (match[0].length > longest.length) longest = match[0];
     }
+    wordsPerText?.observe(words);
     return { words, longest };
   });
 }

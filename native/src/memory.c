@@ -57,12 +57,17 @@ static napi_value PlainView(napi_env env, napi_callback_info info) {
   return result;
 }
 
+// nvml.c
+napi_value tensorfn_read_gpus(napi_env env, napi_callback_info info);
+
 static napi_value Init(napi_env env, napi_value exports) {
   napi_value fn;
   napi_create_function(env, "trimMemory", NAPI_AUTO_LENGTH, Trim, NULL, &fn);
   napi_set_named_property(env, exports, "trimMemory", fn);
   napi_create_function(env, "plainView", NAPI_AUTO_LENGTH, PlainView, NULL, &fn);
   napi_set_named_property(env, exports, "plainView", fn);
+  napi_create_function(env, "readGpus", NAPI_AUTO_LENGTH, tensorfn_read_gpus, NULL, &fn);
+  napi_set_named_property(env, exports, "readGpus", fn);
   return exports;
 }
 

@@ -6,3 +6,4 @@ export * from "./inference.ts";
 export * from "./model-signature.ts";
 export * from "./generation.ts";
 export * from "./random.ts";
+export * from "./handler-metrics.ts";

@@ -115,7 +115,41 @@ export interface Platform {
    * there is none by that name (or it is not a plain object). Absent where the platform has none.
    */
   openSharedMemory?(key: string): SharedMemoryObject;
+  /**
+   * The process's own Prometheus families in the text format — CPU seconds, resident memory, open
+   * file descriptors, the event loop's lag, the heap (prom-client's default metrics) — appended to
+   * every `/metrics` scrape. Optional.
+   */
+  processMetrics?(): Promise<string>;
+  /**
+   * Every GPU and MIG device as NVML reports it now (`libnvidia-ml.so.1`, loaded at run time), or
+   * why there is none to read (no driver, no addon). A blocking call of a few NVML queries per
+   * device: the runtime samples it on a timer, never on a request's path. Optional.
+   */
+  readGpus?(): GpuReadings;
 }
+
+/** One GPU, or one MIG device of a GPU, as NVML reports it; a field NVML does not support there is absent. */
+export interface GpuDevice {
+  /** NVML's index (a MIG device's: its slot on its GPU). */
+  index: number;
+  uuid: string;
+  name: string;
+  /** A MIG device's GPU (its UUID). */
+  parent?: string;
+  /** 0–100 over NVML's last sample period; not on MIG devices. */
+  utilizationPercent?: number;
+  memoryTotalBytes?: number;
+  memoryUsedBytes?: number;
+  memoryFreeBytes?: number;
+  powerMilliwatts?: number;
+  powerLimitMilliwatts?: number;
+  /** Since the driver loaded. */
+  energyMillijoules?: number;
+  temperatureCelsius?: number;
+}
+
+export type GpuReadings = { devices: GpuDevice[]; problem?: undefined } | { problem: string; devices?: undefined };
 
 /** An open shared-memory object: read and written in place of the client's own mapping of it. */
 export interface SharedMemoryObject {

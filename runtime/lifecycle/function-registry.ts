@@ -10,7 +10,7 @@ import type { Backend } from "../backends/backend.ts";
 import { fingerprint, scanRepository, selectVersions } from "../repository/mod.ts";
 import type { HandlerEscapes } from "../pipeline/mod.ts";
 import type { FunctionEntry } from "../repository/mod.ts";
-import type { TraceRecorder } from "../metrics/mod.ts";
+import type { CustomMetrics, TraceRecorder } from "../metrics/mod.ts";
 import type { Arrivals, ResourceLimiter, StepDispatch } from "../scheduler/mod.ts";
 import type { ResponseCache } from "../cache/mod.ts";
 import { includesItself, stepsOnlyOf } from "./ensemble-graph.ts";
@@ -43,6 +43,8 @@ export interface FunctionRegistryOptions {
   /** Functions loaded at start in explicit mode (`--load-model`; "*" = all). */
   loadModels?: readonly string[];
   budgets?: Budgets;
+  /** Device bytes NVML sees in use since start (GPU telemetry): held against the device budget when above the estimate. */
+  observedDeviceBytes?: () => number | undefined;
   /** Idle time before a function at min_instances 0 parks, unless its `scale` says. Default: 5 min in lazy mode, never otherwise. */
   idleTimeoutMs?: number;
   /** Timeline recorder every deployment reports to (its rate decides whether it records). */
@@ -62,6 +64,8 @@ export interface FunctionRegistryOptions {
   dispatch?: StepDispatch;
   /** Where errors that escape handlers (timers, unawaited promises) are attributed to their function. */
   escapes?: HandlerEscapes;
+  /** Handlers' own metrics (`ctx.metrics`): a function's series go when it unloads. */
+  customMetrics?: CustomMetrics;
   /** A function's effective config, loading it on demand (an ensemble's steps; the lifecycle front supplies it). */
   lookup?: (name: string, version: string | undefined) => Promise<FunctionConfig>;
 }
@@ -122,7 +126,7 @@ export class FunctionRegistry {
     this.#limits = { ...defaultLoadLimits(options.platform.cpuCount()), ...options.limits };
     this.#mode = options.controlMode ?? "lazy";
     const { budgets } = options;
-    if (budgets && (budgets.host !== undefined || budgets.device !== undefined)) this.#pool = new PoolManager(budgets, options.platform.log);
+    if (budgets && (budgets.host !== undefined || budgets.device !== undefined)) this.#pool = new PoolManager(budgets, options.platform.log, options.observedDeviceBytes);
     this.#loaders = new VersionLoaders({
       ...options,
       limits: this.#limits,
@@ -277,7 +281,7 @@ export class FunctionRegistry {
     for (const r of records) {
       // Lazy mode promises a function loads on its first request: an unload leaves it cold.
       r.wanted = this.#mode === "lazy" && !options.disable;
-      this.#forgetAnswers(r);
+      this.#dropped(r);
     }
     await Promise.all(records.flatMap((r) => [...r.versions.values()].map((v) => v.unload())));
     return names;
@@ -292,7 +296,7 @@ export class FunctionRegistry {
     const fn = this.#functions.get(name);
     if (!fn) return false;
     this.#functions.delete(name);
-    this.#forgetAnswers(fn);
+    this.#dropped(fn);
     await Promise.all([...fn.versions.values()].map((v) => v.unload()));
     return true;
   }
@@ -327,7 +331,7 @@ export class FunctionRegistry {
       if (seen.has(name) || fn.files || fn.entry?.external) continue;
       platform.log.info(`${name}: removed from the repository; draining`);
       this.#functions.delete(name);
-      this.#forgetAnswers(fn);
+      this.#dropped(fn);
       await Promise.all([...fn.versions.values()].map((v) => v.unload("removed from the repository", "removed")));
     }
     for (const entry of entries) {
@@ -435,6 +439,12 @@ export class FunctionRegistry {
       await newest?.ensureReady().catch(() => undefined);
     }
     await Promise.all(retired.map((v) => v.unload("no longer served by version_policy", "policy")));
+  }
+
+  /** A function unloaded, forgotten or removed: its cached answers and its handler's metric series go. */
+  #dropped(fn: FunctionRecord): void {
+    this.#forgetAnswers(fn);
+    void this.#options.customMetrics?.remove(fn.name);
   }
 
   /** Drops the cached answers of one registration of a function (it was replaced, removed or unloaded). */

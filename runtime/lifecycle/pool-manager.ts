@@ -22,11 +22,14 @@ export function estimateFootprint(declared: DeclaredConfig & { accelerator: Acce
 export class PoolManager {
   readonly #budgets: Budgets;
   readonly #log: Logger;
+  readonly #observedDevice?: () => number | undefined;
   #lock: Promise<unknown> = Promise.resolve();
 
-  constructor(budgets: Budgets, log: Logger) {
+  /** `observedDevice`: what NVML sees in use on the device since start, held against the budget where it exceeds the estimate. */
+  constructor(budgets: Budgets, log: Logger, observedDevice?: () => number | undefined) {
     this.#budgets = budgets;
     this.#log = log;
+    this.#observedDevice = observedDevice;
   }
 
   /** Runs `load` once `need` fits beside every other version in `versions`. */
@@ -42,6 +45,8 @@ export class PoolManager {
 
   async #makeRoom(loading: ManagedVersion, need: Footprint, others: ManagedVersion[]): Promise<void> {
     const used = others.reduce((sum, v) => add(sum, v.footprint()), loading.footprint());
+    // Sessions' arenas and workspaces grow past a model's size: the device holds what NVML says if that is more.
+    used.device = Math.max(used.device, this.#observedDevice?.() ?? 0);
     const candidates: RoomCandidate[] = others
       // Not one holding live sequences: parking it for room would end them.
       .filter((v) => (v.state === "READY" && v.inflight === 0 && !v.loading && v.liveSequences === 0) || v.state === "PARKED")

@@ -175,6 +175,7 @@ export class VersionLoaders {
       onCall: (step, ms, outcome) => managed.stats.handlerCall(step, ms, outcome),
       dispatch: this.#options.dispatch,
       escapes: folder ? { registry: this.#options.escapes!, folder } : undefined,
+      metrics: this.#options.customMetrics?.forFunction(fn.name),
       readFile: async (relative) => {
         const file = fn.entry && (await resolveInside(platform, fn.entry.dir, relative));
         return file === undefined ? undefined : await platform.readFile(file);

@@ -3,6 +3,7 @@ import type { ModelStats } from "./model-stats.ts";
 import { COLD_START_BUCKETS, LATENCY_BUCKETS } from "./model-stats.ts";
 import { E2E_BUCKETS, ITL_BUCKETS, TTFT_BUCKETS } from "./generation-stats.ts";
 import type { Histogram } from "./model-stats.ts";
+import type { GpuSample } from "./gpu-telemetry.ts";
 
 /** One served version, as the metrics see it at scrape time. */
 export interface MetricsEntry {
@@ -43,6 +44,13 @@ export interface MetricsSource {
   budgets: { host?: number; device?: number };
   /** The response cache's own figures, when the server has one (`--cache-size`). */
   cache?: () => { entries: number; bytes: number; capacity: number; evictions: number };
+  /**
+   * Families others write in the text format (handlers' `ctx.metrics`, the process's own from the
+   * platform), appended after tensorfn's by `renderBytesAsync`; each answers "" when it has none.
+   */
+  extra?: readonly (() => string | Promise<string>)[];
+  /** The GPUs' last NVML sample (gpu-telemetry.ts), when the server reads them. */
+  gpus?: () => readonly GpuSample[];
 }
 
 export interface Prometheus {
@@ -53,7 +61,8 @@ export interface Prometheus {
   renderBytes(): Uint8Array;
   /**
    * `renderBytes`, reading the versions in slices of SLICE and yielding to the event loop between
-   * them, so a scrape of thousands of busy functions does not hold up the requests meanwhile.
+   * them, so a scrape of thousands of busy functions does not hold up the requests meanwhile; then
+   * the source's `extra` families.
    */
   renderBytesAsync(): Promise<Uint8Array>;
 }
@@ -174,6 +183,25 @@ export function createPrometheus(source: MetricsSource, options: { histogramLate
     family("tensorfn_cache_evictions_total", "counter", "Answers the response cache dropped to make room", server((f) => f.evictions), true);
   }
 
+  // Triton's GPU families (its names, units and help), one series per GPU and MIG device.
+  const gpus = source.gpus;
+  if (gpus) {
+    const gpu = (pick: (g: GpuSample) => number | undefined) => () =>
+      gpus().flatMap((g) => {
+        const value = pick(g);
+        return value === undefined ? [] : [{ labels: { gpu_uuid: g.uuid }, value }];
+      });
+    family("nv_gpu_utilization", "gauge", "GPU utilization rate [0.0 - 1.0)", gpu((g) => g.utilization), true);
+    family("nv_gpu_memory_total_bytes", "gauge", "GPU total memory, in bytes", gpu((g) => g.memoryTotalBytes), true);
+    family("nv_gpu_memory_used_bytes", "gauge", "GPU used memory, in bytes", gpu((g) => g.memoryUsedBytes), true);
+    family("nv_gpu_power_usage", "gauge", "GPU power usage in watts", gpu((g) => g.powerWatts), true);
+    family("nv_gpu_power_limit", "gauge", "GPU power management limit in watts", gpu((g) => g.powerLimitWatts), true);
+    family("nv_energy_consumption", "counter", "GPU energy consumption in joules since the server started", gpu((g) => g.energyJoules), true);
+    family("tensorfn_gpu_temperature_celsius", "gauge", "GPU temperature in degrees Celsius", gpu((g) => g.temperatureCelsius), true);
+    family("tensorfn_gpu_info", "gauge", "1 for each GPU and MIG device NVML reports: its name and, for a MIG device, its GPU's UUID", () =>
+      gpus().map((g) => ({ labels: { gpu_uuid: g.uuid, name: g.name, ...(g.parent ? { parent_uuid: g.parent } : {}) }, value: 1 })), true);
+  }
+
   if (options.histogramLatencies) {
     family("tensorfn_request_duration_seconds", "histogram", "Successful request duration inside the server", (rows) =>
       rows.flatMap((row) => histogram(row, row.metrics.requestHistogram)),
@@ -244,7 +272,15 @@ export function createPrometheus(source: MetricsSource, options: { histogramLate
       if (at > 0) await new Promise((resolve) => setTimeout(resolve, 0));
       for (const e of entries.slice(at, at + SLICE)) current.push(linesOf(e));
     }
-    return write(current);
+    const own = write(current);
+    if (!source.extra) return own;
+    const texts = (await Promise.all(source.extra.map((render) => render()))).filter((t) => t.length > 0);
+    if (texts.length === 0) return own;
+    const more = encoder.encode(texts.map((t) => (t.endsWith("\n") ? t : `${t}\n`)).join(""));
+    const out = new Uint8Array(own.length + more.length);
+    out.set(own);
+    out.set(more, own.length);
+    return out;
   };
   const write = (current: string[][]): Uint8Array => {
       const dirty = families.map(() => current.length !== previous.length);

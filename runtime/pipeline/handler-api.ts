@@ -1,5 +1,5 @@
 import type { FunctionConfig } from "../config/mod.ts";
-import type { Logger, Tensor } from "../core/mod.ts";
+import type { HandlerMetrics, Logger, Tensor } from "../core/mod.ts";
 
 /** One call of a function as its handler sees it: the HTTP body as it came, and its media type. */
 export interface FunctionRequest {
@@ -46,6 +46,11 @@ export interface HandlerContext {
    * or a symlink, is refused as if the file did not exist.
    */
   readFile(path: string): Promise<Uint8Array>;
+  /**
+   * The function's own Prometheus metrics, served on `/metrics` (prom-client's counters, gauges and
+   * histograms; tensorfn adds the `model` label): declare them in `initialize`, update them anywhere.
+   */
+  readonly metrics: HandlerMetrics;
 }
 
 /** A body with its media type, for an answer that is not JSON (see `reply`). */

@@ -1,5 +1,5 @@
 import { RuntimeError } from "../core/mod.ts";
-import type { Clock, Logger, Tensor } from "../core/mod.ts";
+import type { Clock, HandlerMetrics, Logger, Tensor } from "../core/mod.ts";
 import type { FunctionConfig } from "../config/mod.ts";
 import { HandlerError, reply } from "./handler-api.ts";
 import type { FunctionAnswer, FunctionRequest, Handler, HandlerContext, SequenceHookEvent } from "./handler-api.ts";
@@ -36,7 +36,17 @@ export interface HandlerHostOptions {
    * count as step "escape".
    */
   escapes?: { registry: HandlerEscapes; folder: string };
+  /** `ctx.metrics`; absent: declaring a metric fails with a message saying so. */
+  metrics?: HandlerMetrics;
 }
+
+/** `ctx.metrics` where the runtime keeps none (a handler run outside a server). */
+const NO_METRICS = (name: string): HandlerMetrics => {
+  const none = (): never => {
+    throw new RuntimeError("UNSUPPORTED", `function '${name}': ctx.metrics is not available here`);
+  };
+  return { counter: none, gauge: none, histogram: none };
+};
 
 /** `ctx.infer` calls one handler may have in flight at once: a handler that calls itself without end hits this, not the memory. */
 export const MAX_NESTED_CALLS = 256;
@@ -242,6 +252,7 @@ export class HandlerHost {
         if (!bytes) throw new RuntimeError("INTERNAL", `function '${name}': ctx.readFile(${JSON.stringify(path)}) found no such file inside the function's folder`);
         return bytes;
       },
+      metrics: this.#options.metrics ?? NO_METRICS(name),
     };
   }
 

@@ -6,6 +6,8 @@ const TOOLS = {
   promtool: { probe: ["promtool", "--version"], debian: "prometheus" },
   prometheus: { probe: ["prometheus", "--version"], debian: "prometheus" },
   chromium: { path: "/usr/bin/chromium", debian: "chromium" },
+  // The fake NVML library the GPU telemetry tests build (the native addon needs a compiler too).
+  cc: { probe: ["cc", "--version"], debian: "gcc" },
 } as const;
 
 export type Tool = keyof typeof TOOLS;
