@@ -7,7 +7,14 @@ describe("the shipped Prometheus alert rules", () => {
   it("pass `promtool check rules`", () => {
     requireTool("promtool");
     const check = spawnSync("promtool", ["check", "rules", "deploy/prometheus/alerts.yml"], { encoding: "utf8" });
-    expect(check.stdout).toMatch(/SUCCESS: 3 rules found/);
+    expect(check.stdout).toMatch(/SUCCESS: 8 rules found/);
     expect(check.status).toBe(0);
+  });
+
+  it("fire on the series that should raise them, and only those (`promtool test rules`)", () => {
+    requireTool("promtool");
+    const test = spawnSync("promtool", ["test", "rules", "deploy/prometheus/alerts.test.yml"], { encoding: "utf8" });
+    expect(`${test.stdout}${test.stderr}`).toMatch(/SUCCESS/);
+    expect(test.status).toBe(0);
   });
 });

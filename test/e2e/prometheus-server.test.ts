@@ -7,7 +7,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startServer } from "../../harness/start-server.ts";
 import type { TestServer } from "../../harness/start-server.ts";
-import { tempRepository } from "../../harness/server-process.ts";
+import { spawnServer, tempRepository } from "../../harness/server-process.ts";
+import { buildFakeNvml } from "../support/fake-nvml.ts";
+import { cliCommand } from "../support/keep-alive-load.ts";
 import { requireTool } from "../support/require-tool.ts";
 
 // Debian's prometheus package (installed by .ci/run): a real Prometheus server scrapes tensorfn on
@@ -66,18 +68,25 @@ describe("with a real Prometheus", () => {
 });
 
 describe("the shipped Grafana dashboard", () => {
-  it("only queries families that tensorfn exposes", async () => {
-    const server = await startServer({ repository: tempRepository("simple"), histogramLatencies: true });
+  it("has the four layers' rows and only queries families a server exposes (GPUs through a fake NVML)", async () => {
+    const [command, args] = cliCommand("node", ["serve", "--repo", tempRepository("simple", "word_count"), "--port", "0", "--metrics-config", "histogram_latencies=true"]);
+    const server = await spawnServer(command, args, { timeoutMs: 90_000, env: { LD_LIBRARY_PATH: buildFakeNvml() } });
     try {
       const exposed = new Set([...(await (await fetch(`${server.url}/metrics`)).text()).matchAll(/^# TYPE (\w+) (\w+)$/gm)].flatMap(([, name, type]) =>
         type === "histogram" ? [`${name}_bucket`, `${name}_sum`, `${name}_count`] : [name!],
       ));
       const dashboard = JSON.parse(readFileSync("deploy/grafana/tensorfn.json", "utf8"));
-      const queried = dashboard.panels.flatMap((p: { targets: { expr: string }[] }) => p.targets.flatMap((t) => [...t.expr.matchAll(/\b(nv_\w+|tensorfn_\w+)/g)].map((m) => m[1])));
-      expect(queried.length).toBeGreaterThan(10);
+      const rows = dashboard.panels.filter((p: { type: string }) => p.type === "row").map((p: { title: string }) => p.title.split(":")[0]);
+      expect(rows).toEqual(["Infrastructure", "Service health", "Performance", "Cost"]);
+      const queried = dashboard.panels.flatMap((p: { targets?: { expr: string }[] }) => (p.targets ?? []).flatMap((t) => [...t.expr.matchAll(/\b((?:nv|tensorfn|process|nodejs)_\w+)/g)].map((m) => m[1])));
+      expect(queried.length).toBeGreaterThan(30);
       expect(queried.filter((name: string) => !exposed.has(name))).toEqual([]);
+      // The alert rules' families too.
+      const rules = readFileSync("deploy/prometheus/alerts.yml", "utf8");
+      const alerted = [...rules.matchAll(/\b((?:nv|tensorfn|process|nodejs)_\w+)/g)].map((m) => m[1]!);
+      expect(alerted.filter((name) => !exposed.has(name))).toEqual([]);
     } finally {
-      await server.close();
+      await server.stop();
     }
   });
 });
