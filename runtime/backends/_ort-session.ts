@@ -16,6 +16,8 @@ export interface OrtModule {
 export interface OrtSessionSettings {
   provider: string;
   deviceId?: number;
+  /** onnxruntime's options for `provider` (its own keys), given beside `deviceId`. */
+  providerOptions?: Record<string, string>;
   intraOpThreads?: number;
   interOpThreads?: number;
   /** Triton's ORT graph level: 0 = all, -1 = basic, 1 = extended, 2 = none. */
@@ -109,7 +111,7 @@ export class OrtSession {
     const session: Record<string, unknown> = { intra_op: intraOpSpinning(settings) };
     if (settings.prepack === false) session.disable_prepacking = "1";
     const options: ort.InferenceSession.SessionOptions = {
-      executionProviders: [{ name: settings.provider, ...device } as ort.InferenceSession.ExecutionProviderConfig],
+      executionProviders: [{ ...settings.providerOptions, name: settings.provider, ...device } as ort.InferenceSession.ExecutionProviderConfig],
       graphOptimizationLevel: graphLevels[settings.graphLevel ?? 0] ?? "all",
       extra: { session },
     };

@@ -10,6 +10,8 @@ export interface LoadOptions {
   accelerator: Accelerator;
   /** GPU to place the session on (instance_group.gpus), for GPU accelerators. */
   deviceId?: number;
+  /** onnxruntime's provider options by provider ("tensorrt", "cuda"), under onnxruntime's keys. */
+  providerOptions?: Record<string, Record<string, string>>;
   intraOpThreads?: number;
   interOpThreads?: number;
   /** Triton's ORT graph level: 0 = all, -1 = basic, 1 = extended, 2 = none. */
@@ -81,6 +83,8 @@ export interface Session {
   readonly provider: string;
   /** Why the provider differs from the one requested, when it does. */
   readonly fallbackReason?: string;
+  /** Provider options the function asked for that the provider in use did not receive, and why. */
+  readonly optionsNotApplied?: string;
   /**
    * False once the thread that holds the session has died (not after `release`). Undefined for
    * sessions that cannot die on their own (in this thread). The lifecycle replaces a dead one.

@@ -76,10 +76,11 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
           continue;
         }
         const { deviceId, intraOpThreads, interOpThreads, graphLevel, allowSpinning, weightsInPlace } = options;
+        const providerOptions = options.providerOptions?.[provider];
         // Only a CPU session writes its optimised form: that form is made for the CPU provider, and a
         // provider that failed once is skipped for the process's life, so loads from it land on the CPU too.
         const saveOptimizedTo = provider === "cpu" ? options.saveOptimizedTo : undefined;
-        const attempt = open({ provider, deviceId, intraOpThreads, interOpThreads, graphLevel, allowSpinning, saveOptimizedTo, weightsInPlace });
+        const attempt = open({ provider, deviceId, providerOptions, intraOpThreads, interOpThreads, graphLevel, allowSpinning, saveOptimizedTo, weightsInPlace });
         if (!probe && provider !== "cpu") probes.set(provider, attempt.catch(() => undefined));
         try {
           const engine = await attempt;
@@ -93,6 +94,7 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
             signature: engine.signature,
             provider,
             fallbackReason,
+            ...optionsNotApplied(options.providerOptions, provider),
             executionThread: connection ? "worker" : "main",
             get alive() {
               return connection?.alive;
@@ -225,3 +227,20 @@ function candidateProviders(accelerator: LoadOptions["accelerator"]): string[] {
       return ["cpu"];
   }
 }
+
+/**
+ * What onnxruntime-node's binding passes to the CUDA and TensorRT providers: the device and nothing
+ * else (js/node/src/session_options_helper.cc creates their V2 options and sets only device_id, up
+ * to 1.30 at least), so every other option a function asks for is not applied. Said in `/config`
+ * rather than dropped silently; a binding that passes them needs no change here.
+ */
+const BINDING_PROVIDER_KEYS: Record<string, readonly string[]> = { cuda: ["deviceId"], tensorrt: ["deviceId"] };
+
+function optionsNotApplied(asked: LoadOptions["providerOptions"], provider: string): { optionsNotApplied?: string } {
+  const requested = Object.entries(asked ?? {}).filter(([, options]) => Object.keys(options).length > 0);
+  if (requested.length === 0) return {};
+  const listed = requested.map(([name, options]) => `${name} {${Object.entries(options).map(([k, v]) => `${k}=${v}`).join(", ")}}`).join("; ");
+  if (!(provider in BINDING_PROVIDER_KEYS)) return { optionsNotApplied: `${listed}: the session runs on ${provider}` };
+  return { optionsNotApplied: `${listed}: onnxruntime-node's binding passes only the device to the ${provider} provider` };
+}
+

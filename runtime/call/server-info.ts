@@ -62,5 +62,6 @@ function effectiveConfig(d: Deployment) {
   const json = toTritonJson(d.config) as { parameters: Record<string, { string_value: string }> };
   json.parameters = { ...json.parameters, execution_provider: { string_value: d.provider } };
   if (d.fallbackReason) json.parameters.execution_provider_fallback = { string_value: d.fallbackReason };
+  if (d.optionsNotApplied) json.parameters.execution_provider_options_not_applied = { string_value: d.optionsNotApplied };
   return json;
 }

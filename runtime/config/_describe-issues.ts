@@ -29,7 +29,7 @@ const NOT_YET: Record<string, readonly string[]> = {
   input: ["allow_ragged_batch", "is_shape_tensor", "is_non_linear_format_io"],
   output: ["is_shape_tensor"],
   instance_group: ["host_policy", "passive", "profile", "secondary_devices"],
-  optimization: ["cuda", "execution_accelerators", "input_pinned_memory", "output_pinned_memory", "priority"],
+  optimization: ["cuda", "input_pinned_memory", "output_pinned_memory", "priority"],
 };
 
 /** Zod's own English messages; anything else was written by us and is passed through as is. */

@@ -27,7 +27,7 @@ export function toDeclared(raw: RawConfig, name: string): DeclaredConfig {
       gpus: [...g.gpus],
       ...("rate_limiter" in g && g.rate_limiter ? { rate_limiter: structuredClone(g.rate_limiter) } : {}),
     })),
-    optimization: { graph: { level: raw.optimization.graph.level } },
+    optimization: { graph: { level: raw.optimization.graph.level }, ...(raw.optimization.execution_accelerators && { execution_accelerators: structuredClone(raw.optimization.execution_accelerators) }) },
     parameters: Object.fromEntries(Object.entries(raw.parameters).map(([k, v]) => [k, { string_value: v.string_value }])),
     default_model_filename: raw.default_model_filename,
     accelerator: raw.accelerator,

@@ -174,6 +174,14 @@ export interface QueuePolicy {
 export interface Optimization {
   /** ONNX Runtime graph optimisation, Triton's mapping: 0 = all, -1 = basic, 1 = extended, 2 = none. */
   graph: { level: number };
+  /** Triton's execution accelerators: TensorRT or CUDA, with their parameters (config/_accelerator-schema.ts). */
+  execution_accelerators?: ExecutionAccelerators;
+}
+
+/** Triton's `optimization.execution_accelerators`; parameter values are strings, as in Triton. */
+export interface ExecutionAccelerators {
+  gpu_execution_accelerator: { name: string; parameters: Record<string, string> }[];
+  cpu_execution_accelerator: { name: string; parameters: Record<string, string> }[];
 }
 
 export type Accelerator = "auto" | "cpu" | "cuda" | "tensorrt" | "webgpu" | "wasm";

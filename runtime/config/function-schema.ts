@@ -1,7 +1,7 @@
 // Over 400 lines: one zod schema per section of function.yaml (Triton's model configuration has that many
 // fields, each with its own rules and messages); they read best together, as one description of the file.
 import { z } from "zod";
-import type { Accelerator, DynamicBatching, EnsembleScheduling, InstanceGroup, InstanceRateLimiter, RateLimitConfig, ScaleConfig, SequenceBatching, TritonDataType, WarmupSample } from "./function-config.ts";
+import type { Accelerator, DynamicBatching, ExecutionAccelerators, EnsembleScheduling, InstanceGroup, InstanceRateLimiter, RateLimitConfig, ScaleConfig, SequenceBatching, TritonDataType, WarmupSample } from "./function-config.ts";
 import { CONFIG_DATA_TYPES } from "../tensor/mod.ts";
 import { ensembleProblems } from "./_ensemble-rules.ts";
 import { identityProblems } from "./_identity-rules.ts";
@@ -11,6 +11,7 @@ import { modelPathProblem } from "./model-path.ts";
 import { dims, message, onlyDefault, protoInt } from "./_schema-fields.ts";
 import type { Dialect } from "./_schema-fields.ts";
 import { DEFAULT_MAX_SEQUENCES, sequenceBatchingSchema, sequenceProblems } from "./_sequence-schema.ts";
+import { executionAcceleratorsSchema } from "./_accelerator-schema.ts";
 import { embeddingProblems, embeddingSchema, generationProblems, generationSchema } from "./_generation-schema.ts";
 import type { EmbeddingConfig, GenerationConfig } from "./_generation-schema.ts";
 
@@ -53,7 +54,7 @@ export interface RawConfig {
     max_sequences?: number;
     state: (Omit<SequenceBatching["state"][number], "batch_axis"> & { batch_axis?: number })[];
   };
-  optimization: { graph: { level: number } };
+  optimization: { graph: { level: number }; execution_accelerators?: ExecutionAccelerators };
   parameters: Record<string, { string_value: string }>;
   default_model_filename: string;
   accelerator?: Accelerator;
@@ -257,6 +258,7 @@ function optimizationSchema(dialect: Dialect) {
       : {};
   return message({
     graph: message({ level: z.literal([-1, 0, 1, 2]).default(0) }).prefault({}),
+    execution_accelerators: executionAcceleratorsSchema().optional(),
     ...extras,
   }).prefault({});
 }

@@ -43,3 +43,4 @@ export type { Condition, ConditionInputs, TensorFn } from "./step-condition.ts";
 export { completeGenerationConfig, GENERATOR_TENSORS } from "./generation-config.ts";
 export { type EmbeddingConfig, type GenerationConfig, type GenerationModel } from "./_generation-schema.ts";
 export { embeddingOutput } from "./generation-config.ts";
+export { providerOptions, tritonAccelerator } from "./_accelerator-schema.ts";

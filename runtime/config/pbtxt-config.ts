@@ -25,7 +25,7 @@ export const TRITON_CONFIG_FILE = "config.pbtxt";
  */
 const IGNORED = [
   "cc_model_filenames", "metric_tags", "model_repository_agents", "runtime", "model_metrics",
-  "optimization.priority", "optimization.cuda", "optimization.execution_accelerators", "optimization.input_pinned_memory",
+  "optimization.priority", "optimization.cuda", "optimization.input_pinned_memory",
   "optimization.output_pinned_memory", "optimization.gather_kernel_buffer_threshold", "optimization.eager_batching",
   "input[].is_non_linear_format_io", "output[].is_non_linear_format_io",
   "instance_group[].profile", "instance_group[].passive", "instance_group[].host_policy", "instance_group[].secondary_devices",

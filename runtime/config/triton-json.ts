@@ -25,6 +25,7 @@ export function toTritonJson(config: FunctionConfig): Record<string, unknown> {
     output: config.output.map(outputJson),
     optimization: {
       graph: { level: config.optimization.graph.level },
+      ...(config.optimization.execution_accelerators && { execution_accelerators: structuredClone(config.optimization.execution_accelerators) }),
       priority: "PRIORITY_DEFAULT",
       input_pinned_memory: { enable: true },
       output_pinned_memory: { enable: true },

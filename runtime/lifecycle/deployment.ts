@@ -74,6 +74,8 @@ export class Deployment {
   /** Execution providers the instances use ("cpu", "cuda,cpu"…), and why one differs from the request if it does. */
   readonly provider: string;
   readonly fallbackReason?: string;
+  /** Provider options asked for that the providers in use did not receive, and why (Session.optionsNotApplied). */
+  readonly optionsNotApplied?: string;
   readonly stats: ModelStats;
   readonly #options: DeploymentOptions;
   readonly #sessions: Session[];
@@ -94,6 +96,7 @@ export class Deployment {
     this.config = config;
     this.provider = [...new Set(sessions.map((s) => s.provider))].join(",");
     this.fallbackReason = sessions.find((s) => s.fallbackReason)?.fallbackReason;
+    this.optionsNotApplied = sessions.find((s) => s.optionsNotApplied)?.optionsNotApplied;
     this.stats = options.stats;
     this.#options = options;
     this.#sessions = sessions.map((session) => this.#instanceFor(session));

@@ -29,6 +29,8 @@ export interface LoadDeploymentOptions {
   /** The model file's bytes (empty for the identity backend). */
   bytes: Uint8Array;
   backend: Backend;
+  /** onnxruntime's options per GPU provider, from Triton's execution_accelerators. */
+  providerOptions?: Record<string, Record<string, string>>;
   clock: Clock;
   cpuCount: number;
   log: Logger;
@@ -97,6 +99,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     intraOpThreads: threads("intra_op_thread_count") ?? Math.max(1, Math.floor(options.cpuCount / initial)),
     interOpThreads: threads("inter_op_thread_count"),
     graphLevel: declared.optimization.graph.level,
+    ...(options.providerOptions && { providerOptions: options.providerOptions }),
     allowSpinning: onOff(declared.parameters.allow_spinning?.string_value),
     // Applies where the bytes are the backend's optimised form (a wake from PARKED): see docs/guides/lifecycle.md, parameters.weights_in_place.
     weightsInPlace: onOff(declared.parameters.weights_in_place?.string_value) ?? false,

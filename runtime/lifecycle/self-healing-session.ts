@@ -22,6 +22,7 @@ export class SelfHealingSession implements Session {
   readonly signature: Session["signature"];
   readonly provider: string;
   readonly fallbackReason?: string;
+  readonly optionsNotApplied?: string;
   /** The lost session's: a replacement is placed alike (the same load options). */
   readonly computeTurn?: (fn: () => void) => void;
   readonly #options: SelfHealingOptions;
@@ -35,6 +36,7 @@ export class SelfHealingSession implements Session {
     this.signature = session.signature;
     this.provider = session.provider;
     this.fallbackReason = session.fallbackReason;
+    this.optionsNotApplied = session.optionsNotApplied;
     if (session.computeTurn) this.computeTurn = session.computeTurn.bind(session);
     this.#options = options;
     this.#current = Promise.resolve(session);

@@ -1,6 +1,6 @@
 import { formatCompileProblem, RuntimeError } from "../core/mod.ts";
 import type { Platform } from "../core/mod.ts";
-import { computesTensors, DEFAULT_HANDLER_TIMEOUT_MS, resolveInside } from "../config/mod.ts";
+import { computesTensors, DEFAULT_HANDLER_TIMEOUT_MS, providerOptions, resolveInside, tritonAccelerator } from "../config/mod.ts";
 import type { LoadLimits } from "../config/mod.ts";
 import type { ResponseCache } from "../cache/mod.ts";
 import { createHandlerBackend, HandlerHost } from "../pipeline/mod.ts";
@@ -88,7 +88,10 @@ export class VersionLoaders {
         const handler = declared.handler ? await this.#handlerHost(fn, version, managed) : undefined;
         const backend = declared.backend === "handler" ? createHandlerBackend(handler!, { tensors: computesTensors(declared), batching: (declared.max_batch_size ?? 0) > 0, name: fn.name }) : backends[declared.backend];
         if (!backend) throw new RuntimeError("INVALID_ARG", `backend '${declared.backend}' is not available`);
-        const resolved = { ...declared, accelerator: declared.accelerator ?? this.#options.accelerator ?? "auto" };
+        // Our `accelerator`, else Triton's execution_accelerators, else the server's --accelerator.
+        const resolved = { ...declared, accelerator: declared.accelerator ?? tritonAccelerator(declared.optimization.execution_accelerators) ?? this.#options.accelerator ?? "auto" };
+        const accelerators = declared.optimization.execution_accelerators;
+        const gpuOptions = accelerators && providerOptions(accelerators, fn.entry && (await platform.realPath(fn.entry.dir)));
         const warmupFiles = await this.#warmupFiles(fn);
         const labels = await this.#labels(fn);
         const initialStates = await this.#initialStates(fn);
@@ -103,6 +106,7 @@ export class VersionLoaders {
             version,
             bytes,
             backend,
+            providerOptions: gpuOptions,
             clock,
             cpuCount: platform.cpuCount(),
             log: platform.log,
