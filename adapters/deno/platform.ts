@@ -8,6 +8,7 @@ import { importBundled } from "../bundled-import.ts";
 import { posixSharedMemory } from "../posix-shared-memory.ts";
 import { readGpus } from "../../native/index.ts";
 import { processMetrics } from "../process-metrics.ts";
+import { startFunctionProcess } from "../function-process.ts";
 
 /** Platform over Deno's own file and env APIs. */
 export function createDenoPlatform(log: LogOptions = {}): Platform {
@@ -19,6 +20,7 @@ export function createDenoPlatform(log: LogOptions = {}): Platform {
     ...(openSharedMemory && { openSharedMemory }),
     processMetrics: processMetrics(),
     readGpus,
+    startProcess: (options) => startFunctionProcess(options, (m) => logger.warn(m)),
     readFile: (path) => Deno.readFile(path),
     readTextFile: (path) => Deno.readTextFile(path),
     readDir: async (path) => {

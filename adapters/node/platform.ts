@@ -16,6 +16,7 @@ import { loadNative, readGpus } from "../../native/index.ts";
 import { posixSharedMemory } from "../posix-shared-memory.ts";
 import { fullCollection } from "./full-collection.mjs";
 import { processMetrics } from "../process-metrics.ts";
+import { startFunctionProcess } from "../function-process.ts";
 
 /** Compiled modules (compiled-sources.mjs): `workers` by their source's URL, `native` for native/index.ts. */
 export interface CompiledModules {
@@ -30,6 +31,7 @@ export interface CompiledModules {
 export function createNodePlatform(name = `node ${process.versions.node}`, options: { compiled?: CompiledModules; log?: LogOptions } = {}): Platform {
   const { compiled } = options;
   const openSharedMemory = posixSharedMemory();
+  const log = consoleLogger(options.log);
   return {
     name,
     ...(openSharedMemory && { openSharedMemory }),
@@ -57,7 +59,7 @@ export function createNodePlatform(name = `node ${process.versions.node}`, optio
     realPath: (path) => realpath(path).catch(() => undefined),
     env: (key) => process.env[key],
     cpuCount: () => availableParallelism(),
-    log: consoleLogger(options.log),
+    log,
     scratchPath: async (name) => {
       const dir = await mkdtemp(join(tmpdir(), "tensorfn-"));
       return { path: join(dir, name), remove: () => rm(dir, { recursive: true, force: true }) };
@@ -66,6 +68,7 @@ export function createNodePlatform(name = `node ${process.versions.node}`, optio
     trimMemory: () => void loadNative()?.trimMemory(),
     plainView: (bytes) => loadNative()?.plainView(bytes),
     readGpus,
+    startProcess: (options) => startFunctionProcess(options, (m) => log.warn(m)),
     // Each new tag must evaluate the file again (a reload's new code), and the modules it imports
     // from its folder with it. Bun compiles and source-maps TypeScript itself and keeps ES modules
     // in require's cache too (measured on Bun 1.4): forgotten for the folder, then a query string

@@ -48,6 +48,7 @@ export function toDeclared(raw: RawConfig, name: string): DeclaredConfig {
   if (raw.response_cache?.enable) declared.response_cache = { enable: true };
   if (raw.generation) declared.generation = structuredClone(raw.generation);
   if (raw.embedding) declared.embedding = structuredClone(raw.embedding);
+  if (raw.isolation?.mode === "process") declared.isolation = structuredClone(raw.isolation);
   if (raw.max_input_elements !== undefined) declared.max_input_elements = raw.max_input_elements;
   if (raw.ensemble_scheduling) declared.ensemble_scheduling = structuredClone(raw.ensemble_scheduling);
   if (raw.handler) {

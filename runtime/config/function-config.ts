@@ -4,6 +4,7 @@
  * Produced by `parseFunctionConfig()` and completed from the model by `completeConfig()`.
  */
 import type { ConfigDataType } from "../tensor/mod.ts";
+import type { IsolationConfig } from "./_isolation-schema.ts";
 import type { EmbeddingConfig, GenerationConfig } from "./_generation-schema.ts";
 
 export interface FunctionConfig {
@@ -53,6 +54,8 @@ export interface FunctionConfig {
   generation?: GenerationConfig;
   /** Ours: a text encoder answering OpenAI's /v1/embeddings with one of its outputs (pooled where it has a sequence axis). */
   embedding?: EmbeddingConfig;
+  /** Ours: `process` runs the function's instances and handler in a child process of their own (absent: shared, in the server's). */
+  isolation?: IsolationConfig;
 }
 
 /**

@@ -12,6 +12,8 @@ import { dims, message, onlyDefault, protoInt } from "./_schema-fields.ts";
 import type { Dialect } from "./_schema-fields.ts";
 import { DEFAULT_MAX_SEQUENCES, sequenceBatchingSchema, sequenceProblems } from "./_sequence-schema.ts";
 import { executionAcceleratorsSchema } from "./_accelerator-schema.ts";
+import { isolationProblems, isolationSchema } from "./_isolation-schema.ts";
+import type { IsolationConfig } from "./_isolation-schema.ts";
 import { embeddingProblems, embeddingSchema, generationProblems, generationSchema } from "./_generation-schema.ts";
 import type { EmbeddingConfig, GenerationConfig } from "./_generation-schema.ts";
 
@@ -55,6 +57,7 @@ export interface RawConfig {
     state: (Omit<SequenceBatching["state"][number], "batch_axis"> & { batch_axis?: number })[];
   };
   optimization: { graph: { level: number }; execution_accelerators?: ExecutionAccelerators };
+  isolation?: IsolationConfig;
   parameters: Record<string, { string_value: string }>;
   default_model_filename: string;
   accelerator?: Accelerator;
@@ -297,6 +300,7 @@ function schemaFor(dialect: Dialect): z.ZodType<RawConfig> {
           max_input_elements: z.int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
           generation: generationSchema().optional(),
           embedding: embeddingSchema().optional(),
+          isolation: isolationSchema().optional(),
         }
       : {};
   return z
@@ -338,7 +342,7 @@ function schemaFor(dialect: Dialect): z.ZodType<RawConfig> {
       ...ownKeys,
     })
     .superRefine((config, ctx) => {
-      for (const { path, problem } of [...semanticProblems(config), ...generationProblems(config), ...embeddingProblems(config)]) ctx.addIssue({ code: "custom", path, message: problem });
+      for (const { path, problem } of [...semanticProblems(config), ...generationProblems(config), ...embeddingProblems(config), ...isolationProblems(config)]) ctx.addIssue({ code: "custom", path, message: problem });
     });
 }
 

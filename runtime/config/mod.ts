@@ -44,3 +44,4 @@ export { completeGenerationConfig, GENERATOR_TENSORS } from "./generation-config
 export { type EmbeddingConfig, type GenerationConfig, type GenerationModel } from "./_generation-schema.ts";
 export { embeddingOutput } from "./generation-config.ts";
 export { providerOptions, tritonAccelerator } from "./_accelerator-schema.ts";
+export type { IsolationConfig, IsolationMode } from "./_isolation-schema.ts";

@@ -127,6 +127,29 @@ export interface Platform {
    * device: the runtime samples it on a timer, never on a request's path. Optional.
    */
   readGpus?(): GpuReadings;
+  /**
+   * Starts a child process that serves one function's instances (`isolation: process`; the
+   * runtime's `serveFunctionProcess` on the other side), spoken to by messages that carry typed
+   * arrays. Its exit — any cause, the memory cap included — is reported once with why. Optional:
+   * absent, `isolation: process` fails to load, saying so.
+   */
+  startProcess?(options: ProcessOptions): ProcessHandle;
+}
+
+export interface ProcessOptions {
+  /** Names the process in logs and errors ("ocr v1"). */
+  label: string;
+  /** Variables added to the server's environment (function.yaml `process.env`). */
+  env?: Readonly<Record<string, string>>;
+  /** Resident memory past which the process is killed (`process.max_memory`). */
+  maxMemoryBytes?: number;
+}
+
+/** A child process as `startProcess` hands it back: a WorkerHandle whose `terminate` kills it. */
+export interface ProcessHandle extends WorkerHandle {
+  readonly pid: number | undefined;
+  /** Kills it now (SIGKILL), reporting `reason` as why it exited. */
+  kill(reason: string): void;
 }
 
 /** One GPU, or one MIG device of a GPU, as NVML reports it; a field NVML does not support there is absent. */

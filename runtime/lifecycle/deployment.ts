@@ -355,6 +355,15 @@ export class Deployment {
     return instance;
   }
 
+  /** Why an instance was lost, while one is being replaced (a crashed function process restarting): readiness is false meanwhile. */
+  get restarting(): string | undefined {
+    for (const s of this.#sessions) {
+      const why = s instanceof SelfHealingSession ? s.replacing : undefined;
+      if (why !== undefined) return why;
+    }
+    return undefined;
+  }
+
   /** Stops taking requests, lets in-flight ones finish, then releases every session. */
   async close(): Promise<void> {
     this.#closing = true;

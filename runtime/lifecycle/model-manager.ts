@@ -216,6 +216,8 @@ export class ModelManager {
   readiness(name: string, version?: string): { ready: boolean; version: number; state: DeploymentState; reason: string } {
     const fn = this.#registry.function(name);
     const v = this.#registry.pick(fn, version);
+    const restarting = v.state === "READY" ? v.deployment?.restarting : undefined;
+    if (restarting !== undefined) return { ready: false, version: v.version, state: v.state, reason: this.redact(`an instance is restarting (${restarting})`) };
     const reason = this.redact(fn.error ?? (v.reason || (!fn.wanted ? "not loaded" : v.state)));
     const ready = v.state === "READY" || (!fn.error && fn.wanted && v.state !== "FAILED" && v.state !== "UNLOADING");
     return { ready, version: v.version, state: v.state, reason };

@@ -31,6 +31,7 @@ export class SelfHealingSession implements Session {
   #ready: Session | undefined;
   #released = false;
   readonly #replaced = new WeakSet<Session>();
+  #lost = "";
 
   constructor(session: Session, options: SelfHealingOptions) {
     this.signature = session.signature;
@@ -58,6 +59,11 @@ export class SelfHealingSession implements Session {
     }
   }
 
+  /** Why the instance was lost, while its replacement is being made; undefined otherwise. */
+  get replacing(): string | undefined {
+    return this.#ready === undefined && !this.#released ? this.#lost : undefined;
+  }
+
   async release(): Promise<void> {
     this.#released = true;
     await (await this.#current.catch(() => undefined))?.release();
@@ -68,6 +74,7 @@ export class SelfHealingSession implements Session {
     if (this.#replaced.has(dead)) return;
     this.#replaced.add(dead);
     this.#options.onLost(reason);
+    this.#lost = reason;
     this.#options.log.warn(`instance lost (${reason}); starting a replacement`);
     void dead.release().catch(() => undefined); // frees what the dead thread left behind (its slot in the worker pool)
     this.#ready = undefined;

@@ -3,7 +3,9 @@ import type { Platform } from "../core/mod.ts";
 import { computesTensors, DEFAULT_HANDLER_TIMEOUT_MS, providerOptions, resolveInside, tritonAccelerator } from "../config/mod.ts";
 import type { LoadLimits } from "../config/mod.ts";
 import type { ResponseCache } from "../cache/mod.ts";
-import { createHandlerBackend, HandlerHost } from "../pipeline/mod.ts";
+import { createHandlerBackend, createProcessBackend, HandlerHost } from "../pipeline/mod.ts";
+import type { HandlerOutcome, HandlerStep } from "../pipeline/mod.ts";
+import type { Backend } from "../backends/mod.ts";
 import { readModelFile } from "../repository/mod.ts";
 import { byteSize, fromConfigType, TokenCodec } from "../tensor/mod.ts";
 import type { TokenizerFiles } from "../tensor/mod.ts";
@@ -86,7 +88,11 @@ export class VersionLoaders {
         if (declared.backend === "ensemble") return await this.#loadEnsemble(fn, version, managed, await this.#labels(fn));
         // A handler's host lives as long as this deployment: `execute` as its backend, or preprocess / postprocess beside the model.
         const handler = declared.handler ? await this.#handlerHost(fn, version, managed) : undefined;
-        const backend = declared.backend === "handler" ? createHandlerBackend(handler!, { tensors: computesTensors(declared), batching: (declared.max_batch_size ?? 0) > 0, name: fn.name }) : backends[declared.backend];
+        const backend = declared.isolation?.mode === "process"
+          ? await this.#processBackend(fn, version, managed, handler)
+          : declared.backend === "handler"
+            ? createHandlerBackend(handler!, { tensors: computesTensors(declared), batching: (declared.max_batch_size ?? 0) > 0, name: fn.name })
+            : backends[declared.backend];
         if (!backend) throw new RuntimeError("INVALID_ARG", `backend '${declared.backend}' is not available`);
         // Our `accelerator`, else Triton's execution_accelerators, else the server's --accelerator.
         const resolved = { ...declared, accelerator: declared.accelerator ?? tritonAccelerator(declared.optimization.execution_accelerators) ?? this.#options.accelerator ?? "auto" };
@@ -143,6 +149,31 @@ export class VersionLoaders {
       }
     }
     return this.#inPlace;
+  }
+
+  /**
+   * `isolation: process`: a backend that runs this load's instances (or, for `backend: handler`, its
+   * handler — `handler` stays here only for its config and its close) in a process of their own,
+   * with the function's environment and memory cap.
+   */
+  async #processBackend(fn: FunctionRecord, version: number, managed: ManagedVersion, handler: HandlerHost | undefined): Promise<Backend> {
+    const { platform, clock } = this.#options;
+    const declared = fn.declared!;
+    const isolation = declared.isolation!;
+    if (!platform.startProcess) throw new RuntimeError("UNSUPPORTED", `function '${fn.name}': isolation: process needs a runtime that can start processes; this one cannot`);
+    const label = `${fn.name} v${version}`;
+    const start = () => platform.startProcess!({ label, env: isolation.env, maxMemoryBytes: isolation.max_memory });
+    const common = { start, label, clock, log: platform.log, onCall: (step: HandlerStep, ms: number, outcome: HandlerOutcome) => managed.stats.handlerCall(step, ms, outcome) };
+    if (declared.backend !== "handler") return createProcessBackend({ ...common, kind: "onnxruntime" });
+    const folder = fn.entry && (await platform.realPath(fn.entry.dir));
+    const path = folder && (await resolveInside(platform, fn.entry!.dir, declared.handler!));
+    if (!folder || !path) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': handler ${declared.handler} was not found inside the function's folder`);
+    return createProcessBackend({
+      ...common,
+      kind: "handler",
+      handler: { name: fn.name, version, path, folder, tag: String(fn.generation), timeoutMs: declared.handler_timeout_ms ?? DEFAULT_HANDLER_TIMEOUT_MS, tensors: computesTensors(declared), batching: (declared.max_batch_size ?? 0) > 0 },
+      config: () => handler?.config,
+    });
   }
 
   /**

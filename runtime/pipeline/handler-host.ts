@@ -77,6 +77,11 @@ export class HandlerHost {
     this.#config = config;
   }
 
+  /** The config `useConfig` gave, if it has been. */
+  get config(): FunctionConfig | undefined {
+    return this.#config;
+  }
+
   /** Runs `execute` on `requests` (one answer each, in order); `signals`: each request's client. */
   async execute(requests: FunctionRequest[], signals?: readonly (AbortSignal | undefined)[]): Promise<FunctionAnswer[]> {
     const handler = await this.#handler();

@@ -7,3 +7,8 @@ export { checkComputedOutputs, checkHandlerInputs, encodeAnswer, functionRequest
 export { HandlerEscapes } from "./handler-escapes.ts";
 export { readableStack } from "./handler-stacks.ts";
 export type { EscapeKind, EscapeOwner } from "./handler-escapes.ts";
+export { createProcessBackend, FIRST_RESTART_DELAY_MS, MAX_RESTART_DELAY_MS } from "./process-backend.ts";
+export type { ProcessBackendOptions } from "./process-backend.ts";
+export type { HandlerSpec } from "./process-protocol.ts";
+export { serveFunctionProcess } from "./function-process.ts";
+export type { ProcessChannel } from "./function-process.ts";

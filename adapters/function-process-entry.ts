@@ -1,0 +1,17 @@
+// The child of `isolation: process` (adapters/function-process.ts forks it): the runtime's function
+// process on this runtime's platform, over the IPC channel to the server. It ends when the server
+// goes (the channel closes), whatever the function left running.
+import process from "node:process";
+// Only the function process and what it needs, not the whole server: a restart waits for this import.
+import { serveFunctionProcess } from "../runtime/pipeline/function-process.ts";
+import type { Logger, Platform } from "../runtime/core/mod.ts";
+
+const label = process.env.TENSORFN_PROCESS_LABEL ?? "function";
+const platform: Platform =
+  "Deno" in globalThis ? (await import("./deno/platform.ts")).createDenoPlatform() : (await import("./node/platform.ts")).createNodePlatform();
+const log: Logger = platform.log;
+serveFunctionProcess(
+  { ...platform, log: { info: (m) => log.info(`[${label} process] ${m}`), warn: (m) => log.warn(`[${label} process] ${m}`), error: (m) => log.error(`[${label} process] ${m}`) } },
+  { post: (message) => void process.send?.(message), onMessage: (handler) => void process.on("message", handler) },
+);
+process.on("disconnect", () => process.exit(0));

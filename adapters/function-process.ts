@@ -1,0 +1,75 @@
+import { fork } from "node:child_process";
+import { readFileSync } from "node:fs";
+import process from "node:process";
+import type { ProcessHandle, ProcessOptions } from "../runtime/mod.ts";
+
+/** How often a process's resident memory is read against its cap. */
+export const MEMORY_CHECK_MS = 200;
+
+const BOOTSTRAP = new URL("./node/process-bootstrap.mjs", import.meta.url);
+
+/**
+ * `Platform.startProcess` for Node, Bun and Deno alike (each implements node:child_process's fork
+ * with an IPC channel and V8's serialization, so typed arrays cross as bytes): the runtime's
+ * function process, in the server's runtime, with the function's environment. Its memory cap is
+ * held by reading the child's resident set from /proc every MEMORY_CHECK_MS (Linux; elsewhere it
+ * is not held, and the start says so once); under Node the JavaScript heap is capped too
+ * (--max-old-space-size), so a runaway heap fails inside V8 before the whole cap is reached.
+ */
+export function startFunctionProcess(options: ProcessOptions, warn: (message: string) => void): ProcessHandle {
+  const cap = options.maxMemoryBytes;
+  const isNode = !process.versions.bun && !("Deno" in globalThis);
+  const execArgv = isNode && cap ? [`--max-old-space-size=${Math.max(16, Math.floor(cap / 2 ** 20))}`] : [];
+  const child = fork(BOOTSTRAP.pathname, [], {
+    env: { ...process.env, ...options.env, TENSORFN_PROCESS_LABEL: options.label },
+    execArgv,
+    serialization: "advanced",
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  let reason: string | undefined;
+  let exited = false;
+  const exitHandlers: ((reason: string) => void)[] = [];
+  const finish = (why: string) => {
+    if (exited) return;
+    exited = true;
+    clearInterval(watch);
+    for (const handler of exitHandlers) handler(reason ?? why);
+  };
+  child.on("exit", (code, signal) => finish(signal ? `was killed by ${signal}` : `exited with code ${code}`));
+  child.on("error", (error) => finish(`failed: ${error.message}`));
+  const statusFile = `/proc/${child.pid}/status`;
+  let warned = false;
+  const watch = setInterval(() => {
+    if (!cap || child.pid === undefined) return;
+    let rss: number;
+    try {
+      rss = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(statusFile, "latin1"))?.[1] ?? NaN) * 1024;
+    } catch {
+      if (!warned && process.platform !== "linux") warn(`${options.label}: process.max_memory is held on Linux only`);
+      warned = true;
+      return;
+    }
+    if (rss > cap) kill(`exceeded its memory cap (resident ${Math.round(rss / 2 ** 20)} MiB > process.max_memory ${Math.round(cap / 2 ** 20)} MiB): killed`);
+  }, MEMORY_CHECK_MS);
+  watch.unref();
+  const kill = (why: string) => {
+    if (exited) return;
+    reason ??= why;
+    child.kill("SIGKILL");
+  };
+  return {
+    pid: child.pid,
+    postMessage: (message) => {
+      if (!exited && child.connected) child.send(message as never);
+    },
+    onMessage: (handler) => void child.on("message", handler),
+    onExit: (handler) => void exitHandlers.push(handler),
+    kill,
+    terminate: async () => {
+      if (exited) return;
+      const gone = new Promise<void>((resolve) => exitHandlers.push(() => resolve()));
+      kill("was stopped");
+      await gone;
+    },
+  };
+}

@@ -1,0 +1,92 @@
+import { RuntimeError, systemClock } from "../core/mod.ts";
+import type { Platform } from "../core/mod.ts";
+import { resolveInside } from "../config/mod.ts";
+import type { Backend, Session } from "../backends/backend.ts";
+import { createHandlerBackend } from "./handler-backend.ts";
+import { HandlerHost } from "./handler-host.ts";
+import { portableTensors } from "./process-backend.ts";
+import type { HandlerCall, HandlerSpec, ProcessReply, ProcessRequest } from "./process-protocol.ts";
+
+/** The process's side of its channel to the server (an adapter's IPC). */
+export interface ProcessChannel {
+  post(message: unknown): void;
+  onMessage(handler: (message: unknown) => void): void;
+}
+
+/**
+ * The child of `isolation: process` (process-backend.ts is the server's side): loads the sessions
+ * the server asks for — the model on onnxruntime-node, computing on this process's own event loop,
+ * or the function's handler — and runs them. Nothing here guards against the function: an error
+ * that escapes, an exit, an abort end this process, and the server restarts it.
+ */
+export function serveFunctionProcess(platform: Platform, channel: ProcessChannel): void {
+  const sessions = new Map<number, Session>();
+  let nextSession = 1;
+  let onnxruntime: Promise<Backend> | undefined;
+  let handler: { host: HandlerHost; backend: Backend } | undefined;
+  let calls: HandlerCall[] = [];
+  const takeCalls = () => {
+    if (calls.length === 0) return undefined;
+    const taken = calls;
+    calls = [];
+    return taken;
+  };
+  const reply = (message: ProcessReply) => channel.post(message);
+
+  const handlerOf = (spec: HandlerSpec) => {
+    if (!platform.importModule) throw new RuntimeError("UNSUPPORTED", `function '${spec.name}': this runtime cannot import handlers`);
+    const host = new HandlerHost({
+      ...spec,
+      importModule: platform.importModule,
+      log: platform.log,
+      clock: systemClock,
+      onCall: (step, ms, outcome) => void calls.push([step, ms, outcome]),
+      readFile: async (relative) => {
+        const file = await resolveInside(platform, spec.folder, relative);
+        return file === undefined ? undefined : await platform.readFile(file);
+      },
+      dispatch: () => Promise.reject(new RuntimeError("UNSUPPORTED", `function '${spec.name}': ctx.infer is not available under isolation: process yet`)),
+    });
+    return { host, backend: createHandlerBackend(host, { tensors: spec.tensors, batching: spec.batching, name: spec.name }) };
+  };
+
+  const handle = async (m: ProcessRequest): Promise<ProcessReply> => {
+    switch (m.op) {
+      case "load": {
+        let session: Session;
+        if (m.kind === "onnxruntime") {
+          onnxruntime ??= import("../backends/onnxruntime-node-backend.ts").then(({ createOnnxRuntimeNodeBackend }) => createOnnxRuntimeNodeBackend({ plainView: platform.plainView }));
+          session = await (await onnxruntime).load(m.model, { ...m.options, executionThread: "main" });
+        } else {
+          handler ??= handlerOf(m.handler);
+          session = await handler.backend.load(new Uint8Array(), m.options);
+        }
+        const id = nextSession++;
+        sessions.set(id, session);
+        const { signature, provider, fallbackReason, optionsNotApplied } = session;
+        return { id: m.id, ok: true, session: id, signature, provider, fallbackReason, optionsNotApplied };
+      }
+      case "run": {
+        if (m.config) handler?.host.useConfig(m.config);
+        const session = sessions.get(m.session);
+        if (!session) throw new RuntimeError("INTERNAL", `no session ${m.session} in this function process`);
+        const outputs = await session.run(m.feeds, { outputs: m.outputs });
+        return { id: m.id, ok: true, outputs: portableTensors(outputs), calls: takeCalls() };
+      }
+      case "release": {
+        const session = sessions.get(m.session);
+        sessions.delete(m.session);
+        await session?.release();
+        return { id: m.id, ok: true };
+      }
+    }
+  };
+
+  channel.onMessage((message) => {
+    const m = message as ProcessRequest;
+    void handle(m).then(reply, (error: unknown) => {
+      const e = error as { message?: string; code?: RuntimeError["code"]; status?: number };
+      reply({ id: m.id, ok: false, error: e.message ?? String(error), code: error instanceof RuntimeError ? error.code : (e.code ?? "INTERNAL"), status: e.status, calls: takeCalls() });
+    });
+  });
+}

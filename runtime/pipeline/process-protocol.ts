@@ -1,0 +1,54 @@
+import type { ErrorCode, ModelSignature, Tensor } from "../core/mod.ts";
+import type { FunctionConfig } from "../config/mod.ts";
+import type { LoadOptions } from "../backends/backend.ts";
+import type { HandlerOutcome, HandlerStep } from "./handler-host.ts";
+
+/** What a function process needs to host a `backend: handler` function's handler. */
+export interface HandlerSpec {
+  name: string;
+  version: number;
+  /** The handler module's resolved path, inside `folder`. */
+  path: string;
+  /** The function's folder, resolved: `ctx.readFile` reads inside it. */
+  folder: string;
+  /** The registration's tag (a reload imports the new code). */
+  tag: string;
+  timeoutMs: number;
+  /** `compute` with declared tensors (else `execute` on request bodies). */
+  tensors: boolean;
+  batching: boolean;
+}
+
+/** The part of LoadOptions that crosses to the process (no functions; it runs its sessions on its own thread). */
+export type PortableLoadOptions = Omit<LoadOptions, "log" | "executionThread" | "saveOptimizedTo">;
+
+export function portable(options: LoadOptions): PortableLoadOptions {
+  const { log: _log, executionThread: _thread, saveOptimizedTo: _save, ...rest } = options;
+  return rest;
+}
+
+/** Server → function process; `id` pairs each with its reply. */
+export type ProcessRequest =
+  | { id: number; op: "load"; kind: "onnxruntime"; model: Uint8Array; options: PortableLoadOptions }
+  | { id: number; op: "load"; kind: "handler"; options: PortableLoadOptions; handler: HandlerSpec }
+  /** `config`: the function's effective config, with the first run of a handler (its `ctx.config`). */
+  | { id: number; op: "run"; session: number; feeds: Record<string, Tensor>; outputs?: readonly string[]; config?: FunctionConfig }
+  | { id: number; op: "release"; session: number };
+
+/** A handler call the process made, for the server's counters (`tensorfn_handler_calls_total`). */
+export type HandlerCall = [step: HandlerStep, ms: number, outcome: HandlerOutcome];
+
+/** Function process → server. An error keeps its code and status, so it maps to the same HTTP answer. */
+export type ProcessReply =
+  | {
+      id: number;
+      ok: true;
+      session?: number;
+      signature?: ModelSignature;
+      provider?: string;
+      fallbackReason?: string;
+      optionsNotApplied?: string;
+      outputs?: Record<string, Tensor>;
+      calls?: HandlerCall[];
+    }
+  | { id: number; ok: false; error: string; code: ErrorCode; status?: number; calls?: HandlerCall[] };

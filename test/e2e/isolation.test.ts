@@ -1,0 +1,149 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { appendFileSync, cpSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Pool } from "undici";
+import { spawnServer, tempRepository } from "../../harness/server-process.ts";
+import type { SpawnedServer } from "../../harness/server-process.ts";
+import { TARGET_RUNTIME } from "../../harness/start-server.ts";
+import { FUNCTIONS } from "../../harness/repositories.ts";
+import { cliCommand } from "../support/keep-alive-load.ts";
+
+// `isolation: process` under the runtime TENSORFN_RUNTIME names, through the real CLI: a function
+// built to crash in every way a process can (an exit, a native abort, a handler that never yields,
+// a heap that grows past its cap) while `simple`, in the server's process, serves a steady load;
+// and `simple` itself isolated, on onnxruntime in its own process.
+
+const CRASHY = `import type { FunctionRequest } from "tensorfn";
+export function execute(requests: FunctionRequest[]) {
+  return requests.map((r) => {
+    const { how } = r.json<{ how?: string }>();
+    if (how === "exit") process.exit(3);
+    if (how === "abort") process.abort();
+    if (how === "loop") for (;;);
+    if (how === "memory") {
+      const keep: Float64Array[] = [];
+      for (;;) keep.push(new Float64Array(1 << 20).fill(1));
+    }
+    return { pid: process.pid, env: process.env.TENSORFN_TEST_SLICE ?? null };
+  });
+}
+`;
+
+function repository(): string {
+  const dir = tempRepository("simple");
+  mkdirSync(join(dir, "crashy", "1"), { recursive: true });
+  writeFileSync(join(dir, "crashy", "handler.ts"), CRASHY);
+  writeFileSync(
+    join(dir, "crashy", "function.yaml"),
+    "backend: handler\nhandler: handler.ts\nhandler_timeout_ms: 1000\nisolation: { mode: process, max_memory: 256M, env: { TENSORFN_TEST_SLICE: MIG-test } }\n",
+  );
+  cpSync(join(FUNCTIONS, "simple"), join(dir, "simple_isolated"), { recursive: true });
+  appendFileSync(join(dir, "simple_isolated", "function.yaml"), "isolation: process\n");
+  return dir;
+}
+
+const SIMPLE = JSON.stringify({ inputs: ["INPUT0", "INPUT1"].map((name, k) => ({ name, datatype: "INT32", shape: [1, 16], data: Array.from({ length: 16 }, (_, i) => i * (k + 1)) })) });
+
+describe(`isolation: process (${TARGET_RUNTIME})`, () => {
+  let server: SpawnedServer;
+  let pool: Pool;
+  beforeAll(async () => {
+    const [command, args] = cliCommand(TARGET_RUNTIME, ["serve", "--repo", repository(), "--port", "0"]);
+    server = await spawnServer(command, args, { timeoutMs: 90_000 });
+    pool = new Pool(server.url, { connections: 8 });
+  });
+  afterAll(async () => {
+    await pool?.close();
+    await server?.stop();
+  });
+
+  const crashy = async (how: string) => {
+    const res = await pool.request({ path: "/v1/functions/crashy", method: "POST", body: JSON.stringify({ how }) });
+    return { status: res.statusCode, retryAfter: res.headers["retry-after"], body: (await res.body.json()) as { pid?: number; env?: string; error?: string } };
+  };
+
+  it("serves a model isolated in its own process, with the same answers", async () => {
+    const res = await pool.request({ path: "/v2/models/simple_isolated/infer", method: "POST", body: SIMPLE });
+    expect(res.statusCode).toBe(200);
+    const outputs = ((await res.body.json()) as { outputs: { name: string; data: number[] }[] }).outputs;
+    expect(outputs.find((o) => o.name === "OUTPUT0")!.data).toEqual(Array.from({ length: 16 }, (_, i) => 3 * i));
+  });
+
+  it("contains an exit, a native abort, a blocked event loop and a blown memory cap: the other function serves throughout, the crashed one again after each, every restart counted", async () => {
+    // A steady load on `simple`, in the server's own process, the whole time.
+    let stop = false;
+    const outcomes = { ok: 0, failed: [] as string[] };
+    const load = Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (!stop) {
+          const res = await pool.request({ path: "/v2/models/simple/infer", method: "POST", body: SIMPLE }).catch((e: Error) => e);
+          if (res instanceof Error) outcomes.failed.push(res.message);
+          else if (res.statusCode === 200) (await res.body.dump(), outcomes.ok++);
+          else outcomes.failed.push(`${res.statusCode} ${await res.body.text()}`);
+        }
+      }),
+    );
+    const first = await crashy("ok");
+    expect(first.status).toBe(200);
+    expect(first.body.env).toBe("MIG-test"); // the function's own environment
+    expect(first.body.pid).not.toBe(server.pid);
+    const reasons: Record<string, RegExp> = {
+      exit: /its process exited with code 3/,
+      abort: /its process was killed by SIGABRT/,
+      loop: /did not answer within handler_timeout_ms \+ 1000 ms \(a handler blocking its event loop\): killed/,
+      memory: /exceeded its memory cap \(resident \d+ MiB > process\.max_memory 256 MiB\)|killed by SIGABRT|killed by SIGTRAP/,
+    };
+    let pid = first.body.pid;
+    for (const [how, reason] of Object.entries(reasons)) {
+      const crash = await crashy(how);
+      expect(crash.status, how).toBe(503);
+      expect(crash.retryAfter).toBe("1");
+      expect(crash.body.error).toMatch(/^function 'crashy v1': its process /);
+      expect(crash.body.error).toMatch(reason);
+      if (how === "exit") {
+        // Only its own readiness flips, while it restarts.
+        expect((await pool.request({ path: "/v2/models/crashy/ready", method: "GET" }).then(async (r) => (await r.body.dump(), r.statusCode)))).toBe(503);
+        expect((await pool.request({ path: "/v2/models/simple/ready", method: "GET" }).then(async (r) => (await r.body.dump(), r.statusCode)))).toBe(200);
+      }
+      const again = await crashy("ok");
+      expect(again.status, `after ${how}`).toBe(200);
+      expect(again.body.pid).not.toBe(pid);
+      pid = again.body.pid;
+    }
+    stop = true;
+    await load;
+    expect(outcomes.failed).toEqual([]);
+    expect(outcomes.ok).toBeGreaterThan(50);
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toMatch(/^tensorfn_lifecycle_events_total\{model="crashy",version="1",event="restart",reason="crashed"\} 4$/m);
+    expect(metrics).toMatch(/^tensorfn_handler_calls_total\{model="crashy",version="1",step="execute",outcome="ok"\} 5$/m);
+    expect((await fetch(`${server.url}/v2/models/crashy/ready`)).status).toBe(200);
+  }, 60_000);
+
+  it("stops the function's process when the function unloads, and when the server stops", async () => {
+    const { pid } = (await crashy("ok")).body;
+    expect(alive(pid!)).toBe(true);
+    expect((await fetch(`${server.url}/v2/repository/models/crashy/unload`, { method: "POST" })).status).toBe(200);
+    await until(() => !alive(pid!));
+    const { pid: next } = (await crashy("ok")).body;
+    await server.stop();
+    await until(() => !alive(next!));
+  });
+});
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!condition()) {
+    if (performance.now() > deadline) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
