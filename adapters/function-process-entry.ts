@@ -5,6 +5,7 @@ import process from "node:process";
 // Only the function process and what it needs, not the whole server: a restart waits for this import.
 import { serveFunctionProcess } from "../runtime/pipeline/function-process.ts";
 import type { Logger, Platform } from "../runtime/core/mod.ts";
+import { CustomMetrics } from "../runtime/metrics/custom-metrics.ts";
 
 const label = process.env.TENSORFN_PROCESS_LABEL ?? "function";
 const platform: Platform =
@@ -13,5 +14,7 @@ const log: Logger = platform.log;
 serveFunctionProcess(
   { ...platform, log: { info: (m) => log.info(`[${label} process] ${m}`), warn: (m) => log.warn(`[${label} process] ${m}`), error: (m) => log.error(`[${label} process] ${m}`) } },
   { post: (message) => void process.send?.(message), onMessage: (handler) => void process.on("message", handler) },
+  // ctx.metrics checked here by the server's rules; what the handler does with them is replayed there.
+  { metrics: (fn) => new CustomMetrics().forFunction(fn) },
 );
 process.on("disconnect", () => process.exit(0));

@@ -1,11 +1,14 @@
 import { RuntimeError, systemClock } from "../core/mod.ts";
-import type { Platform } from "../core/mod.ts";
+import type { HandlerMetrics, MetricLabels, Platform } from "../core/mod.ts";
 import { resolveInside } from "../config/mod.ts";
 import type { Backend, Session } from "../backends/backend.ts";
 import { createHandlerBackend } from "./handler-backend.ts";
 import { HandlerHost } from "./handler-host.ts";
 import { portableTensors } from "./process-backend.ts";
-import type { HandlerCall, HandlerSpec, ProcessReply, ProcessRequest } from "./process-protocol.ts";
+import type { HandlerCall, HandlerSpec, MetricEvent, ProcessNotice, ProcessReply, ProcessRequest } from "./process-protocol.ts";
+
+/** How long a metric update made outside any call waits before it goes to the server on its own. */
+const METRICS_FLUSH_MS = 1000;
 
 /** The process's side of its channel to the server (an adapter's IPC). */
 export interface ProcessChannel {
@@ -19,7 +22,7 @@ export interface ProcessChannel {
  * or the function's handler — and runs them. Nothing here guards against the function: an error
  * that escapes, an exit, an abort end this process, and the server restarts it.
  */
-export function serveFunctionProcess(platform: Platform, channel: ProcessChannel): void {
+export function serveFunctionProcess(platform: Platform, channel: ProcessChannel, options: { metrics?: (fn: string) => HandlerMetrics } = {}): void {
   const sessions = new Map<number, Session>();
   let nextSession = 1;
   let onnxruntime: Promise<Backend> | undefined;
@@ -30,6 +33,22 @@ export function serveFunctionProcess(platform: Platform, channel: ProcessChannel
     const taken = calls;
     calls = [];
     return taken;
+  };
+  let events: MetricEvent[] = [];
+  let flush: ReturnType<typeof setTimeout> | undefined;
+  const takeEvents = () => {
+    if (events.length === 0) return undefined;
+    const taken = events;
+    events = [];
+    return taken;
+  };
+  // Updates made outside any call (a handler's timer) go on their own, at most once a second.
+  const queued = () => {
+    flush ??= setTimeout(() => {
+      flush = undefined;
+      const metrics = takeEvents();
+      if (metrics) channel.post({ id: 0, metrics } satisfies ProcessNotice);
+    }, METRICS_FLUSH_MS);
   };
   const reply = (message: ProcessReply) => channel.post(message);
 
@@ -46,6 +65,7 @@ export function serveFunctionProcess(platform: Platform, channel: ProcessChannel
         return file === undefined ? undefined : await platform.readFile(file);
       },
       dispatch: () => Promise.reject(new RuntimeError("UNSUPPORTED", `function '${spec.name}': ctx.infer is not available under isolation: process yet`)),
+      metrics: options.metrics && recordingMetrics(options.metrics(spec.name), (event) => (events.push(event), queued())),
     });
     return { host, backend: createHandlerBackend(host, { tensors: spec.tensors, batching: spec.batching, name: spec.name }) };
   };
@@ -71,7 +91,7 @@ export function serveFunctionProcess(platform: Platform, channel: ProcessChannel
         const session = sessions.get(m.session);
         if (!session) throw new RuntimeError("INTERNAL", `no session ${m.session} in this function process`);
         const outputs = await session.run(m.feeds, { outputs: m.outputs });
-        return { id: m.id, ok: true, outputs: portableTensors(outputs), calls: takeCalls() };
+        return { id: m.id, ok: true, outputs: portableTensors(outputs), calls: takeCalls(), metrics: takeEvents() };
       }
       case "release": {
         const session = sessions.get(m.session);
@@ -86,7 +106,37 @@ export function serveFunctionProcess(platform: Platform, channel: ProcessChannel
     const m = message as ProcessRequest;
     void handle(m).then(reply, (error: unknown) => {
       const e = error as { message?: string; code?: RuntimeError["code"]; status?: number };
-      reply({ id: m.id, ok: false, error: e.message ?? String(error), code: error instanceof RuntimeError ? error.code : (e.code ?? "INTERNAL"), status: e.status, calls: takeCalls() });
+      reply({ id: m.id, ok: false, error: e.message ?? String(error), code: error instanceof RuntimeError ? error.code : (e.code ?? "INTERNAL"), status: e.status, calls: takeCalls(), metrics: takeEvents() });
     });
   });
 }
+
+/**
+ * `ctx.metrics` in a function process: `local` (the same rules and errors as on the server, so a
+ * bad declaration throws where the handler made it) with every declaration and update also told
+ * to `record`, for the server to replay on the registry `/metrics` serves.
+ */
+function recordingMetrics(local: HandlerMetrics, record: (event: MetricEvent) => void): HandlerMetrics {
+  const declared = new Set<string>();
+  const wrap = <T extends object>(kind: "counter" | "gauge" | "histogram", spec: Parameters<HandlerMetrics["histogram"]>[0], metric: T, methods: readonly ("inc" | "dec" | "set" | "observe")[]): T => {
+    if (!declared.has(spec.name)) {
+      declared.add(spec.name);
+      record({ declare: kind, spec: { name: spec.name, help: spec.help, labelNames: spec.labelNames && [...spec.labelNames], ...(spec.buckets && { buckets: [...spec.buckets] }) } });
+    }
+    const out: Record<string, (a?: MetricLabels | number, b?: number) => void> = {};
+    for (const method of methods) {
+      out[method] = (a, b) => {
+        (metric as unknown as Record<string, (a?: MetricLabels | number, b?: number) => void>)[method]!(a, b);
+        const labels = typeof a === "object" && a !== null ? { ...a } : undefined;
+        record({ name: spec.name, method, labels, value: labels ? b : (a as number | undefined) });
+      };
+    }
+    return out as T;
+  };
+  return {
+    counter: (spec) => wrap("counter", spec, local.counter(spec), ["inc"]),
+    gauge: (spec) => wrap("gauge", spec, local.gauge(spec), ["set", "inc", "dec"]),
+    histogram: (spec) => wrap("histogram", spec, local.histogram(spec), ["observe"]),
+  };
+}
+

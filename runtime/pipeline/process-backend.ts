@@ -1,10 +1,10 @@
 import { RuntimeError } from "../core/mod.ts";
-import type { Clock, Logger, ProcessHandle, Tensor } from "../core/mod.ts";
+import type { Clock, HandlerMetrics, Logger, MetricLabels, ProcessHandle, Tensor } from "../core/mod.ts";
 import type { FunctionConfig } from "../config/mod.ts";
 import type { Backend, LoadOptions, Session, SessionRunOptions } from "../backends/backend.ts";
 import { plainTensors } from "../tensor/mod.ts";
 import { portable } from "./process-protocol.ts";
-import type { HandlerCall, HandlerSpec, ProcessReply, ProcessRequest } from "./process-protocol.ts";
+import type { HandlerCall, HandlerSpec, MetricEvent, ProcessNotice, ProcessReply, ProcessRequest } from "./process-protocol.ts";
 import type { HandlerOutcome, HandlerStep } from "./handler-host.ts";
 
 /** A request without its id (distributive, so each kind keeps its fields). */
@@ -32,6 +32,8 @@ export interface ProcessBackendOptions {
   config?: () => FunctionConfig | undefined;
   /** Told about each handler call the process made. */
   onCall?(step: HandlerStep, ms: number, outcome: HandlerOutcome): void;
+  /** The function's `ctx.metrics` on the server: what the handler does with its own in the process is replayed here. */
+  metrics?: HandlerMetrics;
   clock: Pick<Clock, "now" | "setTimeout" | "clearTimeout">;
   log: Logger;
 }
@@ -63,13 +65,37 @@ export function createProcessBackend(options: ProcessBackendOptions): Backend {
   let next = 1;
   let open = 0;
 
+  // The server's side of the handler's metrics, by name; a declaration the server refuses (another
+  // function declared the name otherwise) is said once and its updates dropped.
+  const declared = new Map<string, Record<string, (a?: MetricLabels | number, b?: number) => void> | undefined>();
+  const replay = (events: readonly MetricEvent[]) => {
+    for (const event of events) {
+      if ("declare" in event) {
+        try {
+          declared.set(event.spec.name, options.metrics?.[event.declare](event.spec) as never);
+        } catch (error) {
+          declared.set(event.spec.name, undefined);
+          options.log.warn(`${options.label}: ${(error as Error).message}`);
+        }
+        continue;
+      }
+      try {
+        declared.get(event.name)?.[event.method]?.(event.labels ?? event.value, event.labels ? event.value : undefined);
+      } catch (error) {
+        options.log.warn(`${options.label}: ctx.metrics ${event.name}.${event.method}: ${(error as Error).message}`);
+      }
+    }
+  };
+
   const fail = (why: string) => new RuntimeError("UNAVAILABLE", `function '${options.label}': its process ${why}; the requests it was running failed and it restarts`, { retryAfterMs: RETRY_AFTER_MS });
 
   const spawn = (): Running => {
     const handle = options.start();
     const process: Running = { handle, startedAt: options.clock.now(), pending: new Map(), configured: false };
     handle.onMessage((message) => {
-      const reply = message as ProcessReply;
+      const reply = message as ProcessReply | ProcessNotice;
+      if (reply.metrics) replay(reply.metrics);
+      if (!("ok" in reply)) return;
       for (const call of reply.calls ?? []) options.onCall?.(...(call as HandlerCall));
       const waiter = process.pending.get(reply.id);
       if (!waiter) return;

@@ -1,4 +1,4 @@
-import type { ErrorCode, ModelSignature, Tensor } from "../core/mod.ts";
+import type { ErrorCode, MetricLabels, MetricSpec, ModelSignature, Tensor } from "../core/mod.ts";
 import type { FunctionConfig } from "../config/mod.ts";
 import type { LoadOptions } from "../backends/backend.ts";
 import type { HandlerOutcome, HandlerStep } from "./handler-host.ts";
@@ -38,6 +38,14 @@ export type ProcessRequest =
 /** A handler call the process made, for the server's counters (`tensorfn_handler_calls_total`). */
 export type HandlerCall = [step: HandlerStep, ms: number, outcome: HandlerOutcome];
 
+/**
+ * What a handler did with `ctx.metrics` in the process, replayed on the server's registry (which
+ * `/metrics` serves): a declaration once per metric, then each update.
+ */
+export type MetricEvent =
+  | { declare: "counter" | "gauge" | "histogram"; spec: MetricSpec & { buckets?: readonly number[] } }
+  | { name: string; method: "inc" | "dec" | "set" | "observe"; labels?: MetricLabels; value?: number };
+
 /** Function process → server. An error keeps its code and status, so it maps to the same HTTP answer. */
 export type ProcessReply =
   | {
@@ -50,5 +58,9 @@ export type ProcessReply =
       optionsNotApplied?: string;
       outputs?: Record<string, Tensor>;
       calls?: HandlerCall[];
+      metrics?: MetricEvent[];
     }
-  | { id: number; ok: false; error: string; code: ErrorCode; status?: number; calls?: HandlerCall[] };
+  | { id: number; ok: false; error: string; code: ErrorCode; status?: number; calls?: HandlerCall[]; metrics?: MetricEvent[] };
+
+/** Function process → server, unasked (id 0): metric updates a handler made outside any call (a timer). */
+export type ProcessNotice = { id: 0; metrics: MetricEvent[] };

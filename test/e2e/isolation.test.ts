@@ -39,6 +39,8 @@ function repository(): string {
   );
   cpSync(join(FUNCTIONS, "simple"), join(dir, "simple_isolated"), { recursive: true });
   appendFileSync(join(dir, "simple_isolated", "function.yaml"), "isolation: process\n");
+  cpSync(join(FUNCTIONS, "word_count"), join(dir, "word_count_isolated"), { recursive: true });
+  appendFileSync(join(dir, "word_count_isolated", "function.yaml"), "isolation: process\n");
   return dir;
 }
 
@@ -67,6 +69,17 @@ describe(`isolation: process (${TARGET_RUNTIME})`, () => {
     expect(res.statusCode).toBe(200);
     const outputs = ((await res.body.json()) as { outputs: { name: string; data: number[] }[] }).outputs;
     expect(outputs.find((o) => o.name === "OUTPUT0")!.data).toEqual(Array.from({ length: 16 }, (_, i) => 3 * i));
+  });
+
+  it("serves an isolated handler whose ctx.metrics reach the server's /metrics", async () => {
+    for (const text of ["one two", "three four five"]) {
+      const res = await pool.request({ path: "/v1/functions/word_count_isolated", method: "POST", body: JSON.stringify({ text }) });
+      expect(await res.body.json()).toMatchObject({ words: text.split(" ").length });
+    }
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toMatch(/^word_count_words_count\{model="word_count_isolated"\} 2$/m);
+    expect(metrics).toMatch(/^word_count_words_sum\{model="word_count_isolated"\} 5$/m);
+    expect(metrics).toMatch(/^tensorfn_handler_calls_total\{model="word_count_isolated",version="1",step="initialize",outcome="ok"\} 1$/m);
   });
 
   it("contains an exit, a native abort, a blocked event loop and a blown memory cap: the other function serves throughout, the crashed one again after each, every restart counted", async () => {
