@@ -1,5 +1,5 @@
 import { fork } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import process from "node:process";
 import type { ProcessHandle, ProcessOptions } from "../runtime/mod.ts";
 
@@ -16,11 +16,12 @@ const BOOTSTRAP = new URL("./node/process-bootstrap.mjs", import.meta.url);
  * is not held, and the start says so once); under Node the JavaScript heap is capped too
  * (--max-old-space-size), so a runaway heap fails inside V8 before the whole cap is reached.
  */
-export function startFunctionProcess(options: ProcessOptions, warn: (message: string) => void): ProcessHandle {
+export function startFunctionProcess(options: ProcessOptions, warn: (message: string) => void, compiledEntry?: string): ProcessHandle {
   const cap = options.maxMemoryBytes;
   const isNode = !process.versions.bun && !("Deno" in globalThis);
   const execArgv = isNode && cap ? [`--max-old-space-size=${Math.max(16, Math.floor(cap / 2 ** 20))}`] : [];
-  const child = fork(BOOTSTRAP.pathname, [], {
+  // The compiled entry (Node, from bin.mjs) while it exists; else the sources through the bootstrap.
+  const child = fork(BOOTSTRAP.pathname, compiledEntry && existsSync(new URL(compiledEntry)) ? [compiledEntry] : [], {
     env: { ...process.env, ...options.env, TENSORFN_PROCESS_LABEL: options.label },
     execArgv,
     serialization: "advanced",

@@ -20,6 +20,8 @@ const ENTRIES = {
   cli: "adapters/node/cli.ts",
   "onnxruntime-worker": "runtime/backends/onnxruntime-worker.ts",
   native: "native/index.ts",
+  // A function's own process (isolation: process): its start is a restart's wait.
+  "function-process": "adapters/function-process-entry.ts",
 };
 
 /**
@@ -34,8 +36,8 @@ const COMPILED_IN = new Set(["hono", "@hono/node-server", "zod", "yaml", "lru-ca
 const STALE_MS = 24 * 60 * 60 * 1000;
 
 /**
- * @typedef {{ cli: string, native: string, workers: Record<string, string> }} CompiledSources
- * `cli` and `native`: file URLs of the compiled modules; `workers`: compiled module by source URL.
+ * @typedef {{ cli: string, native: string, functionProcess: string, workers: Record<string, string> }} CompiledSources
+ * `cli`, `native` and `functionProcess`: file URLs of the compiled modules; `workers`: compiled module by source URL.
  */
 
 /**
@@ -162,6 +164,7 @@ function located(cacheDir, dir) {
   return {
     cli: url("cli"),
     native: url("native"),
+    functionProcess: url("function-process"),
     workers: { [pathToFileURL(join(ROOT, ENTRIES["onnxruntime-worker"])).href]: url("onnxruntime-worker") },
   };
 }
