@@ -112,7 +112,7 @@ for (let i = 0; i < rows.length; i += 2) {
 lines.push(
   "",
   `- Process ÷ shared throughput: ${summary.join("; ")}. The added p50 at c=1 is the round trip to the function's process (the request's tensors over the IPC channel, V8's serializer, and back).`,
-  `- Restart after a crash (an exit), to the next answer: median ${median(restarts).toFixed(0)} ms (${restarts.map((r) => r.toFixed(0)).join(", ")} ms): a new process, the runtime's function-process modules and the handler imported again.`,
+  `- Restart after a crash (an exit), to the next answer: median ${median(restarts).toFixed(0)} ms (${restarts.map((r) => r.toFixed(0)).join(", ")} ms): a new process, the runtime's function-process modules and the handler imported again, after the backoff that doubles with each crash in a row (100 ms before the first restart here, 1.6 s before the fifth).`,
   "",
 );
 if (values.quick) log(lines.join("\n"));
