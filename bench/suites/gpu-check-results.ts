@@ -18,6 +18,9 @@ interface Report {
   adapter: { description: string; vendor: string; architecture: string; software: boolean };
   raw: Record<string, { batch: number; webgpu: Rate; wasm: Rate; relative: number }[]>;
   served: Record<string, { provider: string; avgBatch: number; steps: { concurrency: number; inferPerS: number; p50Ms: number; p99Ms: number; errors: number }[] }>;
+  /** Since issue 40: the host's CUDA libraries, and NVML read through the served runtime's /metrics. */
+  cuda?: { libraries: string[]; toolkits: string[] };
+  nvml?: { lines: string[]; problem?: string };
   ok: boolean;
 }
 
@@ -47,6 +50,17 @@ const lines = [
     s.steps.map((x) => `| ${model} | ${x.concurrency} | ${f(x.inferPerS)} | ${f(x.p50Ms, 2)} | ${f(x.p99Ms, 2)} | ${x.errors} | ${f(x.inferPerS / r.raw[model]![0]!.webgpu.inferPerS, 2)} |`),
   ),
   "",
+  ...(r.cuda
+    ? [
+        `CUDA for onnxruntime-node's provider: libraries on the loader's path: ${r.cuda.libraries.length ? r.cuda.libraries.map((l) => `\`${l}\``).join(", ") : "none"}; toolkits: ${r.cuda.toolkits.join(", ") || "none"}. (resnet on CUDA needs onnxruntime-node's own CUDA provider libraries too, which a run cannot carry.)`,
+        "",
+      ]
+    : []),
+  ...(r.nvml
+    ? r.nvml.lines.length
+      ? ["NVML through the served runtime's `/metrics`:", "", "```", ...r.nvml.lines, "```", ""]
+      : [`NVML: ${r.nvml.problem}.`, ""]
+    : []),
 ];
 writeResultsSection(`gpu-check-${kind}`, lines.join("\n"));
 console.log(`wrote bench/results/gpu-check-${kind}.md`);

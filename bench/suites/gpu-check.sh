@@ -9,11 +9,15 @@
 #
 # What travels (pack): the Deno binary (xz), tensorfn and the check program bundled into one
 # JavaScript file (bench/suites/gpu-check/main.ts), onnxruntime-web's WebGPU glue and WebAssembly (xz),
-# and the Vulkan loader (libvulkan.so.1 from Debian's libvulkan1) for hosts without one.
+# the Vulkan loader (libvulkan.so.1 from Debian's libvulkan1) for hosts without one, and the native
+# addon (NVML, for the served runtime's GPU families).
 # What runs: Deno's WebGPU goes through Vulkan on Linux; the program prints the adapter, builds
 # the resnet and mlp models from their TypeScript builders, measures them raw on onnxruntime-web
 # WebGPU vs WASM (and checks the outputs agree), then serves them with tensorfn on WebGPU over
-# HTTP at concurrency 1 and 32. It prints one line `GPU-CHECK {json}` and `gpu-check: ok|FAILED`,
+# HTTP at concurrency 1 and 32, and prints the GPU families (nv_gpu_*) that server's /metrics reads
+# through NVML, and which CUDA/cuDNN/TensorRT libraries the host's loader finds (onnxruntime-node's
+# CUDA provider needs them; its own provider libraries are too big to carry, so CUDA itself is not
+# run here). It prints one line `GPU-CHECK {json}` and `gpu-check: ok|FAILED`,
 # writes the JSON to $OUT/gpu-check.json when OUT is set, and exits non-zero on failure.
 #
 # Knobs: GPU_CHECK_MODELS (resnet,mlp), GPU_CHECK_SECONDS (3), GPU_CHECK_XZ_LEVEL (6; 0 is faster
@@ -35,6 +39,9 @@ pack() {
   (cd "$ROOT" && NO_COLOR=1 "$deno" bundle --quiet --platform deno --import-map bench/suites/gpu-check/import-map.json \
     -o "$BUNDLE/gpu-check.js" bench/suites/gpu-check/main.ts)
   cp "$ort/ort-wasm-simd-threaded.asyncify.mjs" "$BUNDLE/"
+  # The native addon (30 kB, glibc x86-64): its NVML binding gives the served runtime's /metrics the GPU families.
+  local addon=$ROOT/native/build/Release/tensorfn_native.node
+  if [[ -f $addon ]]; then cp "$addon" "$BUNDLE/"; else log "warning: native addon not built (npm ci builds it): no NVML readings on the host"; fi
   log "compressing deno and onnxruntime-web's wasm (xz -$level)"
   xz -T0 "-$level" -c "$deno" >"$BUNDLE/deno.xz"
   xz -T0 "-$level" -c "$ort/ort-wasm-simd-threaded.asyncify.wasm" >"$BUNDLE/ort-wasm-simd-threaded.asyncify.wasm.xz"
@@ -46,7 +53,7 @@ pack() {
     log "warning: could not fetch Debian's libvulkan1; the host must have its own Vulkan loader"
   fi
   rm -rf "$tmp"
-  (cd "$BUNDLE" && sha256sum deno.xz gpu-check.js ort-wasm-simd-threaded.asyncify.* lib/* >MANIFEST 2>/dev/null || true)
+  (cd "$BUNDLE" && sha256sum deno.xz gpu-check.js ort-wasm-simd-threaded.asyncify.* tensorfn_native.node lib/* >MANIFEST 2>/dev/null || true)
   local mib=$(( $(du -sb "$BUNDLE" | cut -f1) / 1048576 ))
   log "packed $BUNDLE: ${mib} MiB"
   (( mib <= LIMIT_MIB )) || { log "over ${LIMIT_MIB} MiB: the host takes at most 64 MiB per run"; exit 2; }
@@ -63,6 +70,17 @@ run() {
   unxz_to "$BUNDLE/deno.xz" "$work/deno" && chmod +x "$work/deno"
   cp "$BUNDLE/gpu-check.js" "$BUNDLE/ort-wasm-simd-threaded.asyncify.mjs" "$work/"
   unxz_to "$BUNDLE/ort-wasm-simd-threaded.asyncify.wasm.xz" "$work/ort-wasm-simd-threaded.asyncify.wasm"
+  # Where the bundled native/index.ts looks for the addon: beside the program, as npm ci builds it.
+  if [[ -f $BUNDLE/tensorfn_native.node ]]; then mkdir -p "$work/build/Release" && cp "$BUNDLE/tensorfn_native.node" "$work/build/Release/"; fi
+
+  # What onnxruntime-node's CUDA provider would need on this host (its own provider libraries are
+  # not carried: they are several hundred MiB, over what a run may bring).
+  local cuda_libs cuda_dirs
+  cuda_libs=$({ ldconfig -p 2>/dev/null || true; } | grep -oE '(libcudart|libcudnn|libcublas|libcublasLt|libcufft|libcurand|libnvinfer|libnvidia-ml)\.so[^ ]*' | sort -u | tr '\n' ' ' || true)
+  cuda_dirs=$(ls -d /usr/local/cuda* 2>/dev/null | tr '\n' ' ' || true)
+  log "CUDA libraries on the loader's path: ${cuda_libs:-none}"
+  log "CUDA toolkits: ${cuda_dirs:-none under /usr/local}"
+  export GPU_CHECK_CUDA_LIBS="$cuda_libs" GPU_CHECK_CUDA_DIRS="$cuda_dirs"
 
   # Vulkan: the host's loader if it has one, else ours; the NVIDIA driver's ICD where containers mount it.
   if ! { ldconfig -p 2>/dev/null || true; } | grep 'libvulkan.so.1 ' >/dev/null && [[ -f $BUNDLE/lib/libvulkan.so.1 ]]; then

@@ -30,5 +30,8 @@ describe("bench/suites/gpu-check.sh", () => {
     expect(report.served.mlp.provider).toBe("webgpu");
     expect(report.served.mlp.steps.map((s: { concurrency: number; errors: number }) => [s.concurrency, s.errors])).toEqual([[1, 0], [32, 0]]);
     for (const row of report.raw.mlp) expect(row.relative).toBeLessThan(1e-3);
+    // The carried addon loads in the bundle and reads NVML: here, where there is no driver, it says so.
+    expect(report.nvml.problem).toMatch(/^no NVIDIA driver: libnvidia-ml\.so\.1/);
+    expect(report.cuda.libraries).toBeInstanceOf(Array);
   }, 180_000);
 });

@@ -165,6 +165,12 @@ async function served(models: Record<string, Uint8Array>, seconds: number) {
   });
   try {
     const results: Record<string, unknown> = {};
+    // NVML through the native addon, as a scrape of this server reads it.
+    const scrape = await (await fetch(`${server.url}/metrics`)).text();
+    const gpuLines = scrape.split("\n").filter((line) => /^(nv_gpu_|nv_energy_|tensorfn_gpu_)/.test(line));
+    const telemetry = platform.readGpus?.();
+    say(gpuLines.length > 0 ? `nvml through /metrics:\n  ${gpuLines.join("\n  ")}` : `nvml: ${telemetry?.problem ?? "no readGpus on this platform"}`);
+    results.nvml = { lines: gpuLines, problem: telemetry?.problem };
     for (const name of Object.keys(models)) {
       const config = await (await fetch(`${server.url}/v2/models/${name}/config`)).json();
       const provider = config.parameters?.execution_provider?.string_value;
@@ -198,7 +204,17 @@ say(`webgpu adapter: ${JSON.stringify(adapter)}`);
 
 // DENO_WEBGPU_BACKEND picks wgpu's backends (vulkan, gl…); unset means any. The script asks for Vulkan first.
 const backend = Deno.env.get("DENO_WEBGPU_BACKEND") ?? "any";
-const report: Record<string, unknown> = { date: new Date().toISOString(), deno: Deno.version.deno, cores: navigator.hardwareConcurrency, backend, adapter, raw: {}, served: {} };
+const report: Record<string, unknown> = {
+  date: new Date().toISOString(),
+  deno: Deno.version.deno,
+  cores: navigator.hardwareConcurrency,
+  backend,
+  adapter,
+  // What gpu-check.sh found for onnxruntime-node's CUDA provider (run on CUDA needs its provider libraries too, not carried).
+  cuda: { libraries: (Deno.env.get("GPU_CHECK_CUDA_LIBS") ?? "").trim().split(/\s+/).filter(Boolean), toolkits: (Deno.env.get("GPU_CHECK_CUDA_DIRS") ?? "").trim().split(/\s+/).filter(Boolean) },
+  raw: {},
+  served: {},
+};
 if (!adapter.found) {
   say(`gpu-check: no WebGPU adapter on backend '${backend}'`);
   Deno.exit(3);
@@ -223,7 +239,9 @@ for (const name of args.models) {
     }
     (report.raw as Record<string, unknown>)[name] = rows;
   }
-  report.served = await served(built, args.seconds);
+  const { nvml, ...servedModels } = await served(built, args.seconds);
+  report.served = servedModels;
+  report.nvml = nvml;
 }
 
 const agreeing = Object.values(report.raw as Record<string, { relative: number }[]>).flat().every((r) => r.relative < 1e-3);
