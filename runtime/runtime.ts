@@ -109,7 +109,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const escapes = new HandlerEscapes({ log: platform.log, clock });
   // Triton's system shared memory, where the platform has POSIX shared memory (Linux).
   const regions = platform.openSharedMemory ? new SharedMemoryRegions((key) => platform.openSharedMemory!(key), { maxTensorBytes: maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES }) : undefined;
-  const customMetrics = new CustomMetrics();
+  const customMetrics = new CustomMetrics({ log: platform.log });
   const gpus = options.gpuMetrics !== false && platform.readGpus ? gpuTelemetry(platform, clock, options.metricsIntervalMs, managerOptions.budgets) : undefined;
   const models = new ModelManager({
     ...managerOptions,

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { RuntimeError } from "../core/mod.ts";
-import type { CounterMetric, GaugeMetric, HandlerMetrics, HistogramMetric, MetricLabels, MetricSpec } from "../core/mod.ts";
+import type { CounterMetric, GaugeMetric, HandlerMetrics, HistogramMetric, Logger, MetricLabels, MetricSpec } from "../core/mod.ts";
 
 const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
@@ -9,6 +9,12 @@ const RESERVED_PREFIXES = ["nv_", "tensorfn_", "vllm:", "process_", "nodejs_"];
 /** Custom families in all, over every function: a handler declaring names without end runs out here, not out of memory. */
 export const MAX_CUSTOM_FAMILIES = 1024;
 const MAX_LABELS = 16;
+/**
+ * Series one function may hold in one family: a handler that labels with request data (an id, a
+ * user's text) would otherwise let its clients grow the server's memory and every scrape without end.
+ * Past it, updates of new label values are dropped and the log says so once.
+ */
+export const MAX_SERIES_PER_FAMILY = 10_000;
 const MAX_BUCKETS = 64;
 
 type Kind = "counter" | "gauge" | "histogram";
@@ -21,6 +27,10 @@ interface Family {
   metric: Metric;
   /** Functions whose series it holds. */
   users: Set<string>;
+  name: string;
+  labelNames: readonly string[];
+  /** Each function's label-value sets in this family, to hold MAX_SERIES_PER_FAMILY. */
+  series: Map<string, Set<string>>;
 }
 
 /**
@@ -35,36 +45,62 @@ export class CustomMetrics {
   readonly #families = new Map<string, Family>();
   /** Bumped by `remove`: what a function's handler declared before its unload records nothing after it. */
   readonly #generations = new Map<string, number>();
+  readonly #warned = new Set<string>();
+  readonly #log?: Pick<Logger, "warn">;
+
+  constructor(options: { log?: Pick<Logger, "warn"> } = {}) {
+    this.#log = options.log;
+  }
 
   /** `ctx.metrics` for the handler of function `fn`. */
   forFunction(fn: string): HandlerMetrics {
     const generation = this.#generations.get(fn) ?? 0;
     const live = () => (this.#generations.get(fn) ?? 0) === generation;
-    const own = (labels: MetricLabels | undefined) => ({ ...labels, model: fn });
     // prom-client's own overloads: (value) or (labels, value).
-    const update = (apply: (labels: Record<string, string | number>, value: number | undefined) => void) => (a?: MetricLabels | number, b?: number) => {
+    const update = (family: Family, apply: (labels: Record<string, string | number>, value: number | undefined) => void) => (a?: MetricLabels | number, b?: number) => {
       if (!live()) return;
-      if (typeof a === "object" && a !== null) apply(own(a), b);
-      else apply(own(undefined), a);
+      const labels = typeof a === "object" && a !== null ? a : undefined;
+      if (labels && !this.#admits(fn, family, labels)) return;
+      apply({ ...labels, model: fn }, labels ? b : (a as number | undefined));
     };
     return {
       counter: (spec) => {
-        const c = this.#declare(fn, "counter", spec) as Counter<string>;
-        return { inc: update((l, v) => c.inc(l, v ?? 1)) } as CounterMetric;
+        const family = this.#declare(fn, "counter", spec);
+        const c = family.metric as Counter<string>;
+        return { inc: update(family, (l, v) => c.inc(l, v ?? 1)) } as CounterMetric;
       },
       gauge: (spec) => {
-        const g = this.#declare(fn, "gauge", spec) as Gauge<string>;
+        const family = this.#declare(fn, "gauge", spec);
+        const g = family.metric as Gauge<string>;
         return {
-          set: update((l, v) => g.set(l, v as number)),
-          inc: update((l, v) => g.inc(l, v ?? 1)),
-          dec: update((l, v) => g.dec(l, v ?? 1)),
+          set: update(family, (l, v) => g.set(l, v as number)),
+          inc: update(family, (l, v) => g.inc(l, v ?? 1)),
+          dec: update(family, (l, v) => g.dec(l, v ?? 1)),
         } as GaugeMetric;
       },
       histogram: (spec) => {
-        const h = this.#declare(fn, "histogram", spec) as Histogram<string>;
-        return { observe: update((l, v) => h.observe(l, v as number)) } as HistogramMetric;
+        const family = this.#declare(fn, "histogram", spec);
+        const h = family.metric as Histogram<string>;
+        return { observe: update(family, (l, v) => h.observe(l, v as number)) } as HistogramMetric;
       },
     };
+  }
+
+  /** Whether `fn` may update the series of `labels` in `family`: one it has, or a new one within MAX_SERIES_PER_FAMILY. */
+  #admits(fn: string, family: Family, labels: MetricLabels): boolean {
+    const key = family.labelNames.map((n) => String(labels[n])).join("\u0000");
+    let held = family.series.get(fn);
+    if (!held) family.series.set(fn, (held = new Set()));
+    if (held.has(key)) return true;
+    if (held.size >= MAX_SERIES_PER_FAMILY) {
+      if (!this.#warned.has(`${fn}\u0000${family.name}`)) {
+        this.#warned.add(`${fn}\u0000${family.name}`);
+        this.#log?.warn(`function '${fn}': ctx.metrics ${family.name} holds ${MAX_SERIES_PER_FAMILY} label sets, its limit; updates of new ones are dropped (are its labels taken from request data?)`);
+      }
+      return false;
+    }
+    held.add(key);
+    return true;
   }
 
   /** Drops `fn`'s series (the family too when no other function uses it); its handler's metrics go inert. */
@@ -72,6 +108,7 @@ export class CustomMetrics {
     this.#generations.set(fn, (this.#generations.get(fn) ?? 0) + 1);
     for (const [name, family] of this.#families) {
       if (!family.users.delete(fn)) continue;
+      family.series.delete(fn);
       if (family.users.size === 0) {
         this.#registry.removeSingleMetric(name);
         this.#families.delete(name);
@@ -92,7 +129,7 @@ export class CustomMetrics {
     return this.#families.size === 0 ? "" : await this.#registry.metrics();
   }
 
-  #declare(fn: string, kind: Kind, spec: MetricSpec & { buckets?: readonly number[] }): Metric {
+  #declare(fn: string, kind: Kind, spec: MetricSpec & { buckets?: readonly number[] }): Family {
     const fail = (problem: string) => new RuntimeError("INTERNAL", `function '${fn}': ctx.metrics.${kind}(${typeof spec?.name === "string" ? JSON.stringify(spec.name.slice(0, 100)) : ""}): ${problem}`);
     if (typeof spec !== "object" || spec === null) throw fail("takes { name, help, labelNames? }");
     const { name, help } = spec;
@@ -120,12 +157,13 @@ export class CustomMetrics {
     if (known) {
       if (known.kind !== kind || known.shape !== shape) throw fail(`already declared${known.users.has(fn) ? "" : ` by function '${[...known.users][0]}'`} as a ${known.kind} with other help, labels or buckets`);
       known.users.add(fn);
-      return known.metric;
+      return known;
     }
     if (this.#families.size >= MAX_CUSTOM_FAMILIES) throw fail(`the server holds ${MAX_CUSTOM_FAMILIES} custom metric families, its limit`);
     const options = { name, help, labelNames: ["model", ...labelNames], registers: [this.#registry] };
     const metric = kind === "counter" ? new Counter(options) : kind === "gauge" ? new Gauge(options) : new Histogram({ ...options, ...(buckets ? { buckets } : {}) });
-    this.#families.set(name, { kind, shape, metric, users: new Set([fn]) });
-    return metric;
+    const family: Family = { name, kind, shape, metric, users: new Set([fn]), labelNames: [...labelNames], series: new Map() };
+    this.#families.set(name, family);
+    return family;
   }
 }

@@ -5,6 +5,6 @@ export type { MetricsEntry, MetricsSource, Prometheus } from "./prometheus.ts";
 export { observeAll, TraceRecorder } from "./trace-recorder.ts";
 export type { TraceEvent } from "./trace-recorder.ts";
 export { RateHistory } from "./rate-history.ts";
-export { CustomMetrics, MAX_CUSTOM_FAMILIES } from "./custom-metrics.ts";
+export { CustomMetrics, MAX_CUSTOM_FAMILIES, MAX_SERIES_PER_FAMILY } from "./custom-metrics.ts";
 export { DEFAULT_METRICS_INTERVAL_MS, deviceBudgetFrom, GpuTelemetry, visibleDevice } from "./gpu-telemetry.ts";
 export type { GpuSample } from "./gpu-telemetry.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CustomMetrics, createPrometheus } from "../../../runtime/metrics/mod.ts";
+import { CustomMetrics, createPrometheus, MAX_SERIES_PER_FAMILY } from "../../../runtime/metrics/mod.ts";
 
 describe("CustomMetrics (ctx.metrics)", () => {
   it("writes counters, gauges and histograms with the function's name as the model label", async () => {
@@ -69,5 +69,22 @@ describe("CustomMetrics (ctx.metrics)", () => {
     expect(text.startsWith(prometheus.render())).toBe(true);
     expect(text).toContain('my_total{model="f"} 1');
     expect(text.endsWith("proc_x 1\n")).toBe(true);
+  });
+});
+
+describe("CustomMetrics' series limit", () => {
+  it("drops updates of new label sets past MAX_SERIES_PER_FAMILY per function, says so once, and keeps the ones it has", async () => {
+    const warnings: string[] = [];
+    const custom = new CustomMetrics({ log: { warn: (m) => warnings.push(m) } });
+    const c = custom.forFunction("f").counter({ name: "by_user_total", help: "h", labelNames: ["user"] });
+    for (let i = 0; i < MAX_SERIES_PER_FAMILY + 50; i++) c.inc({ user: `u${i}` });
+    c.inc({ user: "u0" }, 4);
+    const text = await custom.render();
+    expect(text.split("\n").filter((l) => l.startsWith("by_user_total{"))).toHaveLength(MAX_SERIES_PER_FAMILY);
+    expect(text).toContain('by_user_total{user="u0",model="f"} 5');
+    expect(warnings).toEqual([`function 'f': ctx.metrics by_user_total holds ${MAX_SERIES_PER_FAMILY} label sets, its limit; updates of new ones are dropped (are its labels taken from request data?)`]);
+    // Another function has its own allowance.
+    custom.forFunction("g").counter({ name: "by_user_total", help: "h", labelNames: ["user"] }).inc({ user: "x" });
+    expect(await custom.render()).toContain('by_user_total{user="x",model="g"} 1');
   });
 });
