@@ -95,8 +95,9 @@ describe("connection bounds (node)", () => {
       expect(await simple()).toBe(200);
       rss.push(rssMiB(pid));
     }
-    // Pinned, each round would add 6 × 16 MB of answers and more: 300 MB over two rounds here.
-    expect(rss[2]! - rss[0]!, `RSS after each round: ${rss.map((r) => r.toFixed(0)).join(", ")} MiB`).toBeLessThan(100);
+    // Pinned, each round would add 6 × 16 MB of answers and more: ~150 MB a round here. Measured from
+    // the second round: the first also grows the allocator's arenas, by 0–140 MB under CI's load.
+    expect(rss[2]! - rss[1]!, `RSS after each round: ${rss.map((r) => r.toFixed(0)).join(", ")} MiB`).toBeLessThan(100);
   });
 
   it("answers connections past --max-connections 503 with Retry-After while health probes pass, and serves again once they close", { timeout: 60_000 }, async () => {

@@ -79,6 +79,6 @@ describe("memory after a park", () => {
     // PATH without node-gyp: the same script `npm ci` runs (package.json "install"), as on a machine that cannot build.
     const run = spawnSync(process.execPath, ["native/build.mjs"], { encoding: "utf8", env: { ...process.env, PATH: "/nonexistent" } });
     expect(run.status).toBe(0);
-    expect(run.stdout).toMatch(/^native: addon not built \(.*node-gyp.*\); parked memory is released to the OS less eagerly\n$/);
+    expect(run.stdout).toMatch(/^native: addon not built \(.*node-gyp.*\); parked memory is released to the OS less eagerly, and no GPU telemetry\n$/);
   });
 });
