@@ -174,6 +174,7 @@ export class VersionLoaders {
       handler: { name: fn.name, version, path, folder, tag: String(fn.generation), timeoutMs: declared.handler_timeout_ms ?? DEFAULT_HANDLER_TIMEOUT_MS, tensors: computesTensors(declared), batching: (declared.max_batch_size ?? 0) > 0 },
       config: () => handler?.config,
       metrics: this.#options.customMetrics?.forFunction(fn.name),
+      dispatch: this.#options.dispatch,
     });
   }
 

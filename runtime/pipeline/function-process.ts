@@ -1,5 +1,5 @@
 import { RuntimeError, systemClock } from "../core/mod.ts";
-import type { HandlerMetrics, MetricLabels, Platform } from "../core/mod.ts";
+import type { HandlerMetrics, MetricLabels, Platform, Tensor } from "../core/mod.ts";
 import { resolveInside } from "../config/mod.ts";
 import type { Backend, Session } from "../backends/backend.ts";
 import { createHandlerBackend } from "./handler-backend.ts";
@@ -28,6 +28,9 @@ export function serveFunctionProcess(platform: Platform, channel: ProcessChannel
   let onnxruntime: Promise<Backend> | undefined;
   let handler: { host: HandlerHost; backend: Backend } | undefined;
   let calls: HandlerCall[] = [];
+  // The handler's ctx.infer calls the server is running, by number.
+  const calling = new Map<number, { resolve(outputs: Record<string, Tensor>): void; reject(error: Error): void }>();
+  let nextCall = 1;
   const takeCalls = () => {
     if (calls.length === 0) return undefined;
     const taken = calls;
@@ -64,13 +67,20 @@ export function serveFunctionProcess(platform: Platform, channel: ProcessChannel
         const file = await resolveInside(platform, spec.folder, relative);
         return file === undefined ? undefined : await platform.readFile(file);
       },
-      dispatch: () => Promise.reject(new RuntimeError("UNSUPPORTED", `function '${spec.name}': ctx.infer is not available under isolation: process yet`)),
+      // ctx.infer: the server runs the call (its queues, batchers and the other functions are there).
+      dispatch: (target, _version, inputs, signal, outputs) =>
+        new Promise((resolve, reject) => {
+          signal.throwIfAborted();
+          const call = nextCall++;
+          calling.set(call, { resolve, reject });
+          channel.post({ id: 0, infer: { call, target, inputs: portableTensors(inputs), outputs } } satisfies ProcessNotice);
+        }),
       metrics: options.metrics && recordingMetrics(options.metrics(spec.name), (event) => (events.push(event), queued())),
     });
     return { host, backend: createHandlerBackend(host, { tensors: spec.tensors, batching: spec.batching, name: spec.name }) };
   };
 
-  const handle = async (m: ProcessRequest): Promise<ProcessReply> => {
+  const handle = async (m: Exclude<ProcessRequest, { op: "answer" }>): Promise<ProcessReply> => {
     switch (m.op) {
       case "load": {
         let session: Session;
@@ -104,6 +114,13 @@ export function serveFunctionProcess(platform: Platform, channel: ProcessChannel
 
   channel.onMessage((message) => {
     const m = message as ProcessRequest;
+    if (m.op === "answer") {
+      const waiter = calling.get(m.call);
+      calling.delete(m.call);
+      if (m.error !== undefined) waiter?.reject(new RuntimeError(m.code ?? "INTERNAL", m.error, m.status === undefined ? undefined : { status: m.status }));
+      else waiter?.resolve(m.outputs!);
+      return;
+    }
     void handle(m).then(reply, (error: unknown) => {
       const e = error as { message?: string; code?: RuntimeError["code"]; status?: number };
       reply({ id: m.id, ok: false, error: e.message ?? String(error), code: error instanceof RuntimeError ? error.code : (e.code ?? "INTERNAL"), status: e.status, calls: takeCalls(), metrics: takeEvents() });

@@ -34,6 +34,8 @@ export interface ProcessBackendOptions {
   onCall?(step: HandlerStep, ms: number, outcome: HandlerOutcome): void;
   /** The function's `ctx.metrics` on the server: what the handler does with its own in the process is replayed here. */
   metrics?: HandlerMetrics;
+  /** Runs another function for the handler's `ctx.infer` in the process (the server's dispatch); absent: it fails, saying so. */
+  dispatch?(name: string, version: string | undefined, inputs: Record<string, Tensor>, signal: AbortSignal, outputs?: readonly string[]): Promise<Record<string, Tensor>>;
   clock: Pick<Clock, "now" | "setTimeout" | "clearTimeout">;
   log: Logger;
 }
@@ -46,6 +48,8 @@ interface Running {
   exited?: string;
   /** Whether the process has the function's config (handlers take it with their first run). */
   configured: boolean;
+  /** Aborts the `ctx.infer` calls the server runs for it when it exits. */
+  gone: AbortController;
 }
 
 /**
@@ -91,11 +95,14 @@ export function createProcessBackend(options: ProcessBackendOptions): Backend {
 
   const spawn = (): Running => {
     const handle = options.start();
-    const process: Running = { handle, startedAt: options.clock.now(), pending: new Map(), configured: false };
+    const process: Running = { handle, startedAt: options.clock.now(), pending: new Map(), configured: false, gone: new AbortController() };
     handle.onMessage((message) => {
       const reply = message as ProcessReply | ProcessNotice;
       if (reply.metrics) replay(reply.metrics);
-      if (!("ok" in reply)) return;
+      if (!("ok" in reply)) {
+        if (reply.infer) void answer(process, reply.infer);
+        return;
+      }
       for (const call of reply.calls ?? []) options.onCall?.(...(call as HandlerCall));
       const waiter = process.pending.get(reply.id);
       if (!waiter) return;
@@ -106,6 +113,7 @@ export function createProcessBackend(options: ProcessBackendOptions): Backend {
     });
     handle.onExit((reason) => {
       process.exited = reason;
+      process.gone.abort();
       if (running === process) running = undefined;
       const lived = options.clock.now() - process.startedAt;
       crashes = lived > HEALTHY_AFTER_MS ? 1 : crashes + 1;
@@ -118,6 +126,20 @@ export function createProcessBackend(options: ProcessBackendOptions): Backend {
       process.pending.clear();
     });
     return process;
+  };
+
+  /** Runs a handler's `ctx.infer` call for the process and posts its answer back. */
+  const answer = async (process: Running, call: NonNullable<ProcessNotice["infer"]>) => {
+    let message: Extract<ProcessRequest, { op: "answer" }>;
+    try {
+      if (!options.dispatch) throw new RuntimeError("UNSUPPORTED", `function '${options.label}': ctx.infer is not available here`);
+      const outputs = await options.dispatch(call.target, undefined, call.inputs, process.gone.signal, call.outputs);
+      message = { id: 0, op: "answer", call: call.call, outputs: portableTensors(outputs) };
+    } catch (error) {
+      const e = error as { message?: string; status?: number };
+      message = { id: 0, op: "answer", call: call.call, error: e.message ?? String(error), code: error instanceof RuntimeError ? error.code : "INTERNAL", status: e.status };
+    }
+    if (!process.exited) process.handle.postMessage(message);
   };
 
   /** The live process, started (after the crash backoff) when there is none. */

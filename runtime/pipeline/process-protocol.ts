@@ -33,7 +33,9 @@ export type ProcessRequest =
   | { id: number; op: "load"; kind: "handler"; options: PortableLoadOptions; handler: HandlerSpec }
   /** `config`: the function's effective config, with the first run of a handler (its `ctx.config`). */
   | { id: number; op: "run"; session: number; feeds: Record<string, Tensor>; outputs?: readonly string[]; config?: FunctionConfig }
-  | { id: number; op: "release"; session: number };
+  | { id: number; op: "release"; session: number }
+  /** The answer to the process's `ctx.infer` call `call` (a ProcessNotice asked it). */
+  | { id: 0; op: "answer"; call: number; outputs?: Record<string, Tensor>; error?: string; code?: ErrorCode; status?: number };
 
 /** A handler call the process made, for the server's counters (`tensorfn_handler_calls_total`). */
 export type HandlerCall = [step: HandlerStep, ms: number, outcome: HandlerOutcome];
@@ -62,5 +64,10 @@ export type ProcessReply =
     }
   | { id: number; ok: false; error: string; code: ErrorCode; status?: number; calls?: HandlerCall[]; metrics?: MetricEvent[] };
 
-/** Function process → server, unasked (id 0): metric updates a handler made outside any call (a timer). */
-export type ProcessNotice = { id: 0; metrics: MetricEvent[] };
+/**
+ * Function process → server, unasked (id 0): metric updates a handler made outside any call (a
+ * timer), or a handler's `ctx.infer` call `call`, which the server runs and answers with "answer".
+ */
+export type ProcessNotice =
+  | { id: 0; metrics: MetricEvent[]; infer?: undefined }
+  | { id: 0; metrics?: MetricEvent[]; infer: { call: number; target: string; inputs: Record<string, Tensor>; outputs?: readonly string[] } };

@@ -40,6 +40,22 @@ function repository(): string {
   cpSync(join(FUNCTIONS, "simple"), join(dir, "simple_isolated"), { recursive: true });
   appendFileSync(join(dir, "simple_isolated", "function.yaml"), "isolation: process\n");
   cpSync(join(FUNCTIONS, "word_count"), join(dir, "word_count_isolated"), { recursive: true });
+  // An isolated handler that calls another function through ctx.infer (which the server runs).
+  mkdirSync(join(dir, "caller", "1"), { recursive: true });
+  writeFileSync(join(dir, "caller", "function.yaml"), "backend: handler\nhandler: handler.ts\nisolation: process\n");
+  writeFileSync(
+    join(dir, "caller", "handler.ts"),
+    `import type { FunctionRequest, HandlerContext } from "tensorfn";
+export async function execute(requests: FunctionRequest[], ctx: HandlerContext) {
+  return await Promise.all(requests.map(async () => {
+    const data = Int32Array.from({ length: 16 }, (_, i) => i);
+    const out = await ctx.infer("simple", { INPUT0: { datatype: "INT32", shape: [1, 16], data }, INPUT1: { datatype: "INT32", shape: [1, 16], data } });
+    const missing = await ctx.infer("nope", {}).catch((e: Error) => e.message);
+    return { sum: Array.from(out.OUTPUT0!.data as Int32Array), missing };
+  }));
+}
+`,
+  );
   appendFileSync(join(dir, "word_count_isolated", "function.yaml"), "isolation: process\n");
   return dir;
 }
@@ -80,6 +96,14 @@ describe(`isolation: process (${TARGET_RUNTIME})`, () => {
     expect(metrics).toMatch(/^word_count_words_count\{model="word_count_isolated"\} 2$/m);
     expect(metrics).toMatch(/^word_count_words_sum\{model="word_count_isolated"\} 5$/m);
     expect(metrics).toMatch(/^tensorfn_handler_calls_total\{model="word_count_isolated",version="1",step="initialize",outcome="ok"\} 1$/m);
+  });
+
+  it("runs an isolated handler's ctx.infer on the server, errors included", async () => {
+    const res = await pool.request({ path: "/v1/functions/caller", method: "POST", body: "{}" });
+    const body = (await res.body.json()) as { sum: number[]; missing: string };
+    expect(res.statusCode).toBe(200);
+    expect(body.sum).toEqual(Array.from({ length: 16 }, (_, i) => 2 * i));
+    expect(body.missing).toMatch(/nope/);
   });
 
   it("contains an exit, a native abort, a blocked event loop and a blown memory cap: the other function serves throughout, the crashed one again after each, every restart counted", async () => {
