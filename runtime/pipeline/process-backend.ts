@@ -95,51 +95,51 @@ export function createProcessBackend(options: ProcessBackendOptions): Backend {
 
   const spawn = (): Running => {
     const handle = options.start();
-    const process: Running = { handle, startedAt: options.clock.now(), pending: new Map(), configured: false, gone: new AbortController() };
+    const child: Running = { handle, startedAt: options.clock.now(), pending: new Map(), configured: false, gone: new AbortController() };
     handle.onMessage((message) => {
       const reply = message as ProcessReply | ProcessNotice;
       if (reply.metrics) replay(reply.metrics);
       if (!("ok" in reply)) {
-        if (reply.infer) void answer(process, reply.infer);
+        if (reply.infer) void answer(child, reply.infer);
         return;
       }
       for (const call of reply.calls ?? []) options.onCall?.(...(call as HandlerCall));
-      const waiter = process.pending.get(reply.id);
+      const waiter = child.pending.get(reply.id);
       if (!waiter) return;
-      process.pending.delete(reply.id);
+      child.pending.delete(reply.id);
       if (waiter.timer !== undefined) options.clock.clearTimeout(waiter.timer);
       if (reply.ok) waiter.resolve(reply);
       else waiter.reject(new RuntimeError(reply.code, reply.error, reply.status === undefined ? undefined : { status: reply.status }));
     });
     handle.onExit((reason) => {
-      process.exited = reason;
-      process.gone.abort();
-      if (running === process) running = undefined;
-      const lived = options.clock.now() - process.startedAt;
+      child.exited = reason;
+      child.gone.abort();
+      if (running === child) running = undefined;
+      const lived = options.clock.now() - child.startedAt;
       crashes = lived > HEALTHY_AFTER_MS ? 1 : crashes + 1;
-      if (open > 0) options.log.warn(`${options.label}: its process ${reason}${process.pending.size ? `, failing ${process.pending.size} call(s) in flight` : ""}; restarting`);
+      if (open > 0) options.log.warn(`${options.label}: its process ${reason}${child.pending.size ? `, failing ${child.pending.size} call(s) in flight` : ""}; restarting`);
       const error = fail(reason);
-      for (const waiter of process.pending.values()) {
+      for (const waiter of child.pending.values()) {
         if (waiter.timer !== undefined) options.clock.clearTimeout(waiter.timer);
         waiter.reject(error);
       }
-      process.pending.clear();
+      child.pending.clear();
     });
-    return process;
+    return child;
   };
 
   /** Runs a handler's `ctx.infer` call for the process and posts its answer back. */
-  const answer = async (process: Running, call: NonNullable<ProcessNotice["infer"]>) => {
+  const answer = async (child: Running, call: NonNullable<ProcessNotice["infer"]>) => {
     let message: Extract<ProcessRequest, { op: "answer" }>;
     try {
       if (!options.dispatch) throw new RuntimeError("UNSUPPORTED", `function '${options.label}': ctx.infer is not available here`);
-      const outputs = await options.dispatch(call.target, undefined, call.inputs, process.gone.signal, call.outputs);
+      const outputs = await options.dispatch(call.target, undefined, call.inputs, child.gone.signal, call.outputs);
       message = { id: 0, op: "answer", call: call.call, outputs: portableTensors(outputs) };
     } catch (error) {
       const e = error as { message?: string; status?: number };
       message = { id: 0, op: "answer", call: call.call, error: e.message ?? String(error), code: error instanceof RuntimeError ? error.code : "INTERNAL", status: e.status };
     }
-    if (!process.exited) process.handle.postMessage(message);
+    if (!child.exited) child.handle.postMessage(message);
   };
 
   /** The live process, started (after the crash backoff) when there is none. */
@@ -154,27 +154,27 @@ export function createProcessBackend(options: ProcessBackendOptions): Backend {
     return starting;
   };
 
-  const call = (process: Running, request: Call, watchdogMs?: number): Promise<ProcessReply & { ok: true }> => {
-    if (process.exited) return Promise.reject(fail(process.exited));
+  const call = (child: Running, request: Call, watchdogMs?: number): Promise<ProcessReply & { ok: true }> => {
+    if (child.exited) return Promise.reject(fail(child.exited));
     const id = next++;
     return new Promise((resolve, reject) => {
       const waiter: { resolve: typeof resolve; reject: typeof reject; timer?: unknown } = { resolve, reject };
       if (watchdogMs !== undefined) {
-        waiter.timer = options.clock.setTimeout(() => process.handle.kill(`did not answer within handler_timeout_ms + ${WATCHDOG_GRACE_MS} ms (a handler blocking its event loop): killed`), watchdogMs);
+        waiter.timer = options.clock.setTimeout(() => child.handle.kill(`did not answer within handler_timeout_ms + ${WATCHDOG_GRACE_MS} ms (a handler blocking its event loop): killed`), watchdogMs);
       }
-      process.pending.set(id, waiter);
-      process.handle.postMessage({ ...request, id });
+      child.pending.set(id, waiter);
+      child.handle.postMessage({ ...request, id });
     });
   };
 
   return {
     name: "process",
     async load(model: Uint8Array, loadOptions: LoadOptions): Promise<Session> {
-      const process = await ensure();
+      const child = await ensure();
       const reply =
         options.kind === "handler"
-          ? await call(process, { op: "load", kind: "handler", options: portable(loadOptions), handler: options.handler! })
-          : await call(process, { op: "load", kind: "onnxruntime", model, options: portable(loadOptions) });
+          ? await call(child, { op: "load", kind: "handler", options: portable(loadOptions), handler: options.handler! })
+          : await call(child, { op: "load", kind: "onnxruntime", model, options: portable(loadOptions) });
       const id = reply.session!;
       const watchdogMs = options.kind === "handler" && options.handler ? options.handler.timeoutMs + WATCHDOG_GRACE_MS : undefined;
       let released = false;
@@ -185,12 +185,12 @@ export function createProcessBackend(options: ProcessBackendOptions): Backend {
         fallbackReason: reply.fallbackReason,
         optionsNotApplied: reply.optionsNotApplied,
         get alive() {
-          return process.exited === undefined;
+          return child.exited === undefined;
         },
         run: async (feeds: Record<string, Tensor>, runOptions?: SessionRunOptions) => {
-          const config = options.kind === "handler" && !process.configured ? options.config?.() : undefined;
-          if (config) process.configured = true;
-          const answer = await call(process, { op: "run", session: id, feeds: portableTensors(feeds), outputs: runOptions?.outputs, ...(config && { config }) }, watchdogMs);
+          const config = options.kind === "handler" && !child.configured ? options.config?.() : undefined;
+          if (config) child.configured = true;
+          const answer = await call(child, { op: "run", session: id, feeds: portableTensors(feeds), outputs: runOptions?.outputs, ...(config && { config }) }, watchdogMs);
           return answer.outputs!;
         },
         release: async () => {
@@ -198,10 +198,10 @@ export function createProcessBackend(options: ProcessBackendOptions): Backend {
           released = true;
           if (--open === 0) {
             // The version's last session: the process goes with it (a park, an unload, a reload).
-            if (!process.exited) process.handle.kill("was stopped: its function unloaded");
+            if (!child.exited) child.handle.kill("was stopped: its function unloaded");
             return;
           }
-          if (!process.exited) await call(process, { op: "release", session: id }).catch(() => undefined);
+          if (!child.exited) await call(child, { op: "release", session: id }).catch(() => undefined);
         },
       };
     },
