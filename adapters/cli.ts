@@ -27,6 +27,7 @@ const USAGE = `usage:
                  [--api-key-file <file>] [--admin-key-file <file>] [--cors-origin <origin>|*]...
                  [--dashboard-max-streams 32] [--cache-size 0]
                  [--shutdown-timeout 30] [--request-body-timeout 30] [--write-timeout 30] [--max-connections 8192]
+                 [--http-server bun|node] (Bun only: Bun.serve, the default, or node:http)
                  [--log-level error|warn|info|debug] [--log-format text|json] [--strict-readiness true|false]
   tensorfn dev [dir]   the local dev server: serve in lazy mode, reloading functions as their files change
   tensorfn check <dir> [--max-instances …]   validates as a load would (the same ceiling flags as serve)
@@ -101,11 +102,14 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
       "request-body-timeout": { type: "string", default: "30" },
       "write-timeout": { type: "string", default: "30" },
       "max-connections": { type: "string", default: "8192" },
+      "http-server": { type: "string" },
       // Read by the entry point before the platform exists (logOptionsFrom); checked here.
       "log-level": { type: "string", default: "info" },
       "log-format": { type: "string", default: "text" },
     },
   });
+  const httpServer = values["http-server"] ?? host.httpServers[0];
+  if (!host.httpServers.includes(httpServer)) fail(host, `--http-server '${httpServer}' is not one this runtime has (${host.httpServers.join(", ")})`);
   if (!["true", "false"].includes(values["allow-gpu-metrics"]!)) fail(host, `--allow-gpu-metrics '${values["allow-gpu-metrics"]}' is not true or false`);
   const metricsIntervalMs = Number(values["metrics-interval-ms"]);
   if (!Number.isInteger(metricsIntervalMs) || metricsIntervalMs < 100 || metricsIntervalMs > 3_600_000) fail(host, `--metrics-interval-ms '${values["metrics-interval-ms"]}' is not a whole number of milliseconds from 100 to 3600000`);
@@ -185,7 +189,7 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
     writeTimeoutMs: positiveSeconds(host, "write-timeout", flags["write-timeout"]!),
     maxConnections: count(host, "max-connections", flags["max-connections"])!,
   };
-  const listener = await host.serve(tracker.wrap(runtime.app.fetch), { hostname: values.host!, port, lane: tracker.wrapLane(runtime.lane), clients: runtime.clients, limits });
+  const listener = await host.serve(tracker.wrap(runtime.app.fetch), { hostname: values.host!, port, lane: tracker.wrapLane(runtime.lane), clients: runtime.clients, limits, httpServer });
   let metricsListener: { url: string; close(): Promise<void> } | undefined;
   // gRPC on its own port when asked for (Triton's is 8001; 0 picks a free one), before the URL line.
   const grpcListener = grpcPort === undefined ? undefined : await serveGrpc(runtime.grpc, { hostname: values.host!, port: grpcPort }).catch((error: Error) => fail(host, `--grpc-port ${grpcPort}: ${error.message}`));

@@ -16,8 +16,9 @@ export interface Listener {
   url: string;
   /**
    * Stops accepting connections; resolves when the requests already read have been answered and
-   * every connection closed. Node leaves idle keep-alive sockets to their next request or their
-   * keep-alive timeout; Bun and Deno can only close them at once (docs/reference/cli.md).
+   * every connection closed. node:http (Node, Deno, Bun's `--http-server node`) leaves idle
+   * keep-alive sockets to their next request or their keep-alive timeout; Bun.serve can only close
+   * them at once (docs/reference/cli.md).
    */
   close(): Promise<void>;
 }
@@ -27,16 +28,19 @@ export interface Host {
   platform: Platform;
   args: string[];
   /**
-   * `env` is the adapter's to give (a `DirectBody` on Node); handlers must work without it.
-   * `lane` answers inference and health without the app: Node on `node:http` itself, Bun and
-   * Deno through `withFastLane` in front of `fetch`. `clients` hears of each connection opening and
-   * closing where the server reports them (Node; Bun and Deno do not). `limits` bound slow,
-   * non-reading and surplus connections where the adapter holds the sockets (Node).
+   * `env` is the adapter's to give (a `DirectBody` on node:http); handlers must work without it.
+   * `lane` answers inference and health without the app: on `node:http` itself, on Bun.serve
+   * through `withFastLane` in front of `fetch`. `clients` hears of each connection opening and
+   * closing where the server reports them (node:http; Bun.serve does not). `limits` bound slow,
+   * non-reading and surplus connections where the adapter holds the sockets (node:http).
+   * `httpServer`: one of `httpServers`, which the CLI checked (`--http-server`).
    */
   serve(
     fetch: (request: Request, env?: ServeEnv) => Response | Promise<Response>,
-    options: { hostname: string; port: number; lane?: FastLane; clients?: ClientConnections; limits?: ConnectionLimits },
+    options: { hostname: string; port: number; lane?: FastLane; clients?: ClientConnections; limits?: ConnectionLimits; httpServer?: string },
   ): Promise<Listener>;
+  /** The HTTP servers this runtime can listen with (`--http-server`), its default first. */
+  httpServers: readonly string[];
   /** Calls `onChange` when anything under `dir` changes; returns a function that stops watching. Optional. */
   watch?(dir: string, onChange: () => void): () => void;
   writeTextFile(path: string, text: string): Promise<void>;

@@ -135,9 +135,9 @@ export function violation(req: FuzzRequest, o: FuzzOutcome): string | undefined 
   if (status >= 500 && status !== 503) return `status ${status} (only 503 is allowed among 5xx): ${o.body?.slice(0, 300)}`;
   if (req.kind === "raw" || status < 400 || req.method === "HEAD") return undefined;
   // A request head over the runtime's header limit (16 KiB) is refused by its HTTP parser before the
-  // app sees it. Node's adapter answers it with a JSON error ('clientError'); Bun's and Deno's
-  // parsers answer a bare 431 we cannot shape.
-  if (status === 431 && o.body === "" && TARGET_RUNTIME !== "node") return undefined;
+  // app sees it. The node:http adapter (Node, Deno) answers it with a JSON error ('clientError');
+  // Bun.serve's parser answers a bare 431 we cannot shape.
+  if (status === 431 && o.body === "" && TARGET_RUNTIME === "bun") return undefined;
   let parsed: unknown;
   try {
     parsed = JSON.parse(o.body ?? "");

@@ -7,6 +7,7 @@ import { createNodePlatform } from "../node/platform.ts";
 import { logOptionsFrom } from "../console-logger.ts";
 import { exitProcess, guardProcess } from "../node/process-guard.ts";
 import { withFastLane } from "../../runtime/mod.ts";
+import { serveNodeHttp } from "../node/http-server.ts";
 
 declare const Bun: {
   version: string;
@@ -16,15 +17,22 @@ declare const Bun: {
   };
 };
 
+const platform = createNodePlatform(`bun ${Bun.version}`, { log: logOptionsFrom(process.argv.slice(2)) });
 const host: Host = {
-  platform: createNodePlatform(`bun ${Bun.version}`, { log: logOptionsFrom(process.argv.slice(2)) }),
+  platform,
   args: process.argv.slice(2),
-  serve: async (fetch, { hostname, port, lane }) => {
+  serve: async (fetch, options) => {
+    // node:http through a node:net listener of our own: Bun's node:http server, listening itself,
+    // closes idle keep-alive sockets when it closes, as Bun.serve does; handed its connections,
+    // it leaves them to drain (measured on Bun 1.4; docs/reference/cli.md, Graceful shutdown).
+    if (options.httpServer === "node") return await serveNodeHttp(platform.log, { ownListener: true, drainsUnread: false })(fetch, options);
+    const { hostname, port, lane } = options;
     const server = Bun.serve({ fetch: lane ? withFastLane(fetch, lane) : fetch, hostname, port });
     // stop(false) (measured on Bun 1.4): refuses new connections, closes idle keep-alive sockets
     // at once and resolves when the requests in flight were answered.
     return { url: server.url.href.replace(/\/$/, ""), close: () => server.stop(false) };
   },
+  httpServers: ["bun", "node"],
   writeTextFile: (path, text) => writeFile(path, text),
   onShutdown: (handler) => {
     process.on("SIGINT", () => handler("SIGINT"));

@@ -1,43 +1,23 @@
-// Deno entry: `deno run -A --unstable-no-legacy-abort adapters/deno/main.ts serve --repo functions`. Deno.serve for sockets.
+// Deno entry: `deno run -A --unstable-no-legacy-abort adapters/deno/main.ts serve --repo functions`. node:http for sockets.
 import { runCli } from "../cli.ts";
 import type { Host } from "../host.ts";
 import { createDenoPlatform } from "./platform.ts";
 import { logOptionsFrom } from "../console-logger.ts";
-import { withFastLane } from "../../runtime/mod.ts";
+import { serveNodeHttp } from "../node/http-server.ts";
 
 // The process's own exit, taken before the guard replaces Deno.exit: the server's shutdown ends the process with it.
 const exitProcess = Deno.exit.bind(Deno);
 
+const platform = createDenoPlatform(logOptionsFrom(Deno.args));
 const host: Host = {
-  platform: createDenoPlatform(logOptionsFrom(Deno.args)),
+  platform,
   args: Deno.args,
-  serve: (app, { hostname, port, lane }) =>
-    new Promise((resolve) => {
-      const fetch = lane ? withFastLane(app, lane) : app;
-      // shutdown() (measured on Deno 2.9) refuses new connections, closes idle keep-alive sockets
-      // and waits for responses, but also cuts request bodies still being uploaded (the handler's
-      // read fails with BadResource). So close() first waits for the handlers in flight, which
-      // read their bodies, while they answer `Connection: close`; then shuts down.
-      let inFlight = 0;
-      let settled: (() => void) | undefined;
-      const counted = async (request: Request) => {
-        inFlight++;
-        try {
-          return await fetch(request);
-        } finally {
-          if (--inFlight === 0) settled?.();
-        }
-      };
-      const close = async () => {
-        if (inFlight > 0) await new Promise<void>((done) => (settled = done));
-        await server.shutdown();
-      };
-      const server = Deno.serve({
-        hostname,
-        port,
-        onListen: ({ port: actual }) => resolve({ url: `http://${hostname}:${actual}`, close }),
-      }, counted);
-    }),
+  // node:http, as under Node (Deno's is a net.Server too): its close stops listening without
+  // closing idle keep-alive sockets, so a drain loses nothing, where Deno.serve's shutdown() closes
+  // them under clients sending on them (measured on Deno 2.9; docs/reference/cli.md); and it holds
+  // the sockets, so the connection limits and connection reports apply.
+  serve: serveNodeHttp(platform.log, { drainsUnread: false }),
+  httpServers: ["node"],
   watch: (dir, onChange) => {
     const watcher = Deno.watchFs(dir, { recursive: true });
     void (async () => {

@@ -13,6 +13,15 @@ type Fetch = (request: Request, env?: ServeEnv) => Response | Promise<Response>;
 const DRAIN_MAX_BYTES = 1024 * 1024;
 
 /**
+ * `drainsUnread: false` where the server does not read and drop a body the answer left unread
+ * (Deno's and Bun's node:http: the connection's next request is reset); then every answer that
+ * leaves one closes its connection.
+ */
+export interface ListenerOptions {
+  drainsUnread?: boolean;
+}
+
+/**
  * Tells the runtime of each client connection of `server` opening and closing, so its batchers know
  * when every open connection already carries a request (runtime/call/client-connections.ts). One
  * listener per connection, none per request.
@@ -30,8 +39,10 @@ export function reportConnections(server: Server, clients: ClientConnections): v
  * `node:http`, everything else through @hono/node-server to the app. The lane never sees a web
  * `Request` or `Response`; that is where its CPU saving comes from (see fast-lane.ts).
  */
-export function requestListener(fetch: Fetch, lane?: FastLane): (incoming: IncomingMessage, outgoing: ServerResponse) => void {
-  const app = getRequestListener(withDirectBody(fetch));
+export function requestListener(fetch: Fetch, lane?: FastLane, { drainsUnread = true }: ListenerOptions = {}): (incoming: IncomingMessage, outgoing: ServerResponse) => void {
+  const hono = getRequestListener(withDirectBody(fetch));
+  const app = drainsUnread ? hono : closingUnread(hono);
+  const drainMax = drainsUnread ? DRAIN_MAX_BYTES : 0;
   if (!lane) return app;
   return (incoming, outgoing) => {
     const body = new NodeBody(incoming, outgoing);
@@ -43,7 +54,7 @@ export function requestListener(fetch: Fetch, lane?: FastLane): (incoming: Incom
     const reply = lane({ method: incoming.method ?? "GET", url: incoming.url ?? "/", header, body });
     if (!reply) return void app(incoming, outgoing);
     reply.then(
-      (r) => write(incoming, outgoing, body, r),
+      (r) => write(incoming, outgoing, body, r, drainMax),
       () => {
         // The lane turns every error into a reply; this is only a guard against our own bug.
         if (!outgoing.headersSent) outgoing.writeHead(500, { "content-type": "application/json" });
@@ -53,16 +64,30 @@ export function requestListener(fetch: Fetch, lane?: FastLane): (incoming: Incom
   };
 }
 
-function write(incoming: IncomingMessage, outgoing: ServerResponse, body: NodeBody, reply: Reply): void {
+function write(incoming: IncomingMessage, outgoing: ServerResponse, body: NodeBody, reply: Reply, drainMax: number): void {
   if (outgoing.destroyed) return;
   const length = typeof reply.body === "string" ? Buffer.byteLength(reply.body) : reply.body.byteLength;
   // Names and values in one flat list (writeHead takes that too): no object built per reply.
   const headers: (string | number)[] = [];
   for (const name in reply.headers) headers.push(name, reply.headers[name]!);
   headers.push("content-length", length);
-  if (!body.ended && unreadMayExceed(incoming, DRAIN_MAX_BYTES)) headers.push("connection", "close");
+  if (!body.ended && unreadMayExceed(incoming, drainMax)) headers.push("connection", "close");
   outgoing.writeHead(reply.status, headers as string[]);
   outgoing.end(reply.body);
+}
+
+/** `listener`, its answers marked `Connection: close` when written before the request's body ended. */
+function closingUnread(listener: (incoming: IncomingMessage, outgoing: ServerResponse) => void) {
+  return (incoming: IncomingMessage, outgoing: ServerResponse) => {
+    if (unreadMayExceed(incoming, 0)) {
+      const writeHead = outgoing.writeHead;
+      outgoing.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse["writeHead"]>) {
+        if (!incoming.complete) this.setHeader("connection", "close");
+        return writeHead.apply(this, args);
+      } as ServerResponse["writeHead"];
+    }
+    listener(incoming, outgoing);
+  };
 }
 
 /** Whether a body not read may hold more than `limit` bytes: a larger declared length, or chunked. */

@@ -168,11 +168,13 @@ describe("tensorfn serve", () => {
     expect(written.traceEvents.filter((e: { cat?: string }) => e.cat === "execution")).toHaveLength(1);
   });
 
-  it("refuses malformed rate-limiter flags, naming the flag", () => {
+  it("refuses malformed rate-limiter flags and an HTTP server the runtime lacks, naming the flag", () => {
     const cases: [string[], RegExp][] = [
       [["--rate-limit", "on"], /--rate-limit 'on' is not one of off, execution_count/],
       [["--rate-limit", "execution_count", "--rate-limit-resource", "R:many"], /--rate-limit-resource 'R:many' is not <name>:<count>\[:<device>\]/],
       [["--rate-limit-resource", "R:1"], /--rate-limit-resource needs --rate-limit execution_count/],
+      // Bun's own server is Bun's to offer (adapters/bun/main.ts); Node has node:http alone.
+      [["--http-server", "bun"], /--http-server 'bun' is not one this runtime has \(node\)/],
     ];
     for (const [flags, message] of cases) {
       const run = spawnSync("node", [BIN, "serve", "--repo", "functions", "--port", "0", ...flags], { encoding: "utf8" });

@@ -64,7 +64,7 @@ describe("the HTTP surface under fuzzing", () => {
 });
 
 describe("requests the HTTP parser refuses", () => {
-  it.runIf(TARGET_RUNTIME === "node")("answers a request head over 16 KiB with 431 and a JSON error, then keeps serving", async () => {
+  it.skipIf(TARGET_RUNTIME === "bun")("answers a request head over 16 KiB with 431 and a JSON error, then keeps serving", async () => {
     const { hostname, port } = new URL(server.url);
     const answer = await new Promise<string>((resolve, reject) => {
       let text = "";

@@ -80,10 +80,7 @@ describe("queue policy over HTTP", () => {
     expect((await running).status).toBe(200);
   });
 
-  // Deno's server notices a client that went away only sometimes while its request waits (about
-  // 1 run in 4 here, before and after this session's changes: the queued request then runs and
-  // holds the slot). Shown as skipped under Deno until its adapter detects the disconnect itself.
-  it.skipIf(TARGET_RUNTIME === "deno")("cancels a queued request when its client disconnects, never runs it, and frees its slot", async () => {
+  it("cancels a queued request when its client disconnects, never runs it, and frees its slot", async () => {
     const before = await stats();
     const running = resnetRequest(32);
     await until((s) => s.inference_stats.queue.count > before.inference_stats.queue.count);

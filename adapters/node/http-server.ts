@@ -1,0 +1,52 @@
+import { createServer } from "node:http";
+import { createServer as createNetServer, Server as NetServer } from "node:net";
+import type { Server } from "node:http";
+import type { Logger } from "../../runtime/mod.ts";
+import type { Host, Listener } from "../host.ts";
+import { answerClientErrors } from "./client-error.ts";
+import { CHECK_INTERVAL_MS, limitConnections } from "./connection-limits.ts";
+import { reportConnections, requestListener } from "./request-listener.ts";
+
+/**
+ * `Host.serve` on `node:http`: the runtime's fast lane answered on it directly, the rest through
+ * @hono/node-server; connection limits and connection reports; a close that drains (below).
+ * Node's host, and Deno's, whose `node:http` is a `net.Server` too and drains the same way.
+ * `ownListener`: a `node:net` server listens and hands its connections to the HTTP server, whose
+ * close then stops only that listener (Bun's HTTP server closes idle sockets on its own close).
+ * `drainsUnread`: requestListener's option (false for Deno's and Bun's node:http).
+ */
+export function serveNodeHttp(log: Logger, { ownListener = false, drainsUnread = true } = {}): Host["serve"] {
+  return (fetch, { hostname, port, lane, clients, limits }) =>
+    new Promise<Listener>((resolve) => {
+      const listener = requestListener(fetch, lane, { drainsUnread });
+      const server: Server = createServer({ connectionsCheckingInterval: CHECK_INTERVAL_MS });
+      const limited = limits && limitConnections(server, limits, (message) => log.warn(message));
+      server.on("request", limited ? limited.guard(listener) : listener);
+      server.on("close", () => limited?.stop());
+      if (clients) reportConnections(server, clients);
+      const listening: NetServer | Server = ownListener ? createNetServer((socket) => server.emit("connection", socket)) : server;
+      listening.listen(port, hostname, () => {
+        const address = listening.address();
+        resolve({
+          url: `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${typeof address === "object" && address ? address.port : port}`,
+          close: () => (ownListener ? new Promise<void>((done) => void listening.close(() => done())) : closeGracefully(server)),
+        });
+      });
+      answerClientErrors(server);
+    });
+}
+
+/**
+ * Stops accepting connections and resolves once every socket has closed, closing none that is
+ * idle: a client may be sending its next request on it this very moment, and closing it would
+ * reset that request unanswered (HTTP/1.1 has no way to warn a keep-alive client). Instead each
+ * socket closes when its client has been told: its next request is answered with
+ * `Connection: close` (the request tracker marks every response while draining; the server then
+ * ends the socket after it), or it reaches its keep-alive timeout, which Node announces in every
+ * response (`Keep-Alive: timeout=5`) so clients stop reusing a socket before it — the server
+ * closes it then as it always does. `--shutdown-timeout` bounds the whole wait.
+ */
+function closeGracefully(server: Server): Promise<void> {
+  // http.Server#close also closes idle sockets (Node ≥ 19): net.Server#close only stops listening.
+  return new Promise<void>((done) => void NetServer.prototype.close.call(server, () => done()));
+}
