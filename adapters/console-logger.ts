@@ -31,6 +31,16 @@ export function logOptionsFrom(args: readonly string[]): LogOptions {
   };
 }
 
+/** The log options as environment variables, for a child process (logOptionsFromEnv reads them). */
+export function logEnv(log: LogOptions): Record<string, string> {
+  return { ...(log.level && { TENSORFN_LOG_LEVEL: log.level }), ...(log.format && { TENSORFN_LOG_FORMAT: log.format }) };
+}
+
+/** What logEnv set, as the child reads it. */
+export function logOptionsFromEnv(env: Record<string, string | undefined>): LogOptions {
+  return logOptionsFrom([...(env.TENSORFN_LOG_LEVEL ? ["--log-level", env.TENSORFN_LOG_LEVEL] : []), ...(env.TENSORFN_LOG_FORMAT ? ["--log-format", env.TENSORFN_LOG_FORMAT] : [])]);
+}
+
 /** One line per event on stderr, so stdout carries only what scripts read (the URL, check output). */
 export function consoleLogger(options: LogOptions = {}): Logger {
   const least = LOG_LEVELS.indexOf(options.level ?? "info");

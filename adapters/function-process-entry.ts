@@ -6,13 +6,15 @@ import process from "node:process";
 import { serveFunctionProcess } from "../runtime/pipeline/function-process.ts";
 import type { Logger, Platform } from "../runtime/core/mod.ts";
 import { CustomMetrics } from "../runtime/metrics/custom-metrics.ts";
+import { logOptionsFromEnv } from "./console-logger.ts";
 
 const label = process.env.TENSORFN_PROCESS_LABEL ?? "function";
+const log = logOptionsFromEnv(process.env);
 const platform: Platform =
-  "Deno" in globalThis ? (await import("./deno/platform.ts")).createDenoPlatform() : (await import("./node/platform.ts")).createNodePlatform();
-const log: Logger = platform.log;
+  "Deno" in globalThis ? (await import("./deno/platform.ts")).createDenoPlatform(log) : (await import("./node/platform.ts")).createNodePlatform(undefined, { log });
+const logger: Logger = platform.log;
 serveFunctionProcess(
-  { ...platform, log: { info: (m) => log.info(`[${label} process] ${m}`), warn: (m) => log.warn(`[${label} process] ${m}`), error: (m) => log.error(`[${label} process] ${m}`) } },
+  { ...platform, log: { info: (m) => logger.info(`[${label} process] ${m}`), warn: (m) => logger.warn(`[${label} process] ${m}`), error: (m) => logger.error(`[${label} process] ${m}`) } },
   { post: (message) => void process.send?.(message), onMessage: (handler) => void process.on("message", handler) },
   // ctx.metrics checked here by the server's rules; what the handler does with them is replayed there.
   { metrics: (fn) => new CustomMetrics().forFunction(fn) },

@@ -2,6 +2,8 @@ import { fork } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import process from "node:process";
 import type { ProcessHandle, ProcessOptions } from "../runtime/mod.ts";
+import { logEnv } from "./console-logger.ts";
+import type { LogOptions } from "./console-logger.ts";
 
 /** How often a process's resident memory is read against its cap. */
 export const MEMORY_CHECK_MS = 200;
@@ -16,13 +18,18 @@ const BOOTSTRAP = new URL("./node/process-bootstrap.mjs", import.meta.url);
  * is not held, and the start says so once); under Node the JavaScript heap is capped too
  * (--max-old-space-size), so a runaway heap fails inside V8 before the whole cap is reached.
  */
-export function startFunctionProcess(options: ProcessOptions, warn: (message: string) => void, compiledEntry?: string): ProcessHandle {
+export function startFunctionProcess(
+  options: ProcessOptions,
+  warn: (message: string) => void,
+  { compiledEntry, log = {} }: { compiledEntry?: string; log?: LogOptions } = {},
+): ProcessHandle {
   const cap = options.maxMemoryBytes;
   const isNode = !process.versions.bun && !("Deno" in globalThis);
   const execArgv = isNode && cap ? [`--max-old-space-size=${Math.max(16, Math.floor(cap / 2 ** 20))}`] : [];
   // The compiled entry (Node, from bin.mjs) while it exists; else the sources through the bootstrap.
   const child = fork(BOOTSTRAP.pathname, compiledEntry && existsSync(new URL(compiledEntry)) ? [compiledEntry] : [], {
-    env: { ...process.env, ...options.env, TENSORFN_PROCESS_LABEL: options.label },
+    // The server's --log-level and --log-format, for the lines the process writes itself.
+    env: { ...process.env, ...options.env, TENSORFN_PROCESS_LABEL: options.label, ...logEnv(log) },
     execArgv,
     serialization: "advanced",
     stdio: ["ignore", "inherit", "inherit", "ipc"],

@@ -20,7 +20,7 @@ export function createDenoPlatform(log: LogOptions = {}): Platform {
     ...(openSharedMemory && { openSharedMemory }),
     processMetrics: processMetrics(),
     readGpus,
-    startProcess: (options) => startFunctionProcess(options, (m) => logger.warn(m)),
+    startProcess: (options) => startFunctionProcess(options, (m) => logger.warn(m), { log }),
     readFile: (path) => Deno.readFile(path),
     readTextFile: (path) => Deno.readTextFile(path),
     readDir: async (path) => {

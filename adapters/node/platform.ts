@@ -70,7 +70,7 @@ export function createNodePlatform(name = `node ${process.versions.node}`, optio
     trimMemory: () => void loadNative()?.trimMemory(),
     plainView: (bytes) => loadNative()?.plainView(bytes),
     readGpus,
-    startProcess: (options) => startFunctionProcess(options, (m) => log.warn(m), compiled?.functionProcess),
+    startProcess: (started) => startFunctionProcess(started, (m) => log.warn(m), { compiledEntry: compiled?.functionProcess, log: options.log }),
     // Each new tag must evaluate the file again (a reload's new code), and the modules it imports
     // from its folder with it. Bun compiles and source-maps TypeScript itself and keeps ES modules
     // in require's cache too (measured on Bun 1.4): forgotten for the folder, then a query string

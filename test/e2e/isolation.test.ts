@@ -13,8 +13,9 @@ import { cliCommand } from "../support/keep-alive-load.ts";
 // a heap that grows past its cap) while `simple`, in the server's process, serves a steady load;
 // and `simple` itself isolated, on onnxruntime in its own process.
 
-const CRASHY = `import type { FunctionRequest } from "tensorfn";
-export function execute(requests: FunctionRequest[]) {
+const CRASHY = `import type { FunctionRequest, HandlerContext } from "tensorfn";
+export function execute(requests: FunctionRequest[], ctx: HandlerContext) {
+  ctx.log.info(\`\${requests.length} request(s)\`);
   return requests.map((r) => {
     const { how } = r.json<{ how?: string }>();
     if (how === "exit") process.exit(3);
@@ -66,7 +67,8 @@ describe(`isolation: process (${TARGET_RUNTIME})`, () => {
   let server: SpawnedServer;
   let pool: Pool;
   beforeAll(async () => {
-    const [command, args] = cliCommand(TARGET_RUNTIME, ["serve", "--repo", repository(), "--port", "0"]);
+    // JSON log lines: the processes' own lines must follow the server's --log-format too.
+    const [command, args] = cliCommand(TARGET_RUNTIME, ["serve", "--repo", repository(), "--port", "0", "--log-format", "json"]);
     server = await spawnServer(command, args, { timeoutMs: 90_000 });
     pool = new Pool(server.url, { connections: 8 });
   });
@@ -156,6 +158,13 @@ describe(`isolation: process (${TARGET_RUNTIME})`, () => {
     expect(metrics).toMatch(/^tensorfn_handler_calls_total\{model="crashy",version="1",step="execute",outcome="ok"\} 5$/m);
     expect((await fetch(`${server.url}/v2/models/crashy/ready`)).status).toBe(200);
   }, 60_000);
+
+  it("the processes write their own log lines in the server's --log-format", async () => {
+    expect((await crashy("log")).status).toBe(200);
+    const lines = server.output().split("\n").filter((line) => line.includes(" process] "));
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(JSON.parse(line), line).toMatchObject({ level: expect.any(String), message: expect.stringContaining(" process] ") });
+  });
 
   it("stops the function's process when the function unloads, and when the server stops", async () => {
     const { pid } = (await crashy("ok")).body;
