@@ -8,7 +8,8 @@ import { cliCommand } from "../support/keep-alive-load.ts";
 import { TARGET_RUNTIME } from "../../harness/start-server.ts";
 
 // Clients that send slowly, never read, or open connections without end, against the CLI in its
-// own process under Node and Deno (node:http: the adapter holds the sockets; Bun.serve holds its own).
+// own process on node:http, where the adapter holds the sockets: under Node, Deno, and Bun with
+// `--http-server node` (Bun.serve, Bun's default, holds its own).
 
 let server: SpawnedServer | undefined;
 const sockets: Socket[] = [];
@@ -19,7 +20,8 @@ afterEach(async () => {
 });
 
 async function start(...flags: string[]): Promise<SpawnedServer> {
-  const command = cliCommand(TARGET_RUNTIME, ["serve", "--repo", tempRepository("simple", "simple_identity"), "--port", "0", ...flags]);
+  const httpServer = TARGET_RUNTIME === "bun" ? ["--http-server", "node"] : [];
+  const command = cliCommand(TARGET_RUNTIME, ["serve", "--repo", tempRepository("simple", "simple_identity"), "--port", "0", ...httpServer, ...flags]);
   return await spawnServer(command[0], command[1], { timeoutMs: 90_000 });
 }
 
@@ -57,8 +59,10 @@ function rssMiB(pid: number): number {
   return (Number(readFileSync(`/proc/${pid}/statm`, "utf8").split(" ")[1]) * 4096) / 2 ** 20;
 }
 
-describe.skipIf(TARGET_RUNTIME === "bun")(`connection bounds (${TARGET_RUNTIME})`, () => {
-  it("answers a body sent a byte at a time 408 once --request-body-timeout passes, and closes it; other clients are served meanwhile", { timeout: 60_000 }, async () => {
+describe(`connection bounds (${TARGET_RUNTIME})`, () => {
+  // Bun's node:http does not hold a request to Node's requestTimeout and headersTimeout, which this
+  // flag sets (the stalled request waited past 60 s); the other two bounds are tensorfn's own.
+  it.skipIf(TARGET_RUNTIME === "bun")("answers a body sent a byte at a time 408 once --request-body-timeout passes, and closes it; other clients are served meanwhile", { timeout: 60_000 }, async () => {
     server = await start("--request-body-timeout", "2");
     const slow = await open();
     const answer = untilClosed(slow);
@@ -100,7 +104,7 @@ describe.skipIf(TARGET_RUNTIME === "bun")(`connection bounds (${TARGET_RUNTIME})
     // the second round: the first also grows the allocator's arenas, by 0–140 MB under CI's load.
     // Deno drops them too (awaited above) but gives the memory back later than this test looks:
     // 633, 560, 741 MiB after its three rounds (Deno 2.9).
-    if (TARGET_RUNTIME === "node") expect(rss[2]! - rss[1]!, `RSS after each round: ${rss.map((r) => r.toFixed(0)).join(", ")} MiB`).toBeLessThan(100);
+    if (TARGET_RUNTIME !== "deno") expect(rss[2]! - rss[1]!, `RSS after each round: ${rss.map((r) => r.toFixed(0)).join(", ")} MiB`).toBeLessThan(100);
   });
 
   it("answers connections past --max-connections 503 with Retry-After while health probes pass, and serves again once they close", { timeout: 60_000 }, async () => {
