@@ -9,6 +9,17 @@ export const PROBE_ROOM = 64;
 /** How often the request and write deadlines are checked (Node checks requestTimeout at its own interval). */
 export const CHECK_INTERVAL_MS = 1000;
 
+/** A connection's request as the sweep follows it (`holdsRequestTimeout: false`). */
+interface Reading {
+  /** The request being read, and its answer. */
+  request?: IncomingMessage;
+  response?: ServerResponse;
+  /** Bytes the connection had read when its last request was whole. */
+  consumed: number;
+  /** Since when a request has been arriving. */
+  since?: number;
+}
+
 /**
  * Holds `server`'s connections to `limits` — what a client that sends slowly, never reads, or
  * opens connections without end would otherwise take from everyone (file descriptors, memory):
@@ -20,11 +31,14 @@ export const CHECK_INTERVAL_MS = 1000;
  *   (health probes still answered normally), and past `maxConnections + PROBE_ROOM` closed at once.
  * Returns the listener wrapper that answers the excess, and a function that stops the checks.
  * The server must have been created with `connectionsCheckingInterval: CHECK_INTERVAL_MS`.
+ * `holdsRequestTimeout: false` where the server does not enforce requestTimeout and headersTimeout
+ * (Bun's node:http): then the sweep below does, from the bytes each connection read.
  */
 export function limitConnections(
   server: Server,
   limits: ConnectionLimits,
   warn: (message: string) => void,
+  { holdsRequestTimeout = true }: { holdsRequestTimeout?: boolean } = {},
 ): { guard(listener: (req: IncomingMessage, res: ServerResponse) => void): (req: IncomingMessage, res: ServerResponse) => void; stop(): void } {
   server.requestTimeout = limits.requestTimeoutMs;
   server.headersTimeout = Math.min(server.headersTimeout, limits.requestTimeoutMs);
@@ -32,16 +46,21 @@ export function limitConnections(
   const excess = new WeakSet<Socket>();
   // Per connection with output waiting: how much was waiting at the last check, and since when none of it was taken.
   const waiting = new WeakMap<Socket, { bytes: number; since: number }>();
+  // Per connection, where the sweep holds the request timeout.
+  const reading = new WeakMap<Socket, Reading>();
   server.on("connection", (socket: Socket) => {
     if (open.size >= limits.maxConnections + PROBE_ROOM) return void socket.destroy();
     if (open.size >= limits.maxConnections) excess.add(socket);
     open.add(socket);
+    if (!holdsRequestTimeout) reading.set(socket, { consumed: 0 });
     socket.once("close", () => open.delete(socket));
   });
   // A slow client that reads keeps its connection (what waits shrinks); one that stops reading loses it.
   const sweep = setInterval(() => {
     const now = Date.now();
     for (const socket of open) {
+      const read = reading.get(socket);
+      if (read && overdue(socket, read, now)) continue;
       const bytes = socket.writableLength;
       const last = waiting.get(socket);
       if (bytes === 0) waiting.delete(socket);
@@ -54,8 +73,28 @@ export function limitConnections(
     }
   }, CHECK_INTERVAL_MS);
   sweep.unref();
+  /** A head or body arriving for longer than the request timeout: 408 (when nothing was answered yet) and closed. */
+  const overdue = (socket: Socket, read: Reading, now: number): boolean => {
+    if (read.request?.complete) {
+      read.consumed = socket.bytesRead;
+      read.request = read.response = undefined;
+    }
+    if (!read.request && socket.bytesRead <= read.consumed) {
+      read.since = undefined;
+      return false;
+    }
+    read.since ??= now;
+    if (now - read.since <= limits.requestTimeoutMs) return false;
+    const body = JSON.stringify({ error: `Request Timeout: the request did not arrive within ${limits.requestTimeoutMs / 1000} s (--request-body-timeout)` });
+    if (!read.response?.headersSent) socket.end(`HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    setTimeout(() => socket.destroy(), 100).unref();
+    open.delete(socket);
+    return true;
+  };
   return {
     guard: (listener) => (req, res) => {
+      const read = reading.get(req.socket);
+      if (read) Object.assign(read, { request: req, response: res });
       if (!excess.has(req.socket) || isProbe(req.url ?? "")) return listener(req, res);
       // Room again since it connected (a probe's keep-alive connection, reused): served as any other.
       if (open.size <= limits.maxConnections) {

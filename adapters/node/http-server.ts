@@ -20,7 +20,8 @@ export function serveNodeHttp(log: Logger, { ownListener = false, drainsUnread =
     new Promise<Listener>((resolve) => {
       const listener = requestListener(fetch, lane, { drainsUnread });
       const server: Server = createServer({ connectionsCheckingInterval: CHECK_INTERVAL_MS });
-      const limited = limits && limitConnections(server, limits, (message) => log.warn(message));
+      // Bun's node:http, handed its connections, holds no request timeout itself (measured on Bun 1.4).
+      const limited = limits && limitConnections(server, limits, (message) => log.warn(message), { holdsRequestTimeout: !ownListener });
       server.on("request", limited ? limited.guard(listener) : listener);
       server.on("close", () => limited?.stop());
       if (clients) reportConnections(server, clients);
