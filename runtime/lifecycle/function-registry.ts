@@ -373,18 +373,22 @@ export class FunctionRegistry {
     const { platform } = this.#options;
     const old = this.#functions.get(entry.name);
     const fn: FunctionRecord = { name: entry.name, entry, fingerprint: "", versions: new Map(), wanted, files: override.files, generation: ++this.#generations };
+    let text: string | undefined;
     if (override.config) {
       fn.declared = override.config;
     } else {
       // Named relative to the repository: the issue reaches answers (readiness, 503s, the index).
       const file = `${entry.name}/${entry.configFile?.split("/").pop() ?? FUNCTION_FILE}`;
-      const text = entry.configFile ? await platform.readTextFile(entry.configFile).catch(() => "") : "";
+      text = entry.configFile ? await platform.readTextFile(entry.configFile).catch(() => "") : "";
       const parsed = parseConfigFile(text, { file, name: entry.name, limits: this.#limits, anyName: entry.external });
       if (parsed.config && parsed.errors.length === 0) fn.declared = parsed.config;
       else fn.error = parsed.errors.map(formatIssue).join("; ");
       if (parsed.ignored?.length) platform.log.info(`${file}: ignoring ${parsed.ignored.join(", ")} (no effect in tensorfn)`);
     }
     fn.fingerprint = await fingerprint(platform, entry, fn.declared?.default_model_filename ?? "model.onnx", fn.declared?.handler !== undefined);
+    // A config written while it was read (writeFileSync and many editors truncate, then write): the
+    // fingerprint is the new file's, the config the read's. Left unmatched, the next poll reads it again.
+    if (text !== undefined && entry.configFile && (await platform.readTextFile(entry.configFile).catch(() => "")) !== text) fn.fingerprint = "";
     // Triton's promise for a reload, kept for configs: a function.yaml that does not parse leaves
     // the loaded registration serving (the next change is looked at again: its fingerprint moves on).
     if (fn.error && old && !old.files && [...old.versions.values()].some((v) => v.deployment)) {

@@ -347,6 +347,28 @@ describe("ModelManager", () => {
       expect(() => manager.admit("a", undefined)).toThrow(expect.objectContaining({ code: "RATE_LIMITED" }));
     });
 
+    it("reads a function.yaml again at the next poll when it changed while it was read (a write that truncates first)", async () => {
+      const files = repo(["a", 1]);
+      files["repo/a/function.yaml"] = `${YAML}rate_limit: { requests_per_second: 0.001, burst: 1 }\n`;
+      const { manager, platform } = setup(files, { controlMode: "poll" });
+      await manager.start();
+      // The poll's read lands between the truncation and the write: it sees the file empty, and
+      // the write lands before the registry looks at the file again.
+      const final = `${YAML}rate_limit: { requests_per_second: 0.001, burst: 2 }\n`;
+      platform.write("repo/a/function.yaml", "");
+      const read = platform.readTextFile.bind(platform);
+      platform.readTextFile = async (path: string) => {
+        const text = await read(path);
+        if (path === "repo/a/function.yaml" && text === "") platform.write(path, final);
+        return text;
+      };
+      await manager.poll();
+      await manager.poll();
+      manager.admit("a", undefined);
+      manager.admit("a", undefined);
+      expect(() => manager.admit("a", undefined)).toThrow(expect.objectContaining({ code: "RATE_LIMITED" }));
+    });
+
     it("replaces an instance whose thread died: the request on it fails, the next ones are served", async () => {
       const { manager, backend } = setup(repo(["a", 1]));
       await manager.start();
