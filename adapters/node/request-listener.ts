@@ -71,9 +71,32 @@ function write(incoming: IncomingMessage, outgoing: ServerResponse, body: NodeBo
   const headers: (string | number)[] = [];
   for (const name in reply.headers) headers.push(name, reply.headers[name]!);
   headers.push("content-length", length);
-  if (!body.ended && unreadMayExceed(incoming, drainMax)) headers.push("connection", "close");
+  const closes = !body.ended && unreadMayExceed(incoming, drainMax);
+  if (closes) headers.push("connection", "close");
   outgoing.writeHead(reply.status, headers as string[]);
+  if (closes) linger(incoming, outgoing);
   outgoing.end(reply.body);
+}
+
+/** How long a connection answered before its body arrived keeps reading (and dropping) it before it closes. */
+const LINGER_MS = 2000;
+
+/**
+ * node:http closes a `Connection: close` answer's socket as soon as the answer is out: with the
+ * client's bytes unread, that resets the connection, and a client still sending its body sees
+ * EPIPE instead of the answer (a 50 MB upload refused after its first MB: every time under Node,
+ * most times under Deno and Bun's node:http). So the socket stays open a while, reading and
+ * dropping what arrives (a lingering close, as nginx does), and closes when the client does or at
+ * LINGER_MS.
+ */
+function linger(incoming: IncomingMessage, outgoing: ServerResponse): void {
+  (outgoing as unknown as { _last: boolean })._last = false;
+  incoming.resume();
+  outgoing.once("finish", () => {
+    const socket = incoming.socket;
+    socket.on("data", () => {}).resume();
+    setTimeout(() => socket.destroy(), LINGER_MS).unref();
+  });
 }
 
 /** `listener`, its answers marked `Connection: close` when written before the request's body ended. */

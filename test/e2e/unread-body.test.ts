@@ -51,4 +51,27 @@ describe(`an answer before the body (${TARGET_RUNTIME})`, () => {
       if (!result.closes) expect(result.second, JSON.stringify(result)).toBe("HTTP/1.1 200");
     }
   });
+
+  it("a large upload refused after its first megabyte: the client, still sending, reads the answer (a lingering close), not EPIPE", async () => {
+    const { hostname, port } = new URL(server.url);
+    for (let round = 0; round < 3; round++) {
+      const outcome = await new Promise<string>((resolve) => {
+        const socket = connect(Number(port), hostname, () => {
+          socket.write(`POST /v2/models/nope/infer HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 50000000\r\n\r\n`);
+          socket.write("0,".repeat(500_000));
+        });
+        let text = "";
+        socket.on("data", (chunk) => {
+          text += chunk;
+          if (text.includes("}")) {
+            socket.destroy();
+            resolve(text.split("\r\n")[0]!);
+          }
+        });
+        socket.on("error", (error: NodeJS.ErrnoException) => resolve(`error ${error.code}`));
+        setTimeout(() => resolve("no answer within 5 s"), 5000).unref();
+      });
+      expect(outcome).toBe("HTTP/1.1 404 Not Found");
+    }
+  });
 });
