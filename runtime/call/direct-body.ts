@@ -4,7 +4,7 @@ import type { ClientConnection } from "./client-connections.ts";
  * A request body the adapter reads from its socket itself, skipping the web-stream bridge: on Node,
  * @hono/node-server turns the IncomingMessage into a ReadableStream for `request.arrayBuffer()`, which
  * cost ≈100 µs of latency and CPU for a 200-byte body (bench/results/body-json.md). The adapter passes it as
- * the fetch handler's second argument (`ServeEnv`); Bun.serve passes none and keeps its `Request`.
+ * the fetch handler's second argument (`ServeEnv`); Bun's own server passes none and keeps its `Request`.
  * Called once per request by the infer route.
  */
 export interface DirectBody {

@@ -139,9 +139,9 @@ export interface Platform {
 export interface ProcessOptions {
   /** Names the process in logs and errors ("ocr v1"). */
   label: string;
-  /** Variables added to the server's environment (function.yaml `process.env`). */
+  /** Variables added to the server's environment (function.yaml `isolation.env`). */
   env?: Readonly<Record<string, string>>;
-  /** Resident memory past which the process is killed (`process.max_memory`). */
+  /** Resident memory past which the process is killed (`isolation.max_memory`). */
   maxMemoryBytes?: number;
 }
 
