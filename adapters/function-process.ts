@@ -53,11 +53,11 @@ export function startFunctionProcess(
     try {
       rss = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(statusFile, "latin1"))?.[1] ?? NaN) * 1024;
     } catch {
-      if (!warned && process.platform !== "linux") warn(`${options.label}: process.max_memory is held on Linux only`);
+      if (!warned && process.platform !== "linux") warn(`${options.label}: isolation.max_memory is held on Linux only`);
       warned = true;
       return;
     }
-    if (rss > cap) kill(`exceeded its memory cap (resident ${Math.round(rss / 2 ** 20)} MiB > process.max_memory ${Math.round(cap / 2 ** 20)} MiB): killed`);
+    if (rss > cap) kill(`exceeded its memory cap (resident ${Math.round(rss / 2 ** 20)} MiB > isolation.max_memory ${Math.round(cap / 2 ** 20)} MiB): killed`);
   }, MEMORY_CHECK_MS);
   watch.unref();
   const kill = (why: string) => {

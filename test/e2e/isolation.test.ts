@@ -130,7 +130,7 @@ describe(`isolation: process (${TARGET_RUNTIME})`, () => {
       exit: /its process exited with code 3/,
       abort: /its process was killed by SIGABRT/,
       loop: /did not answer within handler_timeout_ms \+ 1000 ms \(a handler blocking its event loop\): killed/,
-      memory: /exceeded its memory cap \(resident \d+ MiB > process\.max_memory 256 MiB\)|killed by SIGABRT|killed by SIGTRAP/,
+      memory: /exceeded its memory cap \(resident \d+ MiB > isolation\.max_memory 256 MiB\)|killed by SIGABRT|killed by SIGTRAP/,
     };
     let pid = first.body.pid;
     for (const [how, reason] of Object.entries(reasons)) {
