@@ -77,6 +77,24 @@ function partialUpload(declared: number, sent: number): Promise<{ head: string; 
   });
 }
 
+/**
+ * Sends a request's head and the first part of its body now, the rest when `rest()` is called;
+ * `answer` resolves with the whole response.
+ */
+function splitUpload(first: string, second: string): { answer: Promise<string>; rest: () => void } {
+  const { hostname, port } = new URL(server.url);
+  const socket = connect(Number(port), hostname, () => {
+    socket.write(`POST /v2/models/resnet/infer HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nContent-Length: ${first.length + second.length}\r\nConnection: close\r\n\r\n${first}`);
+  });
+  let text = "";
+  socket.on("data", (data) => (text += data.toString("latin1")));
+  const answer = new Promise<string>((resolve, reject) => {
+    socket.on("close", () => resolve(text));
+    socket.on("error", reject);
+  });
+  return { answer, rest: () => void socket.write(second) };
+}
+
 describe("a full queue", () => {
   it("answers 503 before the body is read, while the client is still sending", async () => {
     const before = await queueCount();
@@ -88,6 +106,24 @@ describe("a full queue", () => {
     expect(head).toMatch(/^HTTP\/1\.1 503/);
     expect(head).toMatch(/Exceeds maximum queue size/);
     expect(ms).toBeLessThan(1000);
+    expect((await running).status).toBe(200);
+    expect((await queued).status).toBe(200);
+  }, 60_000);
+
+  it("found full once the body is in, refuses it before decoding it", async () => {
+    const before = await queueCount();
+    const running = resnetRequest(32);
+    for (let i = 0; i < 2000 && (await queueCount()) === before; i++) await new Promise((resolve) => setImmediate(resolve)); // dispatched
+    // Admitted while the slot is free: its body, not valid JSON, is still arriving.
+    const upload = splitUpload('{"inputs": [', "this is not JSON");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const queued = resnetRequest(1);
+    await until("nv_inference_pending_request_count", (v) => v === 1); // now the slot is taken
+    upload.rest();
+    // Decoded first, it would be a 400 for the JSON; refused first, a 503 for the queue.
+    const answer = await upload.answer;
+    expect(answer).toMatch(/^HTTP\/1\.1 503/);
+    expect(answer).toMatch(/Exceeds maximum queue size/);
     expect((await running).status).toBe(200);
     expect((await queued).status).toBe(200);
   }, 60_000);
