@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { systemClock } from "./core/mod.ts";
+import { repeatedLine, systemClock } from "./core/mod.ts";
 import type { Clock, ModelSignature, Platform } from "./core/mod.ts";
 import { createIdentityBackend, createOnnxRuntimeBackend, createOnnxRuntimeWebBackend } from "./backends/mod.ts";
 import type { Backend } from "./backends/mod.ts";
@@ -166,7 +166,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         ...(regions ? ["system_shared_memory"] : []),
       ],
     },
-    log: platform.log,
+    // A client that aborts uploads at will would write a line each: one per 10 s, with the count.
+    log: { error: platform.log.error, clientAborted: repeatedLine(platform.log.warn, clock) },
   };
   // One set of handlers for the app and the lane: the dashboard's streams and history exist once.
   const handlers = routeHandlers(appContext);

@@ -7,3 +7,4 @@ export * from "./model-signature.ts";
 export * from "./generation.ts";
 export * from "./random.ts";
 export * from "./handler-metrics.ts";
+export * from "./repeated-line.ts";

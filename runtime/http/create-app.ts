@@ -11,6 +11,7 @@ import { compressResponses } from "./compression.ts";
 import { dashboardHandlers } from "./dashboard/dashboard-routes.ts";
 import type { DashboardContext } from "./dashboard/dashboard-routes.ts";
 import { errorResponse, jsonError, openAiErrorReply, toResponse } from "./error-status.ts";
+import type { ErrorLog } from "./error-status.ts";
 import { functionHandlers } from "./function-routes.ts";
 import { generateHandlers } from "./generate-routes.ts";
 import { openAiHandlers } from "./openai-routes.ts";
@@ -28,7 +29,7 @@ export interface AppContext extends KserveContext {
   trace: (seconds: number) => { traceEvents: TraceEvent[] };
   /** The dev dashboard (GET /, live over SSE); absent in `serve`. */
   dashboard?: DashboardContext;
-  log: { error(message: string): void };
+  log: ErrorLog;
   /** Keys and trusted origins (absent: no keys, control routes loopback-only). */
   access?: AccessOptions;
   /** `--cors-origin`: origins (or "*") that may call the API from a browser; absent or empty: no CORS headers. */
@@ -67,7 +68,7 @@ export function createApp(ctx: AppContext, handlers: Partial<RouteHandlers> = ro
   // OpenAI's routes answer every error in OpenAI's shape, a missing key's included (its clients raise their typed errors).
   const openAi = new Set<string>(ROUTES.filter((r) => r.id.startsWith("openai-")).flatMap((r) => r.paths));
   app.onError((error, c) =>
-    openAi.has(c.req.path) ? toResponse(openAiErrorReply(error, ctx.log.error, (text) => ctx.models.redact(text))) : errorResponse(error, ctx.log.error, (text) => ctx.models.redact(text)),
+    openAi.has(c.req.path) ? toResponse(openAiErrorReply(error, ctx.log, (text) => ctx.models.redact(text))) : errorResponse(error, ctx.log, (text) => ctx.models.redact(text)),
   );
   return app;
 }

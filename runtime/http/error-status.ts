@@ -21,19 +21,26 @@ const statusByCode: Record<ErrorCode, number> = {
 /** Characters of an error's message an answer carries: a message may quote whatever a client or a config held. */
 export const MAX_ERROR_CHARS = 8192;
 
+/** Where an answered error is logged: our own bugs to `error`; a client's aborted upload to `clientAborted` (else `error`). */
+export interface ErrorLog {
+  error(message: string): void;
+  /** Expected, and a client can repeat it at will: the server's is summarized (`repeatedLine`). */
+  clientAborted?(message: string): void;
+}
+
 /**
  * The one place where an error becomes an HTTP status, headers and a `{"error": ...}` body.
  * `redact` takes absolute paths out of the message (the repository's, made relative); the message
  * is cut at MAX_ERROR_CHARS.
  */
-export function errorReply(error: unknown, log?: (message: string) => void, redact: (text: string) => string = (t) => t): Reply {
+export function errorReply(error: unknown, log?: ErrorLog, redact: (text: string) => string = (t) => t): Reply {
   const shown = (message: string) => {
     const text = redact(message);
     return text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS)}… (${text.length - MAX_ERROR_CHARS} more characters)` : text;
   };
   if (error instanceof ClientAbortedError) {
     // Expected, and nobody is left to read an answer: one line, no stack.
-    log?.(error.message);
+    (log?.clientAborted ?? log?.error)?.(error.message);
     return jsonReply(statusByCode[error.code], { error: shown(error.message) });
   }
   if (error instanceof RuntimeError) {
@@ -47,12 +54,12 @@ export function errorReply(error: unknown, log?: (message: string) => void, reda
     return reply;
   }
   // Anything else is our bug, not the client's: say so, and keep the details in the log.
-  log?.(`internal error: ${(error as Error)?.stack ?? error}`);
+  log?.error(`internal error: ${(error as Error)?.stack ?? error}`);
   return jsonReply(500, { error: shown(`internal error: ${(error as Error)?.message ?? String(error)}`) });
 }
 
 /** `errorReply` as a web Response (the Hono app's error handler). */
-export function errorResponse(error: unknown, log?: (message: string) => void, redact?: (text: string) => string): Response {
+export function errorResponse(error: unknown, log?: ErrorLog, redact?: (text: string) => string): Response {
   return toResponse(errorReply(error, log, redact));
 }
 
@@ -70,7 +77,7 @@ const openAiTypes: Record<number, string> = { 400: "invalid_request_error", 401:
  * `errorReply` in OpenAI's shape, for the /v1 OpenAI routes: `{"error": {"message", "type",
  * "param", "code"}}` with the same status and headers, so OpenAI's clients raise their typed errors.
  */
-export function openAiErrorReply(error: unknown, log?: (message: string) => void, redact?: (text: string) => string): Reply {
+export function openAiErrorReply(error: unknown, log?: ErrorLog, redact?: (text: string) => string): Reply {
   const reply = errorReply(error, log, redact);
   const message = (JSON.parse(reply.body as string) as { error: string }).error;
   const param = error instanceof RuntimeError && "param" in error && typeof error.param === "string" && error.param ? error.param : null;

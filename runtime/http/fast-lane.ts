@@ -51,7 +51,7 @@ function laneRoutes(handlers: Record<LaneRouteId, LaneHandler>): LaneRoute[] {
 export function createFastLane(ctx: AppContext, handlers: Partial<RouteHandlers> = routeHandlers(ctx)): FastLane {
   const authorize = createAuthorizer({ ...ctx.access, trustedOrigins: ctx.corsOrigins });
   const cors = (ctx.corsOrigins?.length ?? 0) > 0;
-  const fail = (error: unknown) => errorReply(error, ctx.log.error, (text) => ctx.models.redact(text));
+  const fail = (error: unknown) => errorReply(error, ctx.log, (text) => ctx.models.redact(text));
   const routes = laneRoutes(handlers as Record<LaneRouteId, LaneHandler>);
   return (request) => {
     const { method, url, header } = request;

@@ -2,6 +2,7 @@ import { generateCall } from "../call/mod.ts";
 import type { CallContext, Reply } from "../call/mod.ts";
 import { invalidArg } from "../core/mod.ts";
 import { errorReply } from "./error-status.ts";
+import type { ErrorLog } from "./error-status.ts";
 import type { RouteHandlers, RouteRequest } from "./routes.ts";
 
 const utf8 = new TextEncoder();
@@ -12,7 +13,7 @@ const utf8 = new TextEncoder();
  * format). A failure before the first response is an ordinary error reply with its status; after
  * it the status line has gone, so the failure is a last `data: {"error": …}` event, as Triton sends.
  */
-export function generateHandlers(ctx: CallContext & { log?: { error(message: string): void } }) {
+export function generateHandlers(ctx: CallContext & { log?: ErrorLog }) {
   const call = (r: RouteRequest, stream = true) => generateCall(ctx, { name: r.params.name!, version: r.params.version, header: r.header, body: r.body }, stream);
   return {
     generate: async (r: RouteRequest): Promise<Reply> => {
@@ -39,7 +40,7 @@ export function generateHandlers(ctx: CallContext & { log?: { error(message: str
             if (next.done) return controller.close();
             controller.enqueue(event(next.value));
           } catch (error) {
-            controller.enqueue(event(errorReply(error, ctx.log?.error, (t) => ctx.models.redact(t)).body as string));
+            controller.enqueue(event(errorReply(error, ctx.log, (t) => ctx.models.redact(t)).body as string));
             controller.close();
           }
         },

@@ -1,6 +1,7 @@
 import { embeddingsCall, openAiCall, openAiModels } from "../call/mod.ts";
 import type { CallContext, OpenAiKind, Reply } from "../call/mod.ts";
 import { openAiErrorReply } from "./error-status.ts";
+import type { ErrorLog } from "./error-status.ts";
 import type { RouteHandlers, RouteRequest } from "./routes.ts";
 
 const utf8 = new TextEncoder();
@@ -11,8 +12,8 @@ const utf8 = new TextEncoder();
  * in OpenAI's shape. A failure before the first chunk is an ordinary error reply; after it the status
  * has gone, so it is a last `data: {"error": …}` event before `[DONE]`, as vLLM sends.
  */
-export function openAiHandlers(ctx: CallContext & { log?: { error(message: string): void } }) {
-  const fail = (error: unknown) => openAiErrorReply(error, ctx.log?.error, (t) => ctx.models.redact(t));
+export function openAiHandlers(ctx: CallContext & { log?: ErrorLog }) {
+  const fail = (error: unknown) => openAiErrorReply(error, ctx.log, (t) => ctx.models.redact(t));
   // A failure before the status is sent is thrown: the app's error handler answers these routes in OpenAI's shape.
   const complete = (kind: OpenAiKind) => async (r: RouteRequest): Promise<Reply | Response> => {
     const answer = await openAiCall(ctx, kind, r.header, r.body);
