@@ -7,15 +7,22 @@ import { serveFunctionProcess } from "../runtime/pipeline/function-process.ts";
 import type { Logger, Platform } from "../runtime/core/mod.ts";
 import { CustomMetrics } from "../runtime/metrics/custom-metrics.ts";
 import { logOptionsFromEnv } from "./console-logger.ts";
+import { LANE_READY, processLane } from "./tensor-lane.ts";
 
 const label = process.env.TENSORFN_PROCESS_LABEL ?? "function";
 const log = logOptionsFromEnv(process.env);
 const platform: Platform =
   "Deno" in globalThis ? (await import("./deno/platform.ts")).createDenoPlatform(log) : (await import("./node/platform.ts")).createNodePlatform(undefined, { log });
 const logger: Logger = platform.log;
+// Large tensors through /dev/shm, when the server handed over a lane (tensor-lane.ts); said first.
+const lane = processLane(process.env);
+if (lane) process.send?.(LANE_READY);
 serveFunctionProcess(
   { ...platform, log: { info: (m) => logger.info(`[${label} process] ${m}`), warn: (m) => logger.warn(`[${label} process] ${m}`), error: (m) => logger.error(`[${label} process] ${m}`) } },
-  { post: (message) => void process.send?.(message), onMessage: (handler) => void process.on("message", handler) },
+  {
+    post: (message) => void process.send?.(lane ? lane.pack(message) : message),
+    onMessage: (handler) => void process.on("message", (message) => handler(lane ? lane.unpack(message) : message)),
+  },
   // ctx.metrics checked here by the server's rules; what the handler does with them is replayed there.
   { metrics: (fn) => new CustomMetrics().forFunction(fn) },
 );

@@ -1,9 +1,11 @@
 import { fork } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, readFileSync } from "node:fs";
 import process from "node:process";
 import type { ProcessHandle, ProcessOptions } from "../runtime/mod.ts";
 import { logEnv } from "./console-logger.ts";
 import type { LogOptions } from "./console-logger.ts";
+import { LANE_BYTES, LANE_ENV, LANE_READY, openLaneFile, tensorLane } from "./tensor-lane.ts";
+import type { TensorLane } from "./tensor-lane.ts";
 
 /** How often a process's resident memory is read against its cap. */
 export const MEMORY_CHECK_MS = 200;
@@ -26,13 +28,30 @@ export function startFunctionProcess(
   const cap = options.maxMemoryBytes;
   const isNode = !process.versions.bun && !("Deno" in globalThis);
   const execArgv = isNode && cap ? [`--max-old-space-size=${Math.max(16, Math.floor(cap / 2 ** 20))}`] : [];
+  // Large tensors cross through a file in /dev/shm where there is one (tensor-lane.ts), handed over as fd 4.
+  const laneFd = openLaneFile();
   // The compiled entry (Node, from bin.mjs) while it exists; else the sources through the bootstrap.
   const child = fork(BOOTSTRAP.pathname, compiledEntry && existsSync(new URL(compiledEntry)) ? [compiledEntry] : [], {
     // The server's --log-level and --log-format, for the lines the process writes itself.
-    env: { ...process.env, ...options.env, TENSORFN_PROCESS_LABEL: options.label, ...logEnv(log) },
+    env: { ...process.env, ...options.env, TENSORFN_PROCESS_LABEL: options.label, ...logEnv(log), [LANE_ENV]: laneFd === undefined ? "" : String(LANE_BYTES) },
     execArgv,
     serialization: "advanced",
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
+    stdio: laneFd === undefined ? ["ignore", "inherit", "inherit", "ipc"] : ["ignore", "inherit", "inherit", "ipc", laneFd],
+  });
+  const lane: TensorLane | undefined = laneFd === undefined ? undefined : tensorLane(laneFd, "server");
+  // Placed tensors go out only once the process says it holds the lane; until then, and without one, inline.
+  let laneOpen = false;
+  const messageHandlers: ((message: unknown) => void)[] = [];
+  child.on("message", (message) => {
+    if (message === LANE_READY) return void (laneOpen = lane !== undefined);
+    let unpacked: unknown = message;
+    try {
+      if (lane) unpacked = lane.unpack(message);
+    } catch (error) {
+      // Only a process gone wrong sends one: it goes, as for any crash, and the server stays.
+      return kill(`sent ${(error as Error).message}: killed`);
+    }
+    for (const handler of messageHandlers) handler(unpacked);
   });
   let reason: string | undefined;
   let exited = false;
@@ -41,6 +60,7 @@ export function startFunctionProcess(
     if (exited) return;
     exited = true;
     clearInterval(watch);
+    if (laneFd !== undefined) closeSync(laneFd);
     for (const handler of exitHandlers) handler(reason ?? why);
   };
   child.on("exit", (code, signal) => finish(signal ? `was killed by ${signal}` : `exited with code ${code}`));
@@ -68,9 +88,9 @@ export function startFunctionProcess(
   return {
     pid: child.pid,
     postMessage: (message) => {
-      if (!exited && child.connected) child.send(message as never);
+      if (!exited && child.connected) child.send((laneOpen ? lane!.pack(message) : message) as never);
     },
-    onMessage: (handler) => void child.on("message", handler),
+    onMessage: (handler) => void messageHandlers.push(handler),
     onExit: (handler) => void exitHandlers.push(handler),
     kill,
     terminate: async () => {

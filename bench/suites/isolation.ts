@@ -4,12 +4,14 @@
  * (binary tensors) and `word_count` (a handler, JSON through POST /v1/functions) twice each: as
  * they are, and as copies with `isolation: process`. c=1 and c=32, the two forms interleaved over
  * three rounds of 0.5 s warm-up and a 2 s window, each row its median round. Then the restart: the
- * time from a crash of the isolated handler (an exit) to its next answer. Writes
- * bench/results/isolation.md.
+ * time from a crash of the isolated handler (an exit) to its next answer. Then the tensor lane: the
+ * isolated `resnet` and `negate` (4 MB in, 4 MB out) against a second server started with
+ * TENSORFN_TENSOR_LANE=off, whose tensors all cross the IPC channel. Writes bench/results/isolation.md.
  *
  *   npm run bench:isolation [-- --quick]
  */
 import { appendFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { DataType, encodeModel, graph, node, valueInfo } from "../../models/onnx-graph.ts";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -34,13 +36,26 @@ for (const name of ["simple", "resnet", "word_count"]) {
   cpSync(join(ROOT, "functions", name), join(repo, `${name}_process`), { recursive: true });
   appendFileSync(join(repo, `${name}_process`, "function.yaml"), "\nisolation: process\n");
 }
+// Large tensors both ways: OUTPUT0 = -INPUT0, any length (the bench sends 1 M floats, 4 MB).
+const NEGATE_ELEMENTS = 1_000_000;
+const negate = encodeModel(graph({ name: "negate", nodes: [node("Neg", ["INPUT0"], ["OUTPUT0"])], inputs: [valueInfo("INPUT0", DataType.FLOAT, ["n"])], outputs: [valueInfo("OUTPUT0", DataType.FLOAT, ["n"])] }));
+for (const [name, isolation] of [["negate", ""], ["negate_process", "isolation: process\n"]]) {
+  mkdirSync(join(repo, name!, "1"), { recursive: true });
+  writeFileSync(join(repo, name!, "1", "model.onnx"), negate);
+  writeFileSync(join(repo, name!, "function.yaml"), `max_batch_size: 0\ninput: [{ name: INPUT0, data_type: TYPE_FP32, dims: [-1] }]\noutput: [{ name: OUTPUT0, data_type: TYPE_FP32, dims: [-1] }]\n${isolation}`);
+}
 // A handler that exits on request, for the restart's time.
 mkdirSync(join(repo, "crashy", "1"), { recursive: true });
 writeFileSync(join(repo, "crashy", "function.yaml"), "backend: handler\nhandler: handler.ts\nisolation: process\n");
 writeFileSync(join(repo, "crashy", "handler.ts"), 'export function execute(requests: { text(): string }[]) { return requests.map((r) => (r.text() === "exit" ? process.exit(1) : { ok: true })); }\n');
 
-const server = await spawnServer("node", [join(ROOT, "adapters/node/bin.mjs"), "serve", "--repo", repo, "--port", "0", "--model-control-mode", "none"], { timeoutMs: 120_000 });
+const serve = (env: Record<string, string> = {}) =>
+  spawnServer("node", [join(ROOT, "adapters/node/bin.mjs"), "serve", "--repo", repo, "--port", "0", "--model-control-mode", "none"], { timeoutMs: 120_000, env });
+const server = await serve();
+// The same functions, each isolated one's tensors over its IPC channel only.
+const withoutLane = await serve({ TENSORFN_TENSOR_LANE: "off" });
 const rows: { subject: string; form: "shared" | "process"; concurrency: number; rounds: Measured[] }[] = [];
+const laneRows: { subject: string; concurrency: number; lane: Measured[]; ipc: Measured[] }[] = [];
 const restarts: number[] = [];
 try {
   const json = (body: unknown): EncodedRequest => ({ body: new TextEncoder().encode(JSON.stringify(body)), headers: { "content-type": "application/json" }, inputs: [] });
@@ -49,11 +64,13 @@ try {
     ["`simple` (16 INT32 + 16 INT32, binary)", "simple"],
     ["`resnet` (1×3×224×224 FP32, binary)", "resnet"],
     ["`word_count` handler, POST /v1/functions", "word_count", json({ text: "the quick brown fox jumps over the lazy dog" })],
+    ["`negate` (1 M FP32 in and out, binary)", "negate"],
   ];
+  const shapes = (name: string) => (name.startsWith("negate") ? { INPUT0: [NEGATE_ELEMENTS] } : undefined);
   for (const concurrency of LEVELS) {
     for (const [label, name, body] of subjects) {
       const models = { shared: name, process: `${name}_process` };
-      const requests = body ? { shared: body, process: body } : { shared: await benchRequest(server.url, name, { encoding: "binary" }), process: await benchRequest(server.url, models.process, { encoding: "binary" }) };
+      const requests = body ? { shared: body, process: body } : { shared: await benchRequest(server.url, name, { encoding: "binary", shapes: shapes(name) }), process: await benchRequest(server.url, models.process, { encoding: "binary", shapes: shapes(name) }) };
       const measured: Record<"shared" | "process", Measured[]> = { shared: [], process: [] };
       for (let round = 1; round <= ROUNDS; round++) {
         for (const form of ["shared", "process"] as const) {
@@ -70,6 +87,23 @@ try {
       rows.push({ subject: label, form: "shared", concurrency, rounds: measured.shared }, { subject: label, form: "process", concurrency, rounds: measured.process });
     }
   }
+  // The tensor lane: the isolated copies, on the server with it and on the one without.
+  for (const concurrency of LEVELS) {
+    for (const [label, name] of subjects.filter(([, n]) => n === "resnet" || n === "negate")) {
+      const model = `${name}_process`;
+      const request = await benchRequest(server.url, model, { encoding: "binary", shapes: shapes(name) });
+      const measured = { lane: [] as Measured[], ipc: [] as Measured[] };
+      for (let round = 1; round <= ROUNDS; round++) {
+        for (const [form, target] of [["lane", server], ["ipc", withoutLane]] as const) {
+          const m = await measureStep({ target: model, url: target.url, model, pid: target.pid, stats: true, concurrency, warmupMs: 500 * scale, durationMs: 2000 * scale, encoding: "binary" }, request);
+          if (m.errors > 0) throw new Error(`${model} (${form}): ${m.errors} errors (${m.firstError})`);
+          measured[form].push(m);
+          log(`tensor lane c=${concurrency} round ${round}: ${model} ${form}: ${m.inferPerS.toFixed(0)} req/s, p50 ${m.latencyMs?.p50.toFixed(3)} ms`);
+        }
+      }
+      laneRows.push({ subject: label, concurrency, ...measured });
+    }
+  }
   // The restart: an exit, then requests until one is answered (each waits for the new process).
   for (let i = 0; i < 5 * (values.quick ? 0.4 : 1); i++) {
     await fetch(`${server.url}/v1/functions/crashy`, { method: "POST", body: "ok" });
@@ -82,6 +116,7 @@ try {
   }
 } finally {
   await server.stop();
+  await withoutLane.stop();
   rmSync(repo, { recursive: true, force: true });
 }
 
@@ -111,7 +146,21 @@ for (let i = 0; i < rows.length; i += 2) {
 }
 lines.push(
   "",
-  `- Process ÷ shared throughput: ${summary.join("; ")}. The added p50 at c=1 is the round trip to the function's process (the request's tensors over the IPC channel, V8's serializer, and back).`,
+  `- Process ÷ shared throughput: ${summary.join("; ")}. The added p50 at c=1 is the round trip to the function's process: the request's tensors through the tensor lane (or, under 32 KiB, the IPC channel), and back.`,
+  "",
+  "### The tensor lane",
+  "",
+  "The isolated copies above (their typed arrays of 32 KiB or more through a file in /dev/shm, their place over the IPC channel) against the",
+  "same functions on a second server started with `TENSORFN_TENSOR_LANE=off` (every byte over the IPC channel, V8's serializer), same rounds.",
+  "",
+  "| c | function | lane req/s | IPC req/s | lane ÷ IPC | lane p50 ms | IPC p50 ms | lane p99 ms | IPC p99 ms |",
+  "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+  ...laneRows.map((r) => {
+    const [lane, ipc] = [medianRound(r.lane), medianRound(r.ipc)];
+    const at = (m: Measured, q: "p50" | "p99") => (m.latencyMs?.[q] ?? NaN).toFixed(3);
+    return `| ${r.concurrency} | ${r.subject} | ${lane.inferPerS.toFixed(0)} | ${ipc.inferPerS.toFixed(0)} | ${(lane.inferPerS / ipc.inferPerS).toFixed(2)} | ${at(lane, "p50")} | ${at(ipc, "p50")} | ${at(lane, "p99")} | ${at(ipc, "p99")} |`;
+  }),
+  "",
   `- Restart after a crash (an exit), to the next answer: median ${median(restarts).toFixed(0)} ms (${restarts.map((r) => r.toFixed(0)).join(", ")} ms): a new process, the runtime's function-process modules and the handler imported again, after the backoff that doubles with each crash in a row (100 ms before the first restart here, 1.6 s before the fifth).`,
   "",
 );

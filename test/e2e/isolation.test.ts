@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { appendFileSync, cpSync, mkdirSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Pool } from "undici";
 import { spawnServer, tempRepository } from "../../harness/server-process.ts";
@@ -7,6 +7,7 @@ import type { SpawnedServer } from "../../harness/server-process.ts";
 import { TARGET_RUNTIME } from "../../harness/start-server.ts";
 import { FUNCTIONS } from "../../harness/repositories.ts";
 import { cliCommand } from "../support/keep-alive-load.ts";
+import { DataType, encodeModel, graph, node, valueInfo } from "../../models/onnx-graph.ts";
 
 // `isolation: process` under the runtime TENSORFN_RUNTIME names, through the real CLI: a function
 // built to crash in every way a process can (an exit, a native abort, a handler that never yields,
@@ -16,6 +17,11 @@ import { cliCommand } from "../support/keep-alive-load.ts";
 const CRASHY = `import type { FunctionRequest, HandlerContext } from "tensorfn";
 export function execute(requests: FunctionRequest[], ctx: HandlerContext) {
   ctx.log.info(\`\${requests.length} request(s)\`);
+  if (requests[0]!.json<{ how?: string }>().how === "forge") {
+    // A message forged in the server's tensor-lane protocol: a place a terabyte long.
+    process.send!({ "\\u0000lane": 0, bytes: 2 ** 40, type: "Float32Array" });
+    return new Promise(() => {});
+  }
   return requests.map((r) => {
     const { how } = r.json<{ how?: string }>();
     if (how === "exit") process.exit(3);
@@ -58,6 +64,14 @@ export async function execute(requests: FunctionRequest[], ctx: HandlerContext) 
 `,
   );
   appendFileSync(join(dir, "word_count_isolated", "function.yaml"), "isolation: process\n");
+  // Large tensors both ways: OUTPUT0 = -INPUT0, any length.
+  mkdirSync(join(dir, "negate_isolated", "1"), { recursive: true });
+  const negate = graph({ name: "negate", nodes: [node("Neg", ["INPUT0"], ["OUTPUT0"])], inputs: [valueInfo("INPUT0", DataType.FLOAT, ["n"])], outputs: [valueInfo("OUTPUT0", DataType.FLOAT, ["n"])] });
+  writeFileSync(join(dir, "negate_isolated", "1", "model.onnx"), encodeModel(negate));
+  writeFileSync(
+    join(dir, "negate_isolated", "function.yaml"),
+    "max_batch_size: 0\ninput: [{ name: INPUT0, data_type: TYPE_FP32, dims: [-1] }]\noutput: [{ name: OUTPUT0, data_type: TYPE_FP32, dims: [-1] }]\nisolation: process\n",
+  );
   return dir;
 }
 
@@ -89,6 +103,36 @@ describe(`isolation: process (${TARGET_RUNTIME})`, () => {
     expect(outputs.find((o) => o.name === "OUTPUT0")!.data).toEqual(Array.from({ length: 16 }, (_, i) => 3 * i));
   });
 
+  it("moves large tensors both ways through its /dev/shm lane (Linux), bit for bit, and those larger than the lane over IPC", async () => {
+    // 400 KB and 4 MB through the lane; 12 MB is over its 8 MiB and crosses the IPC channel.
+    for (const n of [100_000, 1_000_000, 3_000_000]) {
+      const data = Float32Array.from({ length: n }, (_, i) => (i % 1000) * 0.25 - 7);
+      const header = JSON.stringify({ inputs: [{ name: "INPUT0", datatype: "FP32", shape: [n], parameters: { binary_data_size: n * 4 } }], outputs: [{ name: "OUTPUT0", parameters: { binary_data: true } }] });
+      const res = await pool.request({
+        path: "/v2/models/negate_isolated/infer",
+        method: "POST",
+        headers: { "content-type": "application/octet-stream", "inference-header-content-length": String(header.length) },
+        body: Buffer.concat([Buffer.from(header), Buffer.from(data.buffer)]),
+      });
+      expect(res.statusCode, `${n} elements`).toBe(200);
+      const body = Buffer.from(await res.body.arrayBuffer());
+      const binary = body.subarray(Number(res.headers["inference-header-content-length"]));
+      expect(binary.length).toBe(n * 4);
+      const expected = data.map((v) => -v);
+      expect(binary.equals(Buffer.from(expected.buffer)), `${n} elements`).toBe(true);
+    }
+    // The model's process holds the lane: an unlinked file in /dev/shm as its fd 4.
+    const children = readFileSync(`/proc/${server.pid}/task/${server.pid}/children`, "utf8").trim().split(/\s+/).map(Number);
+    const lanes = children.map((pid) => {
+      try {
+        return readlinkSync(`/proc/${pid}/fd/4`);
+      } catch {
+        return "";
+      }
+    });
+    expect(lanes.some((link) => /^\/dev\/shm\/tensorfn-lane-.* \(deleted\)$/.test(link)), lanes.join(", ")).toBe(true);
+  });
+
   it("serves an isolated handler whose ctx.metrics reach the server's /metrics", async () => {
     for (const text of ["one two", "three four five"]) {
       const res = await pool.request({ path: "/v1/functions/word_count_isolated", method: "POST", body: JSON.stringify({ text }) });
@@ -108,7 +152,7 @@ describe(`isolation: process (${TARGET_RUNTIME})`, () => {
     expect(body.missing).toMatch(/nope/);
   });
 
-  it("contains an exit, a native abort, a blocked event loop and a blown memory cap: the other function serves throughout, the crashed one again after each, every restart counted", async () => {
+  it("contains an exit, a native abort, a blocked event loop, a blown memory cap and a forged message: the other function serves throughout, the crashed one again after each, every restart counted", async () => {
     // A steady load on `simple`, in the server's own process, the whole time.
     let stop = false;
     const outcomes = { ok: 0, failed: [] as string[] };
@@ -131,6 +175,8 @@ describe(`isolation: process (${TARGET_RUNTIME})`, () => {
       abort: /its process was killed by SIGABRT/,
       loop: /did not answer within handler_timeout_ms \+ 1000 ms \(a handler blocking its event loop\): killed/,
       memory: /exceeded its memory cap \(resident \d+ MiB > isolation\.max_memory 256 MiB\)|killed by SIGABRT|killed by SIGTRAP/,
+      // Linux, where the process has a tensor lane: the server refuses the place and stays.
+      forge: /its process sent a malformed tensor-lane place \(0, 1099511627776 bytes, Float32Array\): killed/,
     };
     let pid = first.body.pid;
     for (const [how, reason] of Object.entries(reasons)) {
@@ -154,8 +200,8 @@ describe(`isolation: process (${TARGET_RUNTIME})`, () => {
     expect(outcomes.failed).toEqual([]);
     expect(outcomes.ok).toBeGreaterThan(50);
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
-    expect(metrics).toMatch(/^tensorfn_lifecycle_events_total\{model="crashy",version="1",event="restart",reason="crashed"\} 4$/m);
-    expect(metrics).toMatch(/^tensorfn_handler_calls_total\{model="crashy",version="1",step="execute",outcome="ok"\} 5$/m);
+    expect(metrics).toMatch(/^tensorfn_lifecycle_events_total\{model="crashy",version="1",event="restart",reason="crashed"\} 5$/m);
+    expect(metrics).toMatch(/^tensorfn_handler_calls_total\{model="crashy",version="1",step="execute",outcome="ok"\} 6$/m);
     expect((await fetch(`${server.url}/v2/models/crashy/ready`)).status).toBe(200);
   }, 60_000);
 
