@@ -28,6 +28,7 @@ export default defineConfig({
     exclude: otherRuntime ? [...configDefaults.exclude, ...NODE_ONLY] : configDefaults.exclude,
     // End-to-end tests start real servers and load real models; none of them sleeps.
     testTimeout: 60_000,
+    setupFiles: ["test/support/client-keep-alive.ts"],
     hookTimeout: 60_000,
   },
 });
