@@ -131,6 +131,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       cache: responseCache && (() => responseCache.figures),
       extra: [() => customMetrics.render(), ...(platform.processMetrics ? [platform.processMetrics] : [])],
       gpus: gpus?.telemetry && (() => gpus.telemetry!.samples),
+      droppedConnections: () => clients.droppedCount,
     },
     { histogramLatencies },
   );

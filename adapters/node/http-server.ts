@@ -1,6 +1,7 @@
 import { createServer } from "node:http";
 import { createServer as createNetServer, Server as NetServer } from "node:net";
 import type { Server } from "node:http";
+import { repeatedLine, systemClock } from "../../runtime/core/mod.ts";
 import type { Logger } from "../../runtime/mod.ts";
 import type { Host, Listener } from "../host.ts";
 import { answerClientErrors } from "./client-error.ts";
@@ -21,7 +22,13 @@ export function serveNodeHttp(log: Logger, { ownListener = false, drainsUnread =
       const listener = requestListener(fetch, lane, { drainsUnread });
       const server: Server = createServer({ connectionsCheckingInterval: CHECK_INTERVAL_MS });
       // Bun's node:http, handed its connections, holds no request timeout itself (measured on Bun 1.4).
-      const limited = limits && limitConnections(server, limits, (message) => log.warn(message), { holdsRequestTimeout: !ownListener });
+      // A drop is a client's doing, and clients can cause many: counted, and logged one line per 10 s with the count.
+      const dropLine = repeatedLine((message) => log.warn(message), systemClock);
+      const dropped = (message: string) => {
+        clients?.dropped();
+        dropLine(message);
+      };
+      const limited = limits && limitConnections(server, limits, dropped, { holdsRequestTimeout: !ownListener });
       server.on("request", limited ? limited.guard(listener) : listener);
       server.on("close", () => limited?.stop());
       if (clients) reportConnections(server, clients);

@@ -53,6 +53,7 @@ export class ClientConnections {
   #turnaroundMs?: number;
   /** Inference connections between an answer and their next request, oldest answer first (insertion order). */
   readonly #between = new Set<ClientConnection>();
+  #dropped = 0;
 
   constructor(options: { clock?: Pick<Clock, "now"> } = {}) {
     this.#clock = options.clock ?? systemClock;
@@ -71,6 +72,16 @@ export class ClientConnections {
     this.#between.delete(connection);
     this.#settled -= connection.settled;
     if (connection.infers) this.#inferring--;
+  }
+
+  /** The adapter dropped a connection whose client stopped taking its answers (`--write-timeout`). */
+  dropped(): void {
+    this.#dropped++;
+  }
+
+  /** Connections dropped so far (`tensorfn_connections_dropped_total`). */
+  get droppedCount(): number {
+    return this.#dropped;
   }
 
   /** A request on `connection`, read whole, goes to a function that sends no requests of its own; `answered()` follows. */

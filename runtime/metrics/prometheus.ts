@@ -51,6 +51,8 @@ export interface MetricsSource {
   extra?: readonly (() => string | Promise<string>)[];
   /** The GPUs' last NVML sample (gpu-telemetry.ts), when the server reads them. */
   gpus?: () => readonly GpuSample[];
+  /** Client connections dropped for not taking their answers, where the HTTP server reports them. */
+  droppedConnections?: () => number;
 }
 
 export interface Prometheus {
@@ -182,6 +184,9 @@ export function createPrometheus(source: MetricsSource, options: { histogramLate
     family("tensorfn_cache_capacity_bytes", "gauge", "The response cache's size (--cache-size)", server((f) => f.capacity), true);
     family("tensorfn_cache_evictions_total", "counter", "Answers the response cache dropped to make room", server((f) => f.evictions), true);
   }
+
+  const dropped = source.droppedConnections;
+  if (dropped) family("tensorfn_connections_dropped_total", "counter", "Client connections dropped for not taking their answers for --write-timeout", () => [{ value: dropped() }], true);
 
   // Triton's GPU families (its names, units and help), one series per GPU and MIG device.
   const gpus = source.gpus;
