@@ -110,30 +110,11 @@ export function tensorLane(fd: number, side: "server" | "process", capacity = LA
     return at;
   };
 
-  const pack = (value: unknown, depth: number): unknown => {
-    if (depth > 8 || value === null || typeof value !== "object") return value;
-    if (ArrayBuffer.isView(value)) {
-      if (value.byteLength < LANE_MIN_BYTES || !(value.constructor.name in VIEWS)) return value; // a DataView, a Float16Array: inline
-      const at = place(value);
-      return at === undefined ? value : ({ [MARK]: at, bytes: value.byteLength, type: value.constructor.name } satisfies Placed);
-    }
-    const proto = Object.getPrototypeOf(value);
-    if (Array.isArray(value)) {
-      let copy: unknown[] | undefined;
-      for (let i = 0; i < value.length; i++) {
-        const packed = pack(value[i], depth + 1);
-        if (packed !== value[i]) (copy ??= [...value])[i] = packed;
-      }
-      return copy ?? value;
-    }
-    if (proto !== Object.prototype && proto !== null) return value;
-    let copy: Record<string, unknown> | undefined;
-    for (const key in value) {
-      const item = (value as Record<string, unknown>)[key];
-      const packed = pack(item, depth + 1);
-      if (packed !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = packed;
-    }
-    return copy ?? value;
+  /** A view as it crosses: placed in the ring, or itself (small, not a plain typed array, or no room). */
+  const pack = (view: ArrayBufferView): unknown => {
+    if (view.byteLength < LANE_MIN_BYTES || !(view.constructor.name in VIEWS)) return view; // a DataView, a Float16Array: inline
+    const at = place(view);
+    return at === undefined ? view : ({ [MARK]: at, bytes: view.byteLength, type: view.constructor.name } satisfies Placed);
   };
 
   let readUpTo: number | undefined;
@@ -154,25 +135,13 @@ export function tensorLane(fd: number, side: "server" | "process", capacity = LA
     return placed.type === "Buffer" ? Buffer.from(bytes.buffer) : new View(bytes.buffer, 0, placed.bytes / View.BYTES_PER_ELEMENT);
   };
 
-  const unpack = (value: unknown, depth: number): unknown => {
-    if (depth > 8 || value === null || typeof value !== "object" || ArrayBuffer.isView(value)) return value;
-    if (MARK in value) return take(value as Placed);
-    if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) value[i] = unpack(value[i], depth + 1);
-      return value;
-    }
-    if (Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null) return value;
-    for (const key in value) (value as Record<string, unknown>)[key] = unpack((value as Record<string, unknown>)[key], depth + 1);
-    return value;
-  };
-
   return {
     /** `message` with its large typed arrays written into the lane and replaced by their place. */
-    pack: (message: unknown): unknown => pack(message, 0),
+    pack: (message: unknown): unknown => replaceIn(message, (value) => (ArrayBuffer.isView(value) ? pack(value) : undefined)),
     /** A received message with its placed arrays read back (copies); the space they held is given back. */
     unpack(message: unknown): unknown {
       readUpTo = undefined;
-      const unpacked = unpack(message, 0);
+      const unpacked = replaceIn(message, (value) => (ArrayBuffer.isView(value) ? value : MARK in value ? take(value as Placed) : undefined));
       if (readUpTo !== undefined) writeMark(into, readUpTo);
       return unpacked;
     },
@@ -180,6 +149,27 @@ export function tensorLane(fd: number, side: "server" | "process", capacity = LA
 }
 
 export type TensorLane = ReturnType<typeof tensorLane>;
+
+/**
+ * `value` with what `visit` replaces in it, through plain objects and arrays up to 8 levels deep
+ * (a message's tensors sit at the fourth), copying only the containers on the way to a change: the
+ * caller's message is left as it was. `visit` answers an object's replacement (itself to leave it),
+ * or undefined to look inside it.
+ */
+function replaceIn(value: unknown, visit: (value: object) => unknown, depth = 0): unknown {
+  if (depth > 8 || value === null || typeof value !== "object") return value;
+  const replaced = visit(value);
+  if (replaced !== undefined) return replaced;
+  const proto = Object.getPrototypeOf(value);
+  if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) return value;
+  let copy: Record<string, unknown> | undefined;
+  for (const key in value) {
+    const item = (value as Record<string, unknown>)[key];
+    const next = replaceIn(item, visit, depth + 1);
+    if (next !== item) (copy ??= Array.isArray(value) ? ([...value] as unknown as Record<string, unknown>) : { ...(value as Record<string, unknown>) })[key] = next;
+  }
+  return copy ?? value;
+}
 
 /** The process's side: its lane, if the server handed it one (LANE_ENV, LANE_FD) and it can be read. */
 export function processLane(env: Record<string, string | undefined>): TensorLane | undefined {

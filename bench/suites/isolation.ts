@@ -11,7 +11,7 @@
  *   npm run bench:isolation [-- --quick]
  */
 import { appendFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { DataType, encodeModel, graph, node, valueInfo } from "../../models/onnx-graph.ts";
+import { NEGATE_CONFIG, buildNegate } from "../../models/negate.ts";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -38,11 +38,11 @@ for (const name of ["simple", "resnet", "word_count"]) {
 }
 // Large tensors both ways: OUTPUT0 = -INPUT0, any length (the bench sends 1 M floats, 4 MB).
 const NEGATE_ELEMENTS = 1_000_000;
-const negate = encodeModel(graph({ name: "negate", nodes: [node("Neg", ["INPUT0"], ["OUTPUT0"])], inputs: [valueInfo("INPUT0", DataType.FLOAT, ["n"])], outputs: [valueInfo("OUTPUT0", DataType.FLOAT, ["n"])] }));
+const negate = buildNegate();
 for (const [name, isolation] of [["negate", ""], ["negate_process", "isolation: process\n"]]) {
   mkdirSync(join(repo, name!, "1"), { recursive: true });
   writeFileSync(join(repo, name!, "1", "model.onnx"), negate);
-  writeFileSync(join(repo, name!, "function.yaml"), `max_batch_size: 0\ninput: [{ name: INPUT0, data_type: TYPE_FP32, dims: [-1] }]\noutput: [{ name: OUTPUT0, data_type: TYPE_FP32, dims: [-1] }]\n${isolation}`);
+  writeFileSync(join(repo, name!, "function.yaml"), `${NEGATE_CONFIG}${isolation}`);
 }
 // A handler that exits on request, for the restart's time.
 mkdirSync(join(repo, "crashy", "1"), { recursive: true });

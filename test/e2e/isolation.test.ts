@@ -7,7 +7,7 @@ import type { SpawnedServer } from "../../harness/server-process.ts";
 import { TARGET_RUNTIME } from "../../harness/start-server.ts";
 import { FUNCTIONS } from "../../harness/repositories.ts";
 import { cliCommand } from "../support/keep-alive-load.ts";
-import { DataType, encodeModel, graph, node, valueInfo } from "../../models/onnx-graph.ts";
+import { NEGATE_CONFIG, buildNegate } from "../../models/negate.ts";
 
 // `isolation: process` under the runtime TENSORFN_RUNTIME names, through the real CLI: a function
 // built to crash in every way a process can (an exit, a native abort, a handler that never yields,
@@ -66,12 +66,8 @@ export async function execute(requests: FunctionRequest[], ctx: HandlerContext) 
   appendFileSync(join(dir, "word_count_isolated", "function.yaml"), "isolation: process\n");
   // Large tensors both ways: OUTPUT0 = -INPUT0, any length.
   mkdirSync(join(dir, "negate_isolated", "1"), { recursive: true });
-  const negate = graph({ name: "negate", nodes: [node("Neg", ["INPUT0"], ["OUTPUT0"])], inputs: [valueInfo("INPUT0", DataType.FLOAT, ["n"])], outputs: [valueInfo("OUTPUT0", DataType.FLOAT, ["n"])] });
-  writeFileSync(join(dir, "negate_isolated", "1", "model.onnx"), encodeModel(negate));
-  writeFileSync(
-    join(dir, "negate_isolated", "function.yaml"),
-    "max_batch_size: 0\ninput: [{ name: INPUT0, data_type: TYPE_FP32, dims: [-1] }]\noutput: [{ name: OUTPUT0, data_type: TYPE_FP32, dims: [-1] }]\nisolation: process\n",
-  );
+  writeFileSync(join(dir, "negate_isolated", "1", "model.onnx"), buildNegate());
+  writeFileSync(join(dir, "negate_isolated", "function.yaml"), `${NEGATE_CONFIG}isolation: process\n`);
   return dir;
 }
 
