@@ -100,8 +100,9 @@ describe("a request's memory is bounded by the model and --max-elements, not by 
     // once, each refused request in turn: a few hundred MiB, where it used to be 2–4 GB.
     expect(after.peak - before.peak).toBeLessThan(600);
     // What stays resident after: Bun's allocator hands freed memory back lazily — the same code
-    // left 155–348 MiB above the start in seven runs under Bun, 80–180 under Node.
-    expect(after.rss - before.rss).toBeLessThan(TARGET_RUNTIME === "bun" ? 450 : 300);
+    // left 155–348 MiB above the start in seven runs under Bun, 80–180 under Node. Deno's heap too:
+    // 124–144 MiB in four runs here, 302 once in CI (570 MiB after a 627 MiB climb; peak bound held).
+    expect(after.rss - before.rss).toBeLessThan(TARGET_RUNTIME === "node" ? 300 : 450);
     console.log(`server RSS ${before.rss.toFixed(0)} → ${after.rss.toFixed(0)} MiB, peak ${before.peak.toFixed(0)} → ${after.peak.toFixed(0)} MiB`);
   }, 60_000);
 });
