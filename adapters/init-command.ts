@@ -73,9 +73,10 @@ function modelHandler(name: string, config: FunctionConfig): string {
     const datatype = fromConfigType(t.data_type) ?? "FP32";
     const shape = [...(batched ? [1] : []), ...(t.reshape?.shape ?? t.dims)];
     const data = datatype === "BYTES" ? `values.map((v) => new TextEncoder().encode(String(v)))` : `${storageFor(datatype)?.name ?? "Float32Array"}.from(values${/INT64/.test(datatype) ? ".map((v) => BigInt(v))" : ""} as never)`;
-    return `    ${JSON.stringify(t.name)}: tensor(ctx, body, ${JSON.stringify(t.name)}, "${datatype}", [${shape.join(", ")}], (values) => ${data}),`;
+    return `    ${literal(t.name)}: tensor(ctx, body, ${literal(t.name)}, "${datatype}", [${shape.join(", ")}], (values) => ${data}),`;
   });
-  return `// ${name}: POST /v1/functions/${name} with {${config.input.map((t) => `"${t.name}": [...]`).join(", ")}} (flat arrays of
+  const bodyShape = `{${config.input.map((t) => `${literal(t.name)}: [...]`).join(", ")}}`;
+  return `// ${name}: POST /v1/functions/${name} with ${bodyShape} (flat arrays of
 // values) → preprocess → the model (batched with other calls) → postprocess → JSON.
 // docs/guides/handlers.md, "Around a model".
 import type { FunctionRequest, HandlerContext, Tensor } from "tensorfn";
@@ -85,7 +86,7 @@ type Body = Record<string, unknown[]>;
 /** The request's body → the model's inputs, one request's worth${batched ? " (a batch of 1)" : ""}. */
 export function preprocess(request: FunctionRequest, ctx: HandlerContext): Record<string, Tensor> {
   const body = request.json<Body | null>();
-  if (body === null || typeof body !== "object") throw ctx.error(${JSON.stringify(`send {${config.input.map((t) => `"${t.name}": [...]`).join(", ")}}`)});
+  if (body === null || typeof body !== "object") throw ctx.error(${literal(`send ${bodyShape}`)});
   return {
 ${inputs.join("\n")}
   };
@@ -106,6 +107,16 @@ function tensor(ctx: HandlerContext, body: Body, name: string, datatype: Tensor[
   return { datatype, shape: shape.map((d) => (d < 0 ? Math.max(1, Math.floor(values.length / fixed)) : d)), data: data(values) };
 }
 `;
+}
+
+/**
+ * A model's names (its tensors' names: any string a model file carries) as a TypeScript string
+ * literal, the only form in which the generator writes one, in code and in comments alike: JSON's
+ * escapes, plus the two line terminators JSON leaves raw (U+2028/9 end a // comment) and the
+ * star-slash that would end a block comment, so nothing in a name can become code.
+ */
+export function literal(value: string): string {
+  return JSON.stringify(value).replace(/[\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`).replaceAll("*/", "*\\/");
 }
 
 const HANDLER_FUNCTION = `// NAME: POST /v1/functions/NAME with {"name": "..."} → {"greeting": "hello, ..."}.

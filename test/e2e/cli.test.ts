@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { spawnServer, tempRepository } from "../../harness/server-process.ts";
+import { DataType, encodeModel, graph, node, valueInfo } from "../../models/onnx-graph.ts";
 
 const BIN = "adapters/node/bin.mjs";
 
@@ -303,5 +304,42 @@ describe("tensorfn init", () => {
       expect(run.stderr).toMatch(message);
     }
     expect(readdirSync(repo)).toEqual(["simple"]);
+  });
+
+  it("--handler writes a model's tensor names only as string literals: names holding newlines, */, quotes, backticks, ${ and U+2028 stay data, and the handler serves", async () => {
+    // Each name, were it pasted into the source as it is, would run a line that prints INJECTED.
+    const hostile = [
+      "a\nprocess.stdout.write('INJECTED 1\\n'); //",
+      "b */ process.stdout.write('INJECTED 2\\n'); /*",
+      `c" + process.stdout.write('INJECTED 3\\n') + "`,
+      "d` + process.stdout.write('INJECTED 4\\n') + `",
+      "${process.stdout.write('INJECTED 5\\n')}",
+      "f\u2028process.stdout.write('INJECTED 6\\n'); //",
+      "g\\\nprocess.stdout.write('INJECTED 7\\n'); //",
+    ];
+    const dir = mkdtempSync(join(tmpdir(), "tensorfn-init-"));
+    const model = join(dir, "names.onnx");
+    writeFileSync(model, encodeModel(graph({
+      name: "names",
+      nodes: hostile.map((name, i) => node("Identity", [name], [`out${i}`])),
+      inputs: hostile.map((name) => valueInfo(name, DataType.FLOAT, ["batch", 2])),
+      outputs: hostile.map((_, i) => valueInfo(`out${i}`, DataType.FLOAT, ["batch", 2])),
+    })));
+    const repo = tempRepository();
+    const run = init(join(repo, "names"), "--model", model, "--handler");
+    expect(run.status, run.stderr).toBe(0);
+    const source = readFileSync(join(repo, "names", "handler.ts"), "utf8");
+    expect(source).not.toMatch(/[\u2028\u2029]/); // a line terminator, even inside a // comment
+
+    const server = await spawnServer("node", [BIN, "serve", "--repo", repo, "--port", "0"]);
+    try {
+      const body = Object.fromEntries(hostile.map((name, i) => [name, [i, i + 0.5]]));
+      const res = await fetch(`${server.url}/v1/functions/names`, { method: "POST", body: JSON.stringify(body) });
+      expect(res.status, server.output()).toBe(200);
+      expect(await res.json()).toEqual(Object.fromEntries(hostile.map((_, i) => [`out${i}`, [i, i + 0.5]])));
+      expect(server.output()).not.toContain("INJECTED");
+    } finally {
+      await server.stop();
+    }
   });
 });
