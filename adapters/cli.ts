@@ -4,7 +4,7 @@ import { createRuntime, DEFAULT_MAX_INPUT_BYTES, modelSignatureReader } from "..
 import { parseByteSize } from "../runtime/lifecycle/mod.ts";
 import { systemClock } from "../runtime/core/mod.ts";
 import type { ControlMode } from "../runtime/lifecycle/mod.ts";
-import { checkRepository, convertPbtxt, defaultLoadLimits, formatIssue, FUNCTION_FILE, LIMIT_FLAGS, TRITON_CONFIG_FILE } from "../runtime/config/mod.ts";
+import { checkRepository, CONFIG_FILE_LIMITS, convertPbtxt, defaultLoadLimits, formatIssue, FUNCTION_FILE, LIMIT_FLAGS, TRITON_CONFIG_FILE } from "../runtime/config/mod.ts";
 import { parseKeyFile } from "../runtime/http/mod.ts";
 import type { Accelerator, LoadLimits } from "../runtime/config/mod.ts";
 import type { Host } from "./host.ts";
@@ -289,6 +289,9 @@ function rateLimiting(host: Host, mode: string, resources: string[]) {
   return { rateLimit: mode as "off" | "execution_count", rateLimitResources };
 }
 
+/** A key file's ceiling: a million keys of 16 bytes; a FIFO or a device named by mistake is refused, not read forever. */
+const KEY_FILE_MAX_BYTES = 16 * 1024 * 1024;
+
 /**
  * `--api-key-file`/`--admin-key-file` (one key per line, read through the platform) and
  * `--cors-origin` (repeatable). Errors name the file and line, never a key.
@@ -297,7 +300,7 @@ async function accessFlags(host: Host, flags: Record<string, string | undefined>
   const keys = async (flag: string) => {
     const file = flags[flag];
     if (file === undefined) return undefined;
-    const text = await host.platform.readTextFile(file).catch((e: Error) => fail(host, `--${flag} '${file}' cannot be read: ${e.message}`));
+    const text = await host.platform.readTextFile(file, { maxBytes: KEY_FILE_MAX_BYTES }).catch((e: Error) => fail(host, `--${flag} '${file}' cannot be read: ${e.message}`));
     try {
       return parseKeyFile(text, file);
     } catch (e) {
@@ -404,7 +407,15 @@ async function convert(host: Host, args: string[]): Promise<void> {
       continue;
     }
     const file = `${dir}/${name}/${TRITON_CONFIG_FILE}`;
-    const converted = convertPbtxt(await platform.readTextFile(file), { file, name });
+    let text: string;
+    try {
+      text = await platform.readTextFile(file, { maxBytes: CONFIG_FILE_LIMITS.bytes });
+    } catch (error) {
+      console.log(`${file}: ${(error as Error).message}`);
+      failed++;
+      continue;
+    }
+    const converted = convertPbtxt(text, { file, name });
     for (const issue of converted.errors) console.log(formatIssue(issue));
     if (!converted.yaml) {
       failed++;

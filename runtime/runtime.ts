@@ -14,6 +14,7 @@ import type { GrpcService } from "./grpc/mod.ts";
 import { ResponseCache } from "./cache/mod.ts";
 import { ResourceLimiter } from "./scheduler/mod.ts";
 import { HandlerEscapes } from "./pipeline/mod.ts";
+import { folderReader, readExternalData, readModelFile } from "./repository/mod.ts";
 import type { EscapeKind } from "./pipeline/mod.ts";
 import type { ResourceOverride } from "./scheduler/mod.ts";
 
@@ -205,13 +206,19 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
 /**
  * Reads a model file's inputs and outputs by opening it with the default backends on this thread
  * and releasing it at once (`tensorfn check` completes ensemble steps' configs with it, as a load
- * would). `close` releases the backends.
+ * would; `tensorfn init --model` writes them out). The model is read as a load reads it: a regular
+ * file, with the external data beside it. `close` releases the backends.
  */
 export async function modelSignatureReader(platform: Platform): Promise<{ read(path: string): Promise<ModelSignature>; close(): Promise<void> }> {
   const backends = await defaultBackends({ ...platform, log: { ...platform.log, info() {}, warn() {} } });
   return {
     read: async (path) => {
-      const session = await backends.onnxruntime!.load(await platform.readFile(path), { accelerator: "cpu", executionThread: "main", intraOpThreads: 1 });
+      const slash = path.lastIndexOf("/");
+      const read = folderReader(platform, slash > 0 ? path.slice(0, slash) : slash === 0 ? "/" : ".");
+      const file = path.slice(slash + 1);
+      const bytes = await readModelFile(read, file, path);
+      const externalData = await readExternalData(read, bytes, file, path);
+      const session = await backends.onnxruntime!.load(bytes, { accelerator: "cpu", executionThread: "main", intraOpThreads: 1, externalData });
       try {
         return session.signature;
       } finally {

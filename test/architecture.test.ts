@@ -65,8 +65,9 @@ const packages: Record<string, string[]> = {
   "@huggingface/tokenizers": ["tensor"],
   "@huggingface/jinja": ["tensor"],
   yaml: ["config"],
-  // Protobuf: Triton's config.pbtxt (text format) and the gRPC protocol's messages.
-  "@bufbuild/protobuf": ["config", "grpc"],
+  // Protobuf: Triton's config.pbtxt (text format), the gRPC protocol's messages, and the walk of an
+  // ONNX model for the external data files it names (repository/onnx-external-data.ts).
+  "@bufbuild/protobuf": ["config", "grpc", "repository"],
   "@bufbuild/protobuf/txtpb": ["config"],
   "@bufbuild/protobuf/codegenv2": ["config", "grpc"],
   // The gRPC server itself is an adapter's (node:http2): the runtime's service is plain methods.

@@ -9,6 +9,9 @@ import { posixSharedMemory } from "../posix-shared-memory.ts";
 import { readGpus } from "../../native/index.ts";
 import { processMetrics } from "../process-metrics.ts";
 import { startFunctionProcess } from "../function-process.ts";
+import { readRegularFile } from "../regular-file.ts";
+
+const utf8 = new TextDecoder();
 
 /** Platform over Deno's own file and env APIs. */
 export function createDenoPlatform(log: LogOptions = {}): Platform {
@@ -21,8 +24,9 @@ export function createDenoPlatform(log: LogOptions = {}): Platform {
     processMetrics: processMetrics(),
     readGpus,
     startProcess: (options) => startFunctionProcess(options, (m) => logger.warn(m), { log }),
-    readFile: (path) => Deno.readFile(path),
-    readTextFile: (path) => Deno.readTextFile(path),
+    readFile: (path, read) => readRegularFile(path, read),
+    readTextFile: async (path, read) => utf8.decode(await readRegularFile(path, read)),
+    readSharedFile: (path, read) => readRegularFile(path, { ...read, shared: true }),
     readDir: async (path) => {
       const entries = [];
       for await (const e of Deno.readDir(path)) entries.push({ name: e.name, isFile: e.isFile, isDirectory: e.isDirectory });

@@ -4,7 +4,7 @@ import { pathToFileURL } from "node:url";
 import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join, sep } from "node:path";
 import { createRequire } from "node:module";
-import { mkdtemp, open, readdir, readFile, realpath, rm, stat } from "node:fs/promises";
+import { mkdtemp, readdir, realpath, rm, stat } from "node:fs/promises";
 import process from "node:process";
 import { Worker } from "node:worker_threads";
 import type { Platform } from "../../runtime/mod.ts";
@@ -17,6 +17,9 @@ import { posixSharedMemory } from "../posix-shared-memory.ts";
 import { fullCollection } from "./full-collection.mjs";
 import { processMetrics } from "../process-metrics.ts";
 import { startFunctionProcess } from "../function-process.ts";
+import { readRegularFile } from "../regular-file.ts";
+
+const utf8 = new TextDecoder();
 
 /** Compiled modules (compiled-sources.mjs): `workers` by their source's URL, `native` for native/index.ts. */
 export interface CompiledModules {
@@ -38,20 +41,9 @@ export function createNodePlatform(name = `node ${process.versions.node}`, optio
     name,
     ...(openSharedMemory && { openSharedMemory }),
     processMetrics: processMetrics(),
-    readFile: async (path) => new Uint8Array(await readFile(path)),
-    readTextFile: (path) => readFile(path, "utf8"),
-    readSharedFile: async (path) => {
-      const file = await open(path, "r");
-      try {
-        const { size } = await file.stat();
-        const bytes = new Uint8Array(new SharedArrayBuffer(size));
-        let at = 0;
-        for (let read = -1; at < size && read !== 0; at += read) read = (await file.read(bytes, at, size - at, at)).bytesRead;
-        return at === size ? bytes : bytes.subarray(0, at);
-      } finally {
-        await file.close();
-      }
-    },
+    readFile: (path, read) => readRegularFile(path, read),
+    readTextFile: async (path, read) => utf8.decode(await readRegularFile(path, read)),
+    readSharedFile: (path, read) => readRegularFile(path, { ...read, shared: true }),
     readDir: async (path) =>
       (await readdir(path, { withFileTypes: true })).map((e) => ({ name: e.name, isFile: e.isFile(), isDirectory: e.isDirectory() })),
     stat: async (path) => {

@@ -37,7 +37,17 @@ export interface OrtSessionSettings {
    * what answers first at a wake while the prepacked session is built (onnxruntime-node-backend.ts).
    */
   prepack?: boolean;
+  /** See `LoadOptions.externalData`: in shared memory, they cross into a worker without a copy. */
+  externalData?: readonly { path: string; data: Uint8Array }[];
 }
+
+/**
+ * The external-data table given with a model that names none. With any table, onnxruntime looks a
+ * location up there and nowhere else ("not found from the table user provided"); with none, it reads
+ * the location from disk relative to the working directory (a model loaded from bytes has no folder):
+ * a model naming "package.json" served the server's own. No location is an empty path with a NUL.
+ */
+const NO_FILES = [{ path: "\u0000", data: new Uint8Array(1) }];
 
 const ORT_FORMAT_MARK = [0x4f, 0x52, 0x54, 0x4d]; // "ORTM", the flatbuffer file identifier at offset 4
 
@@ -131,6 +141,7 @@ export class OrtSession {
       if (settings.weightsInPlace) session.use_ort_model_bytes_for_initializers = "1";
       return new OrtSession(await module.InferenceSession.create(own, options), module, own);
     }
+    options.externalData = settings.externalData?.length ? settings.externalData.map(({ path, data }) => ({ path, data })) : NO_FILES;
     if (settings.saveOptimizedTo !== undefined) {
       // A session made for its form: when ORT cannot write it, the create fails (and no form is kept).
       options.optimizedModelFilePath = settings.saveOptimizedTo;

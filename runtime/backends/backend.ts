@@ -46,6 +46,11 @@ export interface LoadOptions {
    */
   wakeUnpacked?: boolean;
   log?: { info(message: string): void; warn(message: string): void };
+  /**
+   * The external data files the model names, read from beside it, by the name the model gives
+   * (`location`): the backend reads no file itself (repository/read-model-file.ts, readExternalData).
+   */
+  externalData?: readonly { path: string; data: Uint8Array }[];
   /** The model file as a load's errors name it (relative to the repository: `simple/1/model.onnx`). */
   modelFile?: string;
 }

@@ -80,7 +80,7 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
         // Only a CPU session writes its optimised form: that form is made for the CPU provider, and a
         // provider that failed once is skipped for the process's life, so loads from it land on the CPU too.
         const saveOptimizedTo = provider === "cpu" ? options.saveOptimizedTo : undefined;
-        const attempt = open({ provider, deviceId, providerOptions, intraOpThreads, interOpThreads, graphLevel, allowSpinning, saveOptimizedTo, weightsInPlace });
+        const attempt = open({ provider, deviceId, providerOptions, intraOpThreads, interOpThreads, graphLevel, allowSpinning, saveOptimizedTo, weightsInPlace, externalData: options.externalData });
         if (!probe && provider !== "cpu") probes.set(provider, attempt.catch(() => undefined));
         try {
           const engine = await attempt;

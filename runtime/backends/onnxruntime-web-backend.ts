@@ -23,16 +23,16 @@ export function createOnnxRuntimeWebBackend(options: { startWorker?: (module: UR
   const pool = options.startWorker && new WorkerPool(options.startWorker, { maxIdle: 1, module: new URL("./onnxruntime-worker.ts", import.meta.url), prestart: false });
 
   /** Opens a session on `provider`, in a pooled worker when there are workers. */
-  async function open(model: Uint8Array, provider: string, graphLevel?: number): Promise<Omit<Session, "provider" | "fallbackReason">> {
+  async function open(model: Uint8Array, provider: string, { graphLevel, externalData }: Pick<LoadOptions, "graphLevel" | "externalData">): Promise<Omit<Session, "provider" | "fallbackReason">> {
     // WebGPU stays in this thread: onnxruntime-web's WebGPU build cannot load inside a Deno worker
     // (it builds URLs on `location.origin`, which is "null" there for file: modules).
     if (!pool || provider === "webgpu") {
-      const session = await OrtSession.create(await loadOrtWeb(provider), model, { provider, graphLevel });
+      const session = await OrtSession.create(await loadOrtWeb(provider), model, { provider, graphLevel, externalData });
       return { signature: session.signature, run: (feeds, options) => session.run(feeds, options?.outputs), release: () => session.release() };
     }
     const worker = pool.take();
     try {
-      const signature = await worker.load(model, { provider, graphLevel }, "web");
+      const signature = await worker.load(model, { provider, graphLevel, externalData }, "web");
       return {
         signature,
         get alive() {
@@ -76,12 +76,12 @@ export function createOnnxRuntimeWebBackend(options: { startWorker?: (module: UR
       }
       let session: Omit<Session, "provider" | "fallbackReason">;
       try {
-        session = await open(model, provider, options.graphLevel);
+        session = await open(model, provider, options);
       } catch (error) {
         if (provider === "wasm") throw new RuntimeError("INVALID_ARG", `failed to load model${options.modelFile ? ` ${options.modelFile}` : ""}: ${errorMessage(error)}`, { cause: error });
         reasons.push(`webgpu failed (${errorMessage(error)})`);
         provider = "wasm";
-        session = await open(model, provider, options.graphLevel);
+        session = await open(model, provider, options);
       }
       const fallbackReason = reasons.length ? reasons.join("; ") : undefined;
       if (fallbackReason) options.log?.warn(`accelerator '${options.accelerator}' fell back to ${provider}: ${fallbackReason}`);

@@ -1,6 +1,7 @@
 import { invalidArg, RuntimeError } from "../core/mod.ts";
-import { CONFIG_FILE_LIMITS, functionNameProblem, MAX_VERSION, parseTritonJsonConfig, parseVersion } from "../config/mod.ts";
+import { CONFIG_FILE_LIMITS, functionNameProblem, MAX_VERSION, modelPathProblem, parseTritonJsonConfig, parseVersion } from "../config/mod.ts";
 import type { DeclaredConfig, LoadLimits } from "../config/mod.ts";
+import type { UploadedFiles } from "../lifecycle/mod.ts";
 
 // Triton's model-repository extension, as every protocol reads a call to it.
 
@@ -13,11 +14,12 @@ export function repositoryName(name: string): string {
 
 /**
  * `parameters.config` (the model configuration as a JSON string, Triton's field names) and
- * `file:<version>/<file>` entries (the file's content: base64 text in JSON, bytes over gRPC) →
- * overrides for ModelManager.load().
+ * `file:<version>/<path>` entries (the file's content: base64 text in JSON, bytes over gRPC) →
+ * overrides for ModelManager.load(). Each version given files must be given its model file
+ * (`default_model_filename`); the others are what the model reads beside it (its external data).
  */
-export function loadOverrides(name: string, parameters: Record<string, unknown>, limits: LoadLimits): { config?: DeclaredConfig; files?: Map<number, Uint8Array> } {
-  const result: { config?: DeclaredConfig; files?: Map<number, Uint8Array> } = {};
+export function loadOverrides(name: string, parameters: Record<string, unknown>, limits: LoadLimits): { config?: DeclaredConfig; files?: UploadedFiles } {
+  const result: { config?: DeclaredConfig; files?: Map<number, Map<string, Uint8Array>> } = {};
   if (parameters.config !== undefined) {
     if (typeof parameters.config !== "string") throw invalidArg("parameters.config must be a string holding the model configuration as JSON");
     if (parameters.config.length > CONFIG_FILE_LIMITS.chars) {
@@ -41,12 +43,17 @@ export function loadOverrides(name: string, parameters: Record<string, unknown>,
     if (!match) throw invalidArg(`parameter ${JSON.stringify(key)} must look like 'file:<version>/<file name>'`);
     if (parseVersion(match[1]!) === "too-large") throw invalidArg(`parameter ${JSON.stringify(key)}: version ${match[1]} is over ${MAX_VERSION}`);
     if (!result.config) throw invalidArg(`failed to load '${name}': '${key}' needs parameters.config as well (Triton's rule)`);
-    if (match[2] !== result.config.default_model_filename) {
-      throw invalidArg(`failed to load '${name}': '${key}' names '${match[2]}', but only the model file '${result.config.default_model_filename}' can be supplied`);
-    }
+    const problem = modelPathProblem(match[2]!);
+    if (problem) throw invalidArg(`failed to load '${name}': parameter '${key}': the path ${problem}`);
     if (typeof value !== "string" && !(value instanceof Uint8Array)) throw invalidArg(`parameter '${key}' must be base64 text (or bytes over gRPC)`);
     result.files ??= new Map();
-    result.files.set(Number(match[1]), typeof value === "string" ? decodeBase64(value, key) : value);
+    const version = Number(match[1]);
+    if (!result.files.has(version)) result.files.set(version, new Map());
+    result.files.get(version)!.set(match[2]!, typeof value === "string" ? decodeBase64(value, key) : value);
+  }
+  for (const [version, files] of result.files ?? []) {
+    const model = result.config!.default_model_filename;
+    if (!files.has(model)) throw invalidArg(`failed to load '${name}': version ${version} is given ${[...files.keys()].map((f) => `'file:${version}/${f}'`).join(", ")} but not its model file 'file:${version}/${model}'`);
   }
   return result;
 }

@@ -1,3 +1,4 @@
+import { FileRefused } from "../core/mod.ts";
 import type { ModelSignature, Platform } from "../core/mod.ts";
 import type { ConfigIssue } from "./config-issue.ts";
 import { completeConfig } from "./complete-config.ts";
@@ -7,7 +8,7 @@ import type { FunctionConfig } from "./function-config.ts";
 import { FUNCTION_NAME_RULE, functionNameProblem, MAX_VERSION, parseVersion, quoteName } from "./function-name.ts";
 import type { LoadLimits } from "./load-limits.ts";
 import { resolveInside } from "./model-path.ts";
-import { parseFunctionConfig } from "./parse-function-config.ts";
+import { CONFIG_FILE_LIMITS, parseFunctionConfig } from "./parse-function-config.ts";
 import { configFileOf, FUNCTION_FILE, lineInConfigFile, parseConfigFile } from "./config-file.ts";
 
 /** What checking a repository reads: a subset of `Platform`, so the real one can be passed. */
@@ -124,7 +125,12 @@ async function checkFunction(reader: RepositoryReader, folder: string, name: str
   const configName = configFileOf(entries.filter((e) => e.isFile).map((e) => e.name));
   if (configName) {
     const file = `${folder}/${configName}`;
-    const text = await reader.readTextFile(file);
+    let text: string;
+    try {
+      text = await reader.readTextFile(file, { maxBytes: CONFIG_FILE_LIMITS.bytes });
+    } catch (error) {
+      return [...issues, { file, line: 0, field: "", problem: error instanceof FileRefused ? error.message : "cannot be read" }];
+    }
     const checked = parseConfigFile(text, { file, name, limits });
     issues.push(...checked.errors);
     if (checked.config && checked.errors.length === 0) clean = { folder, file, text, declared: checked.config };

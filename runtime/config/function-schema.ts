@@ -37,6 +37,9 @@ export const BACKENDS = ["onnxruntime", "identity", "handler"] as const;
 /** Default `handler_timeout_ms`: a handler call that takes longer is cut off with 504. */
 export const DEFAULT_HANDLER_TIMEOUT_MS = 30_000;
 
+/** The largest file a handler reads from its folder (`ctx.readFile`): a model's worth (2 GiB). */
+export const MAX_HANDLER_FILE_BYTES = 2 ** 31;
+
 /** The schema's output: function.yaml's fields with defaults applied, before `toDeclared()`. */
 export interface RawConfig {
   name?: string;

@@ -38,6 +38,21 @@ export interface WorkerHandle {
   terminate(): Promise<void>;
 }
 
+/** What a read of a file may take (`Platform.readFile`). */
+export interface ReadOptions {
+  /** Refuse (`FileRefused`) a file larger than this, before reading any of it. */
+  maxBytes?: number;
+}
+
+/**
+ * Why `Platform.readFile` would not read a path that exists: it is not a regular file (a FIFO, a
+ * socket, a device, a folder) or it is larger than the caller allows. The message is the reason
+ * alone ("is a FIFO, not a regular file"), never the path: callers put the name they show before it.
+ */
+export class FileRefused extends Error {
+  override readonly name = "FileRefused";
+}
+
 /**
  * Everything runtime-specific that `runtime/` needs. Adapters (Node, Bun, Deno) implement it;
  * the core never touches `process`, `Bun`, `Deno` or `node:*` itself. Paths are plain strings
@@ -46,13 +61,20 @@ export interface WorkerHandle {
 export interface Platform {
   /** Runtime name and version, for the server metadata and logs ("node 20.19.0"). */
   readonly name: string;
-  readFile(path: string): Promise<Uint8Array>;
-  readTextFile(path: string): Promise<string>;
   /**
-   * A file's bytes read straight into shared memory (one copy, made off the event loop), for bytes a
-   * version keeps and hands to worker threads. Optional: without it, `readFile` and a copy.
+   * A regular file's bytes. The file is opened without blocking and checked on the open descriptor
+   * before any byte is read: anything else (a FIFO would hold one of the runtime's few I/O threads
+   * until a writer came, a device would never end) and a file over `maxBytes` reject with
+   * `FileRefused`. A missing or unreadable file rejects with the runtime's own error.
    */
-  readSharedFile?(path: string): Promise<Uint8Array>;
+  readFile(path: string, options?: ReadOptions): Promise<Uint8Array>;
+  /** `readFile`, decoded as UTF-8. */
+  readTextFile(path: string, options?: ReadOptions): Promise<string>;
+  /**
+   * `readFile` straight into shared memory (one copy, made off the event loop), for bytes a version
+   * keeps and hands to worker threads. Optional: without it, `readFile` and a copy.
+   */
+  readSharedFile?(path: string, options?: ReadOptions): Promise<Uint8Array>;
   /** Entries of a directory; rejects when it does not exist. */
   readDir(path: string): Promise<DirEntry[]>;
   /** Size and kind of a path, or undefined when it does not exist. */

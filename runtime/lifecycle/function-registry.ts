@@ -1,9 +1,9 @@
 // Over 400 lines: registering, the control modes, polling and the repository API all change one map of
 // records under the same invariants (a reload swaps only when ready; a removed version drains); loading
 // itself is version-loaders.ts, the ensemble graph ensemble-graph.ts.
-import { invalidArg, RuntimeError } from "../core/mod.ts";
+import { FileRefused, invalidArg, RuntimeError } from "../core/mod.ts";
 import type { Clock, Platform } from "../core/mod.ts";
-import { defaultLoadLimits, fieldPath, formatIssue, FUNCTION_FILE, functionNameProblem, limitProblems, MAX_VERSION, parseConfigFile } from "../config/mod.ts";
+import { CONFIG_FILE_LIMITS, defaultLoadLimits, fieldPath, formatIssue, FUNCTION_FILE, functionNameProblem, limitProblems, MAX_VERSION, parseConfigFile } from "../config/mod.ts";
 import type { Accelerator, DeclaredConfig, FunctionConfig, LoadLimits } from "../config/mod.ts";
 import { ensembleWiringProblems } from "../config/mod.ts";
 import type { Backend } from "../backends/backend.ts";
@@ -21,7 +21,8 @@ import type { Budgets } from "./memory-budget.ts";
 import { PoolManager } from "./pool-manager.ts";
 import { KeyedRateLimiter } from "./rate-limiter.ts";
 import { pathRedaction } from "./path-redaction.ts";
-import { checkUploadQuota } from "./upload-quota.ts";
+import { checkUploadQuota, uploadedBytes } from "./upload-quota.ts";
+import type { UploadedFiles } from "./upload-quota.ts";
 
 /**
  * Triton's model control modes plus ours: `lazy` registers every function at start and loads
@@ -83,8 +84,8 @@ export interface FunctionRecord {
   versions: Map<number, ManagedVersion>;
   /** False until loaded in explicit mode, and after an unload: no on-demand loads then. */
   wanted: boolean;
-  /** Model files given through the load API, by version; replace the repository's. */
-  files?: Map<number, Uint8Array>;
+  /** Files given through the load API (the model, its external data), by version; replace the repository's. */
+  files?: UploadedFiles;
   /** Present when function.yaml sets `rate_limit`; kept across reloads that leave it unchanged. */
   limiter?: KeyedRateLimiter;
   /** Which registration this is (one server-wide count): the response cache's scope, so a reload never meets old answers. */
@@ -103,8 +104,8 @@ export interface FunctionRecord {
 export interface LoadOverride {
   /** Replaces function.yaml (Triton's JSON form, already parsed). */
   config?: DeclaredConfig;
-  /** Replace the model files, by version (uploaded through the repository API). */
-  files?: Map<number, Uint8Array>;
+  /** Replace the version folders' files, by version (uploaded through the repository API). */
+  files?: UploadedFiles;
   /** A folder outside the repository to register the function from (a model ModelMesh pulled). */
   entry?: FunctionEntry;
 }
@@ -217,7 +218,7 @@ export class FunctionRegistry {
     if (override.files) {
       const bad = [...override.files.keys()].find((v) => !Number.isInteger(v) || v < 1 || v > MAX_VERSION);
       if (bad !== undefined) throw invalidArg(`failed to load '${name}': version ${bad} is not an integer in 1..${MAX_VERSION}`);
-      const uploaded = new Map([...this.#functions.values()].filter((f) => f.files).map((f) => [f.name, [...f.files!.values()].reduce((n, b) => n + b.byteLength, 0)]));
+      const uploaded = new Map([...this.#functions.values()].filter((f) => f.files).map((f) => [f.name, uploadedBytes(f.files!)]));
       checkUploadQuota(name, override.files, uploaded, this.#limits);
     }
     const entry = override.entry ?? (override.files ? undefined : (await scanRepository(this.#options.platform, this.#options.repository, { warned: this.#warned })).find((e) => e.name === name));
@@ -379,16 +380,21 @@ export class FunctionRegistry {
     } else {
       // Named relative to the repository: the issue reaches answers (readiness, 503s, the index).
       const file = `${entry.name}/${entry.configFile?.split("/").pop() ?? FUNCTION_FILE}`;
-      text = entry.configFile ? await platform.readTextFile(entry.configFile).catch(() => "") : "";
-      const parsed = parseConfigFile(text, { file, name: entry.name, limits: this.#limits, anyName: entry.external });
-      if (parsed.config && parsed.errors.length === 0) fn.declared = parsed.config;
-      else fn.error = parsed.errors.map(formatIssue).join("; ");
-      if (parsed.ignored?.length) platform.log.info(`${file}: ignoring ${parsed.ignored.join(", ")} (no effect in tensorfn)`);
+      const read = entry.configFile ? await readConfigText(platform, entry.configFile) : "";
+      if (read instanceof FileRefused) {
+        fn.error = `${file}: ${read.message}`;
+      } else {
+        text = read;
+        const parsed = parseConfigFile(text, { file, name: entry.name, limits: this.#limits, anyName: entry.external });
+        if (parsed.config && parsed.errors.length === 0) fn.declared = parsed.config;
+        else fn.error = parsed.errors.map(formatIssue).join("; ");
+        if (parsed.ignored?.length) platform.log.info(`${file}: ignoring ${parsed.ignored.join(", ")} (no effect in tensorfn)`);
+      }
     }
     fn.fingerprint = await fingerprint(platform, entry, fn.declared?.default_model_filename ?? "model.onnx", fn.declared?.handler !== undefined);
     // A config written while it was read (writeFileSync and many editors truncate, then write): the
     // fingerprint is the new file's, the config the read's. Left unmatched, the next poll reads it again.
-    if (text !== undefined && entry.configFile && (await platform.readTextFile(entry.configFile).catch(() => "")) !== text) fn.fingerprint = "";
+    if (text !== undefined && entry.configFile && (await readConfigText(platform, entry.configFile)) !== text) fn.fingerprint = "";
     // Triton's promise for a reload, kept for configs: a function.yaml that does not parse leaves
     // the loaded registration serving (the next change is looked at again: its fingerprint moves on).
     if (fn.error && old && !old.files && [...old.versions.values()].some((v) => v.deployment)) {
@@ -482,4 +488,13 @@ export class FunctionRegistry {
 
 function byName(a: { name: string }, b: { name: string }): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+/** A function's config file as text ("" when it is gone or unreadable), or why it was not read (a FIFO, too large). */
+async function readConfigText(platform: Platform, path: string): Promise<string | FileRefused> {
+  try {
+    return await platform.readTextFile(path, { maxBytes: CONFIG_FILE_LIMITS.bytes });
+  } catch (error) {
+    return error instanceof FileRefused ? error : "";
+  }
 }

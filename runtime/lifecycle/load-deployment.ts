@@ -51,6 +51,8 @@ export interface LoadDeploymentOptions {
    * measured 4–8 ms instead of 2, and `auto` sent it to a worker).
    */
   exclusive?: <T>(task: () => Promise<T>) => Promise<T>;
+  /** The external data files the model names (`LoadOptions.externalData`), read from beside it. */
+  externalData?: LoadOptions["externalData"];
   /** The bytes of the warm-up samples' `input_data_file`s, by name (read from the function's warmup/ folder). */
   warmupFiles?: ReadonlyMap<string, Uint8Array>;
   /** The server's memory of what `auto` measured (absent: measure every load). */
@@ -107,6 +109,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     signature: declared.backend === "identity" ? identitySignature(declared) : declared.backend === "handler" ? handlerSignature(declared) : undefined,
     log: { info: (m) => log.info(`${prefix}: ${m}`), warn: (m) => log.warn(`${prefix}: ${m}`) },
     modelFile: `${declared.name}/${version}/${declared.default_model_filename}`,
+    ...(options.externalData?.length && { externalData: options.externalData }),
   };
   // `auto`, for one instance that cannot scale out, loads into a worker, times the model there (its
   // own cost, not the event loop's) and moves it onto the event loop when it is cheap; bytes it

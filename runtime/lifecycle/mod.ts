@@ -4,3 +4,4 @@ export { DEFAULT_LOAD_TIMEOUT_MS, ModelManager } from "./model-manager.ts";
 export type { ControlMode, ModelManagerOptions, VersionStatus } from "./model-manager.ts";
 export type { Budgets } from "./memory-budget.ts";
 export { parseByteSize } from "./memory-budget.ts";
+export type { UploadedFiles } from "./upload-quota.ts";

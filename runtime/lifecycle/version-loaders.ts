@@ -1,12 +1,14 @@
-import { formatCompileProblem, RuntimeError } from "../core/mod.ts";
+import { FileRefused, formatCompileProblem, RuntimeError } from "../core/mod.ts";
 import type { Platform } from "../core/mod.ts";
-import { computesTensors, DEFAULT_HANDLER_TIMEOUT_MS, providerOptions, resolveInside, tritonAccelerator } from "../config/mod.ts";
+import { computesTensors, DEFAULT_HANDLER_TIMEOUT_MS, MAX_HANDLER_FILE_BYTES, providerOptions, resolveInside, tritonAccelerator } from "../config/mod.ts";
 import type { LoadLimits } from "../config/mod.ts";
 import type { ResponseCache } from "../cache/mod.ts";
 import { createHandlerBackend, createProcessBackend, HandlerHost } from "../pipeline/mod.ts";
 import type { HandlerOutcome, HandlerStep } from "../pipeline/mod.ts";
+import { isOrtFormat } from "../backends/mod.ts";
 import type { Backend } from "../backends/mod.ts";
-import { readModelFile } from "../repository/mod.ts";
+import { folderReader, readExternalData, readModelFile, uploadedReader } from "../repository/mod.ts";
+import type { ExternalDataFile, FolderReader } from "../repository/mod.ts";
 import { byteSize, fromConfigType, TokenCodec } from "../tensor/mod.ts";
 import type { TokenizerFiles } from "../tensor/mod.ts";
 import { PlacementMemory } from "./execution-thread.ts";
@@ -79,10 +81,9 @@ export class VersionLoaders {
     const declared = fn.declared!;
     return {
       readBytes: async () => {
-        if (declared.backend === "identity" || declared.backend === "handler" || declared.backend === "ensemble") return new Uint8Array();
-        const file = fn.files?.get(version);
-        if (file) return file;
-        return await readModelFile(platform, fn.entry!.dir, fn.name, fn.entry!.modelFile ?? `${version}/${declared.default_model_filename}`);
+        if (!hasModelFile(declared.backend)) return new Uint8Array();
+        const model = this.#modelFile(fn, version);
+        return await readModelFile(model.read, model.relative, model.shown);
       },
       load: async (bytes, managed, { signal, optimize } = {}) => {
         if (declared.backend === "ensemble") return await this.#loadEnsemble(fn, version, managed, await this.#labels(fn));
@@ -102,8 +103,10 @@ export class VersionLoaders {
         const labels = await this.#labels(fn);
         const initialStates = await this.#initialStates(fn);
         const codec = declared.generation || declared.embedding ? await this.#tokenCodec(fn, version) : undefined;
+        const externalData = await this.#externalData(fn, version, bytes);
         const load = () =>
           loadDeployment({
+            externalData,
             codec,
             warmupFiles,
             labels,
@@ -130,9 +133,40 @@ export class VersionLoaders {
             optimizedForm: optimize && platform.scratchPath && !this.#options.pool && this.readsInPlace() ? { scratch: platform.scratchPath, read: (path) => readShared(platform, path) } : undefined,
           });
         if (!this.#options.pool) return await load();
-        return await this.#options.pool.withRoom(managed, estimateFootprint(resolved, bytes.byteLength), this.#options.versions(), load);
+        const size = externalData.reduce((n, f) => n + f.data.byteLength, bytes.byteLength);
+        return await this.#options.pool.withRoom(managed, estimateFootprint(resolved, size), this.#options.versions(), load);
       },
     };
+  }
+
+  /**
+   * Where a version's model file is read — the upload's files, a pulled model's one file, or the
+   * function's folder (`relative` its path there; `shown` names it) — and where its external data
+   * is read: `beside`, the version's own folder, with the model's path inside it.
+   */
+  #modelFile(fn: FunctionRecord, version: number): { read: FolderReader; relative: string; shown: string; beside: { read: FolderReader; relative: string } } {
+    const name = fn.declared!.default_model_filename;
+    const uploaded = fn.files?.get(version);
+    if (uploaded) {
+      const read = uploadedReader(uploaded);
+      return { read, relative: name, shown: `${fn.name}/${version}/${name}`, beside: { read, relative: name } };
+    }
+    const { platform } = this.#options;
+    const entry = fn.entry!;
+    const shared = { shared: true };
+    const read = folderReader(platform, entry.dir, shared);
+    if (entry.modelFile) return { read, relative: entry.modelFile, shown: `${fn.name}/${entry.modelFile}`, beside: { read, relative: entry.modelFile } };
+    return { read, relative: `${version}/${name}`, shown: `${fn.name}/${version}/${name}`, beside: { read: folderReader(platform, `${entry.dir}/${version}`, shared), relative: name } };
+  }
+
+  /**
+   * The external data files an ONNX model names, read from its version folder (or the upload) at
+   * each load: kept bytes that are the model's optimised form (ORT format) hold their weights inline.
+   */
+  async #externalData(fn: FunctionRecord, version: number, bytes: Uint8Array): Promise<ExternalDataFile[]> {
+    if (!hasModelFile(fn.declared!.backend) || bytes.byteLength === 0 || isOrtFormat(bytes)) return [];
+    const { beside, shown } = this.#modelFile(fn, version);
+    return await readExternalData(beside.read, bytes, beside.relative, shown);
   }
 
   /**
@@ -165,9 +199,9 @@ export class VersionLoaders {
     const start = () => platform.startProcess!({ label, env: isolation.env, maxMemoryBytes: isolation.max_memory });
     const common = { start, label, clock, log: platform.log, onCall: (step: HandlerStep, ms: number, outcome: HandlerOutcome) => managed.stats.handlerCall(step, ms, outcome) };
     if (declared.backend !== "handler") return createProcessBackend({ ...common, kind: "onnxruntime" });
-    const folder = fn.entry && (await platform.realPath(fn.entry.dir));
-    const path = folder && (await resolveInside(platform, fn.entry!.dir, declared.handler!));
-    if (!folder || !path) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': handler ${declared.handler} was not found inside the function's folder`);
+    const path = await this.#handlerFile(fn);
+    const folder = await platform.realPath(fn.entry!.dir);
+    if (!folder) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': its folder is gone`);
     return createProcessBackend({
       ...common,
       kind: "handler",
@@ -176,6 +210,17 @@ export class VersionLoaders {
       metrics: this.#options.customMetrics?.forFunction(fn.name),
       dispatch: this.#options.dispatch,
     });
+  }
+
+  /** The real path of a function's handler: inside its folder (symlinks followed), a regular file. */
+  async #handlerFile(fn: FunctionRecord): Promise<string> {
+    const { platform } = this.#options;
+    const handler = fn.declared!.handler!;
+    const path = fn.entry && (await resolveInside(platform, fn.entry.dir, handler));
+    if (!path) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': handler ${handler} was not found inside the function's folder`);
+    // The compiler and the import would wait on a FIFO for a writer.
+    if (!(await platform.stat(path))?.isFile) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': handler ${handler} is not a regular file`);
+    return path;
   }
 
   /**
@@ -187,8 +232,7 @@ export class VersionLoaders {
     const { platform, clock } = this.#options;
     const declared = fn.declared!;
     if (!platform.importModule) throw new RuntimeError("UNSUPPORTED", `function '${fn.name}': this runtime cannot import handlers`);
-    const path = fn.entry && (await resolveInside(platform, fn.entry.dir, declared.handler!));
-    if (!path) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': handler ${declared.handler} was not found inside the function's folder`);
+    const path = await this.#handlerFile(fn);
     // Compiled, not run, at load: code that does not compile fails this load, so a reload keeps
     // the version that serves now instead of replacing it with one that fails every call.
     // Once per registration: a wake from PARKED imports the same code and need not pay esbuild again.
@@ -213,10 +257,7 @@ export class VersionLoaders {
       dispatch: this.#options.dispatch,
       escapes: folder ? { registry: this.#options.escapes!, folder } : undefined,
       metrics: this.#options.customMetrics?.forFunction(fn.name),
-      readFile: async (relative) => {
-        const file = fn.entry && (await resolveInside(platform, fn.entry.dir, relative));
-        return file === undefined ? undefined : await platform.readFile(file);
-      },
+      readFile: async (relative) => (fn.entry ? await folderReader(platform, fn.entry.dir)(relative, { maxBytes: MAX_HANDLER_FILE_BYTES }) : undefined),
     });
   }
 
@@ -233,8 +274,7 @@ export class VersionLoaders {
     if (wanted.size === 0 || !fn.entry) return undefined;
     const files = new Map<string, Uint8Array>();
     for (const name of wanted) {
-      const tooBig = (size: number) => (size > MAX_WARMUP_FILE_BYTES ? `, over the ${MAX_WARMUP_FILE_BYTES}-byte ceiling for one sample` : undefined);
-      files.set(name, await this.#folderFile(fn, { folder: "warmup", what: "model_warmup input_data_file", name, check: tooBig }));
+      files.set(name, await this.#folderFile(fn, { folder: "warmup", what: "model_warmup input_data_file", name, maxBytes: MAX_WARMUP_FILE_BYTES, ceiling: "for one sample" }));
     }
     return files;
   }
@@ -252,8 +292,7 @@ export class VersionLoaders {
     const labels = new Map<string, readonly string[]>();
     const decoder = new TextDecoder();
     for (const { name, label_filename: file } of named) {
-      const tooBig = (size: number) => (size > MAX_LABEL_FILE_BYTES ? `, over the ${MAX_LABEL_FILE_BYTES}-byte ceiling for a label file` : undefined);
-      const lines = decoder.decode(await this.#folderFile(fn, { folder: "", what: `output '${name}' label_filename`, name: file!, check: tooBig })).split("\n");
+      const lines = decoder.decode(await this.#folderFile(fn, { folder: "", what: `output '${name}' label_filename`, name: file!, maxBytes: MAX_LABEL_FILE_BYTES, ceiling: "for a label file" })).split("\n");
       if (lines.at(-1) === "") lines.pop(); // the newline that ends the last label
       labels.set(name, lines.map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l)));
     }
@@ -274,24 +313,30 @@ export class VersionLoaders {
       const name = s.initial_state[0]!.data_file!;
       const expected = s.dims.reduce((a, b) => a * b, 1) * byteSize(fromConfigType(s.data_type));
       const wrongSize = (size: number) => (size !== expected ? `; one sequence's ${s.data_type} ${JSON.stringify(s.dims)} state is ${expected}` : undefined);
-      files.set(s.input_name, await this.#folderFile(fn, { folder: "initial_state", what: `state '${s.input_name}' initial_state data_file`, name, check: wrongSize }));
+      files.set(s.input_name, await this.#folderFile(fn, { folder: "initial_state", what: `state '${s.input_name}' initial_state data_file`, name, maxBytes: expected, ceiling: `(one sequence's ${s.data_type} ${JSON.stringify(s.dims)} state)`, check: wrongSize }));
     }
     return files;
   }
 
   /**
    * A file a config names in the function's folder (`folder` "") or one of its subfolders, where
-   * symlinks followed must stay; `check` refuses its size before it is read (saying why, after the size).
+   * symlinks followed must stay; a regular file of at most `maxBytes`, refused before it is read;
+   * `check` refuses its size after (saying why, after the size).
    */
-  async #folderFile(fn: FunctionRecord, file: { folder: string; what: string; name: string; check: (size: number) => string | undefined }): Promise<Uint8Array> {
-    const { platform } = this.#options;
+  async #folderFile(fn: FunctionRecord, file: { folder: string; what: string; name: string; maxBytes: number; ceiling: string; check?: (size: number) => string | undefined }): Promise<Uint8Array> {
     const where = file.folder ? `the function's ${file.folder}/ folder` : "the function's folder";
-    const path = await resolveInside(platform, file.folder ? `${fn.entry!.dir}/${file.folder}` : fn.entry!.dir, file.name);
-    const size = path === undefined ? undefined : (await platform.stat(path))?.size;
-    if (path === undefined || size === undefined) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': ${file.what} '${file.name}' was not found in ${where}`);
-    const problem = file.check(size);
-    if (problem) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': ${file.what} '${file.name}' is ${size} bytes${problem}`);
-    return await platform.readFile(path);
+    const shown = `function '${fn.name}': ${file.what} '${file.name}'`;
+    let bytes: Uint8Array | undefined;
+    try {
+      bytes = await folderReader(this.#options.platform, file.folder ? `${fn.entry!.dir}/${file.folder}` : fn.entry!.dir)(file.name, { maxBytes: file.maxBytes });
+    } catch (error) {
+      if (error instanceof FileRefused) throw new RuntimeError("INVALID_ARG", `${shown} ${error.message}${/ceiling/.test(error.message) ? ` ${file.ceiling}` : ""}`);
+      throw error;
+    }
+    if (bytes === undefined) throw new RuntimeError("INVALID_ARG", `${shown} was not found in ${where}`);
+    const problem = file.check?.(bytes.byteLength);
+    if (problem) throw new RuntimeError("INVALID_ARG", `${shown} is ${bytes.byteLength} bytes${problem}`);
+    return bytes;
   }
 
   /**
@@ -302,15 +347,20 @@ export class VersionLoaders {
     const { platform } = this.#options;
     const files: Partial<TokenizerFiles> = {};
     const text = new TextDecoder();
+    const read = folderReader(platform, `${fn.entry?.dir}/${version}`);
     for (const name of ["tokenizer.json", "tokenizer_config.json", "generation_config.json", "config.json"] as const) {
-      const path = fn.entry && (await resolveInside(platform, `${fn.entry.dir}/${version}`, name));
-      const size = path === undefined ? undefined : (await platform.stat(path))?.size;
-      if (path === undefined || size === undefined) {
+      let bytes: Uint8Array | undefined;
+      try {
+        bytes = fn.entry && (await read(name, { maxBytes: MAX_TOKENIZER_FILE_BYTES }));
+      } catch (error) {
+        if (error instanceof FileRefused) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': ${version}/${name} ${error.message}`);
+        throw error;
+      }
+      if (bytes === undefined) {
         if (name === "tokenizer.json") throw new RuntimeError("INVALID_ARG", `function '${fn.name}': ${version}/tokenizer.json was not found; a generator or an encoder needs its tokenizer beside the model, as a Hugging Face export has it`);
         continue;
       }
-      if (size > MAX_TOKENIZER_FILE_BYTES) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': ${version}/${name} is ${size} bytes, over the ${MAX_TOKENIZER_FILE_BYTES}-byte ceiling`);
-      files[name] = text.decode(await platform.readFile(path));
+      files[name] = text.decode(bytes);
     }
     try {
       return new TokenCodec(files as TokenizerFiles);
@@ -340,6 +390,11 @@ export class VersionLoaders {
       outputRatio: this.#options.limits.ensembleOutputRatio,
     });
   }
+}
+
+/** Backends that load a model file (the others take their signature from the config). */
+function hasModelFile(backend: string): boolean {
+  return backend !== "identity" && backend !== "handler" && backend !== "ensemble";
 }
 
 /** A file's bytes in shared memory: read there where the platform can, else read and copied. */

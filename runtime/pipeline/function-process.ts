@@ -1,6 +1,6 @@
 import { RuntimeError, systemClock } from "../core/mod.ts";
 import type { HandlerMetrics, MetricLabels, Platform, Tensor } from "../core/mod.ts";
-import { resolveInside } from "../config/mod.ts";
+import { MAX_HANDLER_FILE_BYTES, resolveInside } from "../config/mod.ts";
 import type { Backend, Session } from "../backends/backend.ts";
 import { createHandlerBackend } from "./handler-backend.ts";
 import { HandlerHost } from "./handler-host.ts";
@@ -65,7 +65,7 @@ export function serveFunctionProcess(platform: Platform, channel: ProcessChannel
       onCall: (step, ms, outcome) => void calls.push([step, ms, outcome]),
       readFile: async (relative) => {
         const file = await resolveInside(platform, spec.folder, relative);
-        return file === undefined ? undefined : await platform.readFile(file);
+        return file === undefined ? undefined : await platform.readFile(file, { maxBytes: MAX_HANDLER_FILE_BYTES });
       },
       // ctx.infer: the server runs the call (its queues, batchers and the other functions are there).
       dispatch: (target, _version, inputs, signal, outputs) =>

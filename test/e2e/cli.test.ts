@@ -293,11 +293,16 @@ describe("tensorfn init", () => {
 
   it("refuses a folder that is not empty, a name that is not a function's, --handler without a model, and a file that is not a model — writing nothing", () => {
     const repo = tempRepository("simple");
+    const fifo = join(mkdtempSync(join(tmpdir(), "tensorfn-fifo-")), "model.onnx");
+    spawnSync("mkfifo", [fifo]);
     for (const [args, message] of [
       [[join(repo, "simple")], /is not empty/],
       [[join(repo, "bad name")], /the folder's name is the function's name: .*not a valid name/],
       [[join(repo, "h"), "--handler"], /--handler writes a handler around a model/],
       [[join(repo, "m"), "--model", "README.md"], /init: failed to load model/],
+      // Read as a load reads a model: /dev/zero would be read until memory ran out, a FIFO wait for a writer.
+      [[join(repo, "z"), "--model", "/dev/zero"], /init: model file \/dev\/zero is a device, not a regular file/],
+      [[join(repo, "f"), "--model", fifo], /init: model file .*\/model\.onnx is a FIFO, not a regular file/],
     ] as const) {
       const run = init(...args);
       expect(run.status, args.join(" ")).toBe(2);

@@ -99,7 +99,7 @@ describe("the load API", () => {
   it("refuses invalid names with 400 naming the rule, before touching anything", async () => {
     const { manager } = setup({});
     for (const name of ["../a", "a/b", ".x", "a\nb"]) {
-      await expect(manager.load(name, { config: { ...config, name }, files: new Map([[1, fakeModel(1)]]) })).rejects.toMatchObject({ code: "INVALID_ARG", message: expect.stringMatching(/function names use only/) });
+      await expect(manager.load(name, { config: { ...config, name }, files: new Map([[1, new Map([["model.onnx", fakeModel(1)]])]]) })).rejects.toMatchObject({ code: "INVALID_ARG", message: expect.stringMatching(/function names use only/) });
       await expect(manager.unload(name)).rejects.toMatchObject({ code: "INVALID_ARG" });
       await expect(manager.park(name)).rejects.toMatchObject({ code: "INVALID_ARG" });
     }
@@ -108,7 +108,7 @@ describe("the load API", () => {
   it("bounds uploaded bytes per load, in total, and the number of uploaded functions (413 naming the flag)", async () => {
     const { manager } = setup({ "repo/other/1/model.onnx": fakeModel(1) }, { limits: { uploadBytes: 1500, uploadTotalBytes: 2500, apiFunctions: 2 } });
     await manager.start();
-    const upload = (name: string, size: number) => manager.load(name, { config: { ...config, name }, files: new Map([[1, fakeModel(1, size)]]) });
+    const upload = (name: string, size: number) => manager.load(name, { config: { ...config, name }, files: new Map([[1, new Map([["model.onnx", fakeModel(1, size)]])]]) });
     await expect(upload("big", 1501)).rejects.toMatchObject({ code: "RESOURCE_EXHAUSTED", message: expect.stringMatching(/1501 bytes, over the server's ceiling of 1500 \(--max-upload-size\)/) });
     await upload("a", 1000);
     await upload("a", 1200); // a reload replaces its own bytes
@@ -121,8 +121,8 @@ describe("the load API", () => {
     const { manager } = setup({}, { limits: { instances: 4 } });
     const name = "x";
     const big = { ...config, instance_group: [{ name: "g", count: 5, kind: "KIND_CPU" as const, gpus: [] }] };
-    await expect(manager.load(name, { config: big, files: new Map([[1, fakeModel(1)]]) })).rejects.toMatchObject({ message: expect.stringMatching(/instance_group\[0\]\.count: 5 is over the server's ceiling of 4 .*--max-instances/) });
-    await expect(manager.load(name, { config, files: new Map([[2 ** 31, fakeModel(1)]]) })).rejects.toMatchObject({ code: "INVALID_ARG", message: expect.stringMatching(/version 2147483648/) });
+    await expect(manager.load(name, { config: big, files: new Map([[1, new Map([["model.onnx", fakeModel(1)]])]]) })).rejects.toMatchObject({ message: expect.stringMatching(/instance_group\[0\]\.count: 5 is over the server's ceiling of 4 .*--max-instances/) });
+    await expect(manager.load(name, { config, files: new Map([[2 ** 31, new Map([["model.onnx", fakeModel(1)]])]]) })).rejects.toMatchObject({ code: "INVALID_ARG", message: expect.stringMatching(/version 2147483648/) });
   });
 });
 
