@@ -5,7 +5,7 @@ import { createIdentityBackend, createOnnxRuntimeBackend, createOnnxRuntimeWebBa
 import type { Backend } from "./backends/mod.ts";
 import { DEFAULT_LOAD_TIMEOUT_MS, ModelManager } from "./lifecycle/mod.ts";
 import type { Budgets, ModelManagerOptions } from "./lifecycle/mod.ts";
-import { ClientConnections, SharedMemoryRegions } from "./call/mod.ts";
+import { ClientConnections, MAX_REGIONS_PER_KEY, regionOwner, SharedMemoryRegions } from "./call/mod.ts";
 import { createApp, createFastLane, metricsOnly, routeHandlers } from "./http/mod.ts";
 import type { AppContext, FastLane } from "./http/mod.ts";
 import { createPrometheus, CustomMetrics, deviceBudgetFrom, GpuTelemetry, TraceRecorder, visibleDevice } from "./metrics/mod.ts";
@@ -109,7 +109,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const clients = new ClientConnections({ clock });
   const escapes = new HandlerEscapes({ log: platform.log, clock });
   // Triton's system shared memory, where the platform has POSIX shared memory (Linux).
-  const regions = platform.openSharedMemory ? new SharedMemoryRegions((key) => platform.openSharedMemory!(key), { maxTensorBytes: maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES }) : undefined;
+  // With keys, a region belongs to the key that registered it (and one key holds at most a share of the slots).
+  const keyed = Boolean(apiKeys?.length || adminKeys?.length);
+  const regions = platform.openSharedMemory
+    ? new SharedMemoryRegions((key) => platform.openSharedMemory!(key), { maxTensorBytes: maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES, ownerOf: regionOwner(keyed), perOwner: keyed ? MAX_REGIONS_PER_KEY : undefined })
+    : undefined;
   const customMetrics = new CustomMetrics({ log: platform.log });
   const gpus = options.gpuMetrics !== false && platform.readGpus ? gpuTelemetry(platform, clock, options.metricsIntervalMs, managerOptions.budgets) : undefined;
   const models = new ModelManager({

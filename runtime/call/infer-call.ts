@@ -32,13 +32,15 @@ export async function inferCall(ctx: CallContext, call: Call): Promise<Reply> {
   const shared = ctx.sharedMemory?.registered ? mentionsSharedMemory(bytes) : false;
   const remembered = shared ? {} : d.cachedReply(framing ?? "", bytes);
   if (remembered.reply) return { status: 200, headers: remembered.reply.headers, body: remembered.reply.body };
+  // The caller's own regions: another key's read as ones that do not exist.
+  const regions = ctx.sharedMemory?.as(shared ? await ctx.sharedMemory.ownerOf(header) : "");
   // Room again, now that the body is in: from here to the queue nothing yields, so this check is
   // exact, and a request that would be refused there is refused before its decode. Admission's
   // check came before the body; while it arrived (over several turns: a large body, and nearly
   // every body under Deno's node:http) others may have filled the queue. Measured under Deno at 3×
   // mlp's capacity: every refusal came from the queue, each after a 0.5 ms decode.
   d.checkRoom();
-  const request = decode(bytes, framing, d, { ...elementLimit(ctx, d), sharedMemory: ctx.sharedMemory });
+  const request = decode(bytes, framing, d, { ...elementLimit(ctx, d), sharedMemory: regions });
   // A raw binary request is shaped from the config, not checked while decoding: the deployment checks it.
   if (framing === undefined || Number(framing) > 0) options.checked = d;
   // Settled: read whole and bound for a function that sends no requests of its own (client-connections.ts).
@@ -52,7 +54,7 @@ export async function inferCall(ctx: CallContext, call: Call): Promise<Reply> {
     clients?.answered(connection!);
   }
   const answer = classifiedResponse(response, request, d);
-  writeSharedOutputs(answer, request, ctx.sharedMemory);
+  writeSharedOutputs(answer, request, regions);
   const encoded = encodeInferResponse(answer, request);
   const headers: Record<string, string> =
     encoded.headerLength === undefined ? { "content-type": "application/json" } : { "content-type": "application/octet-stream", "inference-header-content-length": String(encoded.headerLength) };

@@ -36,12 +36,15 @@ export interface MessageCall {
 export async function inferMessage(ctx: CallContext, call: MessageCall): Promise<{ request: InferRequest; response: InferResponse }> {
   const found = ctx.models.acquireNow(call.name, call.version, new Admission(call.header, call.client));
   const d = found instanceof Promise ? await found : found;
+  // The caller's own regions (another key's read as ones that do not exist), before the room check:
+  // from there to the queue nothing yields.
+  const regions = ctx.sharedMemory?.as(ctx.sharedMemory.registered ? await ctx.sharedMemory.ownerOf(call.header) : "");
   d.checkRoom();
-  const request = call.decode(d, { ...elementLimit(ctx, d), sharedMemory: ctx.sharedMemory });
+  const request = call.decode(d, { ...elementLimit(ctx, d), sharedMemory: regions });
   const options = new CallOptions(call.client, d);
   options.checked = d;
   const response = await ctx.models.infer(call.name, call.version, request, options);
   const answer = classifiedResponse(response, request, d);
-  writeSharedOutputs(answer, request, ctx.sharedMemory);
+  writeSharedOutputs(answer, request, regions);
   return { request, response: answer };
 }

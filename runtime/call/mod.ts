@@ -22,5 +22,6 @@ export { modelConfig, modelMetadata, statistics, unhealthy } from "./server-info
 export { loadOverrides, repositoryName } from "./repository-load.ts";
 export { loadPulledModel, MODELMESH_FORMATS, modelSize, predictPulledModel, runtimeStatus, unloadPulledModel } from "./model-runtime.ts";
 export type { ModelMeshOptions } from "./model-runtime.ts";
-export { MAX_REGIONS, SharedMemoryRegions } from "./shared-memory-regions.ts";
+export { MAX_REGIONS, MAX_REGIONS_PER_KEY, regionOwner, SharedMemoryRegions } from "./shared-memory-regions.ts";
+export type { OwnedRegions, RegionOwner } from "./shared-memory-regions.ts";
 export type { RegionStatus } from "./shared-memory-regions.ts";

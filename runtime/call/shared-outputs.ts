@@ -1,13 +1,13 @@
 import type { InferRequest, InferResponse } from "../core/mod.ts";
 import { encodeBinaryTensor, sharedRef } from "../tensor/mod.ts";
-import type { SharedMemoryRegions } from "./shared-memory-regions.ts";
+import type { OwnedRegions } from "./shared-memory-regions.ts";
 
 /**
  * Writes each output a request placed in shared memory (`shared_memory_region` among its
  * parameters) into its region, in the binary extension's layout (BYTES with 4-byte lengths); the
  * protocol's answer then carries those outputs' shapes alone.
  */
-export function writeSharedOutputs(response: InferResponse, request: InferRequest, regions: SharedMemoryRegions | undefined): void {
+export function writeSharedOutputs(response: InferResponse, request: InferRequest, regions: OwnedRegions | undefined): void {
   for (const requested of request.outputs ?? []) {
     const ref = sharedRef(requested.parameters, `output '${requested.name}'`);
     if (!ref) continue;

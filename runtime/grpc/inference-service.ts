@@ -114,17 +114,17 @@ export function createGrpcService(ctx: GrpcContext): GrpcService {
     }),
     // System shared memory as over HTTP (call/shared-memory-regions.ts). CUDA shared memory: no
     // region to list or unregister (a client's clean-up before and after its run succeeds); registering says why not.
-    unary(S.systemSharedMemoryStatus, "shared-memory", (r) =>
+    unary(S.systemSharedMemoryStatus, "shared-memory", async (r, call) =>
       create(inference.SystemSharedMemoryStatusResponseSchema, {
-        regions: Object.fromEntries(regions().status(r.name).map((s) => [s.name, { name: s.name, key: s.key, offset: BigInt(s.offset), byteSize: BigInt(s.byte_size) }])),
+        regions: Object.fromEntries(regions().status(await regions().ownerOf(call.header), r.name).map((s) => [s.name, { name: s.name, key: s.key, offset: BigInt(s.offset), byteSize: BigInt(s.byte_size) }])),
       }),
     ),
-    unary(S.systemSharedMemoryRegister, "shared-memory", (r) => {
-      regions().register(r.name, r.key, wholeBytes(r.offset, "offset"), wholeBytes(r.byteSize, "byte_size"));
+    unary(S.systemSharedMemoryRegister, "shared-memory", async (r, call) => {
+      regions().register(await regions().ownerOf(call.header), r.name, r.key, wholeBytes(r.offset, "offset"), wholeBytes(r.byteSize, "byte_size"));
       return create(inference.SystemSharedMemoryRegisterResponseSchema);
     }),
-    unary(S.systemSharedMemoryUnregister, "shared-memory", (r) => {
-      regions().unregister(r.name);
+    unary(S.systemSharedMemoryUnregister, "shared-memory", async (r, call) => {
+      regions().unregister(await regions().ownerOf(call.header), r.name);
       return create(inference.SystemSharedMemoryUnregisterResponseSchema);
     }),
     unary(S.cudaSharedMemoryStatus, "shared-memory", (r) => noRegion(r.name, inference.CudaSharedMemoryStatusResponseSchema)),

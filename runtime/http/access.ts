@@ -20,6 +20,9 @@ export interface AccessOptions {
  * header lookup and one SHA-256, never a body read):
  * - health and metrics are always open (probes and scrapers carry no keys);
  * - metadata, inference and statistics need an API or admin key once API keys exist;
+ * - shared memory (register, status, unregister) needs an API or admin key once API keys exist,
+ *   as the inference that names its regions does: a region belongs to the key that registered it;
+ *   without API keys it is a control route;
  * - control routes need an admin key once admin keys exist. Without admin keys they answer only
  *   requests a browser on another site cannot forge: Host a loopback name (refuses DNS rebinding),
  *   Origin absent or that same host (refuses cross-site requests), and a body only as
@@ -67,6 +70,12 @@ async function authorize(request: Call, group: ApiGroup, keys: { api: KeySet; ad
   const what = `${request.method} ${request.path}`;
   if (API_GROUPS.has(group)) {
     if (keys.api.size === 0) return;
+    const token = bearer(request, what);
+    if (!(await keys.api.has(token)) && !(await keys.admin.has(token))) throw badKey(what);
+    return;
+  }
+  // A region is read and written by the inference that names it: with API keys, the same keys.
+  if (group === "shared-memory" && keys.api.size > 0) {
     const token = bearer(request, what);
     if (!(await keys.api.has(token)) && !(await keys.admin.has(token))) throw badKey(what);
     return;

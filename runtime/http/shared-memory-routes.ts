@@ -6,21 +6,21 @@ import type { RouteHandlers, RouteRequest } from "./routes.ts";
 
 /**
  * Triton's shared-memory extensions over HTTP: system shared memory registered, listed and
- * unregistered for real (call/shared-memory-regions.ts); CUDA shared memory has no region to list
+ * unregistered for real, each caller's own regions (call/shared-memory-regions.ts); CUDA shared memory has no region to list
  * or unregister (a client's clean-up works) and cannot be registered.
  */
 export function sharedMemoryHandlers(ctx: { sharedMemory?: SharedMemoryRegions; maxInputBytes: number }) {
   const regions = () => ctx.sharedMemory ?? unsupported("system shared memory");
   return {
-    "system-shm-status": (r: RouteRequest) => jsonReply(200, regions().status(r.params.region ?? "")),
+    "system-shm-status": async (r: RouteRequest) => jsonReply(200, regions().status(await regions().ownerOf(r.header), r.params.region ?? "")),
     "system-shm-register": async (r: RouteRequest) => {
       const body = await jsonBody(r, ctx.maxInputBytes);
-      regions().register(r.params.region!, body.key, body.offset, body.byte_size);
+      regions().register(await regions().ownerOf(r.header), r.params.region!, body.key, body.offset, body.byte_size);
       return jsonReply(200, {});
     },
     "system-shm-unregister": async (r: RouteRequest) => {
       await jsonBody(r, ctx.maxInputBytes);
-      regions().unregister(r.params.region ?? "");
+      regions().unregister(await regions().ownerOf(r.header), r.params.region ?? "");
       return jsonReply(200, {});
     },
     "cuda-shm-status": (r: RouteRequest) => {

@@ -158,3 +158,74 @@ describe.runIf(linux)("system shared memory (Triton's extension)", () => {
     expect(status).toBe(400);
   });
 });
+
+describe.runIf(linux)("system shared memory on a server with keys", () => {
+  // Two API keys, two clients: a region belongs to the key that registered it.
+  const A = "key-a-0123456789";
+  const B = "key-b-0123456789";
+  const KEY = `/${tag}-owned`;
+  let keyed: TestServer;
+  let keyedGrpc: Client;
+  beforeAll(async () => {
+    if (!linux) return;
+    writeFileSync(file(KEY), Buffer.concat([int32s(ramp), int32s(ramp.map(() => 3)), Buffer.alloc(128)]));
+    keyed = await startServer({ repository: tempRepository("simple"), controlMode: "lazy", grpc: true, apiKeys: [A, B] });
+    keyedGrpc = new loaded.inference.GRPCInferenceService(keyed.grpc!, credentials.createInsecure());
+  }, 120_000);
+  afterAll(async () => {
+    keyedGrpc?.close();
+    await keyed?.close();
+    rmSync(file(KEY), { force: true });
+  });
+  const as = async (key: string | undefined, method: string, path: string, body?: object) => {
+    const headers: Record<string, string> = { "content-type": "application/json", ...(key && { authorization: `Bearer ${key}` }) };
+    const r = await fetch(`${keyed.url}${path}`, { method, headers, ...(body && { body: JSON.stringify(body) }) });
+    return { status: r.status, json: (await r.json()) as Json };
+  };
+  const grpcAs = (key: string, method: string, request: Json) => {
+    const metadata = new Metadata();
+    metadata.set("authorization", `Bearer ${key}`);
+    return new Promise<Json>((resolve, reject) =>
+      (keyedGrpc as unknown as Record<string, (r: Json, m: Metadata, cb: (e: ServiceError | null, v: Json) => void) => void>)[method]!(request, metadata, (e, v) => (e ? reject(e) : resolve(v))),
+    );
+  };
+  const infer = { inputs: [inShm("INPUT0", "mine", 0), inShm("INPUT1", "mine", 64)], outputs: [outShm("OUTPUT0", "mine", 128)] };
+
+  it("needs a key to register, list or unregister, as inference does", async () => {
+    for (const [method, path] of [["POST", "/v2/systemsharedmemory/region/mine/register"], ["GET", "/v2/systemsharedmemory/status"], ["POST", "/v2/systemsharedmemory/unregister"]] as const) {
+      const answer = await as(undefined, method, path, method === "POST" ? { key: KEY, byte_size: 256 } : undefined);
+      expect(answer.status, path).toBe(401);
+    }
+    await expect(call(keyedGrpc, "SystemSharedMemoryStatus", { name: "" })).rejects.toMatchObject({ code: 16 }); // UNAUTHENTICATED
+  });
+
+  it("lets the key that registered a region use it, and shows another key nothing: its infer, status and unregister read as for a region that does not exist", async () => {
+    expect((await as(A, "POST", "/v2/systemsharedmemory/region/mine/register", { key: KEY, byte_size: 256 })).status).toBe(200);
+    const own = await as(A, "POST", "/v2/models/simple/infer", infer);
+    expect(own.status, own.json.error).toBe(200);
+    expect(readInt32s(KEY, 128)).toEqual(ramp.map((v) => v + 3));
+
+    // B: the same answers as for a region nobody registered.
+    const theirs = await as(B, "POST", "/v2/models/simple/infer", infer);
+    const nobody = await as(B, "POST", "/v2/models/simple/infer", { ...infer, inputs: [inShm("INPUT0", "nowhere", 0), inShm("INPUT1", "nowhere", 64)] });
+    expect(theirs.status).toBe(nobody.status);
+    expect(theirs.json.error).toBe(nobody.json.error!.replaceAll("nowhere", "mine"));
+    const output = await as(B, "POST", "/v2/models/simple/infer", { inputs: [{ name: "INPUT0", datatype: "INT32", shape: [1, 16], data: ramp }, { name: "INPUT1", datatype: "INT32", shape: [1, 16], data: ramp }], outputs: [outShm("OUTPUT0", "mine", 0)] });
+    expect(output.json.error).toMatch(/output 'OUTPUT0': Unable to find shared memory region: 'mine'/);
+    expect(await as(B, "GET", "/v2/systemsharedmemory/status")).toEqual({ status: 200, json: [] });
+    expect((await as(B, "GET", "/v2/systemsharedmemory/region/mine/status")).status).toBe(404);
+    expect((await as(B, "POST", "/v2/systemsharedmemory/region/mine/unregister", {})).status).toBe(200);
+    expect((await as(B, "POST", "/v2/systemsharedmemory/unregister", {})).status).toBe(200);
+    // Over gRPC alike.
+    expect((await grpcAs(B, "SystemSharedMemoryStatus", { name: "" })).regions).toEqual({});
+    await grpcAs(B, "SystemSharedMemoryUnregister", { name: "mine" });
+    const grpcInfer = grpcAs(B, "ModelInfer", { model_name: "simple", inputs: [{ name: "INPUT0", datatype: "INT32", shape: [1, 16], parameters: { shared_memory_region: { string_param: "mine" }, shared_memory_byte_size: { int64_param: 64 } } }, { name: "INPUT1", datatype: "INT32", shape: [1, 16] }], raw_input_contents: [int32s(ramp)] });
+    await expect(grpcInfer).rejects.toMatchObject({ code: 3, details: expect.stringMatching(/Unable to find shared memory region: 'mine'/) });
+
+    // B's name space is its own; A's region is untouched by all of it.
+    expect((await as(B, "POST", "/v2/systemsharedmemory/region/mine/register", { key: KEY, offset: 0, byte_size: 64 })).status).toBe(200);
+    expect((await as(A, "GET", "/v2/systemsharedmemory/status")).json).toEqual([{ name: "mine", key: KEY, offset: 0, byte_size: 256 }]);
+    expect((await grpcAs(A, "SystemSharedMemoryStatus", { name: "mine" })).regions.mine.byte_size).toBe(256);
+    expect((await as(A, "POST", "/v2/models/simple/infer", infer)).status).toBe(200);
+  });
+});
