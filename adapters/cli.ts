@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import type { ParseArgsConfig } from "node:util";
 import { createRuntime, DEFAULT_MAX_INPUT_BYTES, modelSignatureReader } from "../runtime/mod.ts";
 import { parseByteSize } from "../runtime/lifecycle/mod.ts";
-import { systemClock } from "../runtime/core/mod.ts";
+import { repeatedLine, systemClock } from "../runtime/core/mod.ts";
 import type { ControlMode } from "../runtime/lifecycle/mod.ts";
 import { checkRepository, CONFIG_FILE_LIMITS, convertPbtxt, defaultLoadLimits, formatIssue, FUNCTION_FILE, LIMIT_FLAGS, TRITON_CONFIG_FILE } from "../runtime/config/mod.ts";
 import { parseKeyFile } from "../runtime/http/mod.ts";
@@ -10,7 +10,9 @@ import type { Accelerator, LoadLimits } from "../runtime/config/mod.ts";
 import type { Host } from "./host.ts";
 import { LOG_FORMATS, LOG_LEVELS } from "./console-logger.ts";
 import { createShutdown, RequestTracker } from "./graceful-shutdown.ts";
-import { serveGrpc } from "./grpc-server.ts";
+import { DEFAULT_GRPC_LIMITS, serveGrpc } from "./grpc-server.ts";
+import { connectionsThatFit, openFileLimit } from "./descriptor-limit.ts";
+import { PROBE_ROOM } from "./node/connection-limits.ts";
 
 const USAGE = `usage:
   tensorfn serve --repo <dir> [--host 127.0.0.1] [--port 8000] [--model-control-mode lazy|none|poll|explicit]
@@ -27,6 +29,7 @@ const USAGE = `usage:
                  [--api-key-file <file>] [--admin-key-file <file>] [--cors-origin <origin>|*]...
                  [--dashboard-max-streams 32] [--cache-size 0]
                  [--shutdown-timeout 30] [--request-body-timeout 30] [--write-timeout 30] [--max-connections 8192]
+                 [--max-answer-buffer 256M] (answer bytes one gRPC connection may hold unsent)
                  [--http-server bun|node] (Bun only: Bun.serve, the default, or node:http)
                  [--log-level error|warn|info|debug] [--log-format text|json] [--strict-readiness true|false]
   tensorfn dev [dir]   the local dev server: serve in lazy mode, reloading functions as their files change
@@ -102,6 +105,7 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
       "request-body-timeout": { type: "string", default: "30" },
       "write-timeout": { type: "string", default: "30" },
       "max-connections": { type: "string", default: "8192" },
+      "max-answer-buffer": { type: "string", default: "256M" },
       "http-server": { type: "string" },
       // Read by the entry point before the platform exists (logOptionsFrom); checked here.
       "log-level": { type: "string", default: "info" },
@@ -138,6 +142,8 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
     const n = Number(text);
     return Number.isFinite(n) && n >= 0 ? n * 1000 : fail(host, `--${flag} '${text}' is not a number of seconds`);
   };
+  const maxBufferedBytes = size("max-answer-buffer")!;
+  if (maxBufferedBytes < 1) fail(host, `--max-answer-buffer '${flags["max-answer-buffer"]}' is not a size over 0`);
   if (values.accelerator && !ACCELERATORS.includes(values.accelerator)) {
     fail(host, `--accelerator '${values.accelerator}' is not one of ${ACCELERATORS.join(", ")}`);
   }
@@ -184,15 +190,28 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
   host.guard((error, kind) => runtime.escaped(error, kind));
   const shutdownTimeoutMs = seconds("shutdown-timeout")!;
   const tracker = new RequestTracker();
+  const requestedConnections = count(host, "max-connections", flags["max-connections"])!;
+  // Every port full at once must still leave descriptors for files, threads and processes.
+  const maxConnections = connectionsThatFit(requestedConnections, grpcPort === undefined ? 1 : 2, PROBE_ROOM);
+  if (maxConnections < requestedConnections) {
+    host.platform.log.warn(`--max-connections ${requestedConnections} lowered to ${maxConnections} per port: this process may open ${openFileLimit()} files (ulimit -n); raise that limit to serve more connections`);
+  }
   const limits = {
     requestTimeoutMs: positiveSeconds(host, "request-body-timeout", flags["request-body-timeout"]!),
     writeTimeoutMs: positiveSeconds(host, "write-timeout", flags["write-timeout"]!),
-    maxConnections: count(host, "max-connections", flags["max-connections"])!,
+    maxConnections,
   };
   const listener = await host.serve(tracker.wrap(runtime.app.fetch), { hostname: values.host!, port, lane: tracker.wrapLane(runtime.lane), clients: runtime.clients, limits, httpServer });
   let metricsListener: { url: string; close(): Promise<void> } | undefined;
   // gRPC on its own port when asked for (Triton's is 8001; 0 picks a free one), before the URL line.
-  const grpcListener = grpcPort === undefined ? undefined : await serveGrpc(runtime.grpc, { hostname: values.host!, port: grpcPort }).catch((error: Error) => fail(host, `--grpc-port ${grpcPort}: ${error.message}`));
+  const grpcLimits = { ...limits, idleTimeoutMs: DEFAULT_GRPC_LIMITS.idleTimeoutMs, maxBufferedBytes };
+  const grpcDrops = repeatedLine((message) => host.platform.log.warn(message), systemClock);
+  const grpcListener =
+    grpcPort === undefined
+      ? undefined
+      : await serveGrpc(runtime.grpc, { hostname: values.host!, port: grpcPort, limits: grpcLimits, dropped: (message) => (runtime.clients.dropped(), grpcDrops(message)) }).catch((error: Error) =>
+          fail(host, `--grpc-port ${grpcPort}: ${error.message}`),
+        );
   let stopWatching = () => {};
   // Before the URL is announced: whoever saw it may send SIGTERM at once, and must get a drain.
   host.onShutdown(

@@ -237,18 +237,28 @@ async function streamInfer(
   if (ended !== undefined) throw ended;
 }
 
-/** The messages of `source` until `stop` aborts (then no more are read). */
+/**
+ * The messages of `source` until `stop` aborts (then no more are read). Its listener on `stop` (the
+ * server's drain signal lives as long as the server) is removed when the stream ends: left there, it
+ * held every message the stream had read, through the race each read made with it.
+ */
 async function* until<T>(source: AsyncIterable<T>, stop: AbortSignal | undefined): AsyncIterable<T> {
   if (!stop) return yield* source;
   const iterator = source[Symbol.asyncIterator]();
+  let onStop = () => {};
   const stopped = new Promise<IteratorResult<T>>((resolve) => {
-    if (stop.aborted) resolve({ done: true, value: undefined });
-    else stop.addEventListener("abort", () => resolve({ done: true, value: undefined }), { once: true });
+    onStop = () => resolve({ done: true, value: undefined });
+    if (stop.aborted) onStop();
+    else stop.addEventListener("abort", onStop, { once: true });
   });
-  for (;;) {
-    const next = await Promise.race([iterator.next(), stopped]);
-    if (next.done) return;
-    yield next.value;
+  try {
+    for (;;) {
+      const next = await Promise.race([iterator.next(), stopped]);
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    stop.removeEventListener("abort", onStop);
   }
 }
 

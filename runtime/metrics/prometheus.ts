@@ -186,7 +186,7 @@ export function createPrometheus(source: MetricsSource, options: { histogramLate
   }
 
   const dropped = source.droppedConnections;
-  if (dropped) family("tensorfn_connections_dropped_total", "counter", "Client connections dropped for not taking their answers for --write-timeout", () => [{ value: dropped() }], true);
+  if (dropped) family("tensorfn_connections_dropped_total", "counter", "Client connections the server dropped: answers untaken for --write-timeout; on the gRPC port also past --max-connections or silent past --request-body-timeout", () => [{ value: dropped() }], true);
 
   // Triton's GPU families (its names, units and help), one series per GPU and MIG device.
   const gpus = source.gpus;
