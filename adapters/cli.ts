@@ -23,7 +23,7 @@ const USAGE = `usage:
                  [--trace-rate 0..1] [--trace-file trace.json]
                  [--max-input-size 64M] [--max-elements 16M] [--accelerator auto]
                  [--rate-limit off|execution_count] [--rate-limit-resource <name>:<count>[:<device>]]...
-                 [--max-instances 64] [--max-threads <cores×4>] [--max-batch-size 65536] [--max-warmup-elements 16M]
+                 [--max-instances 64] [--max-threads <cores×4>] [--max-batch-size 65536] [--max-warmup-elements 16M] [--max-warmup-runs 1000]
                  [--max-upload-size 256M] [--max-upload-total 1G] [--max-api-functions 64]
                  [--max-ensemble-steps 1024] [--max-ensemble-output-ratio 16]
                  [--api-key-file <file>] [--admin-key-file <file>] [--cors-origin <origin>|*]...
@@ -375,6 +375,7 @@ const LIMIT_OPTIONS = {
   "max-threads": { type: "string" },
   "max-batch-size": { type: "string" },
   "max-warmup-elements": { type: "string" },
+  "max-warmup-runs": { type: "string" },
   "max-upload-size": { type: "string" },
   "max-upload-total": { type: "string" },
   "max-api-functions": { type: "string" },

@@ -84,7 +84,10 @@ export interface Runtime {
   readonly grpc: GrpcService;
   /** Serves only /metrics, for a separate metrics port. */
   readonly metricsFetch: (request: Request) => Promise<Response>;
-  /** Turns readiness false (503 on /v2/health/ready) ahead of a shutdown; requests are still served. */
+  /**
+   * Turns readiness false (503 on /v2/health/ready) ahead of a shutdown and cancels the loads in
+   * progress (their warm-ups too); requests are still served by what is loaded.
+   */
   drain(): void;
   /** Drains in-flight requests and releases every session. */
   stop(): Promise<void>;
@@ -193,6 +196,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     drain: () => {
       draining = true;
       drained.abort();
+      models.cancelLoads();
     },
     escaped: (error, kind) => escapes.report(error, kind),
     stop: async () => {

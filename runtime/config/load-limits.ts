@@ -15,6 +15,8 @@ export interface LoadLimits {
   batchSize: number;
   /** Elements in one warm-up sample, all inputs together (`--max-warmup-elements`). */
   warmupElements: number;
+  /** Runs of one warm-up sample on each instance, its `count` (`--max-warmup-runs`). */
+  warmupRuns: number;
   /** Model bytes uploaded through the load API in one request (`--max-upload-size`). */
   uploadBytes: number;
   /** Model bytes held for all functions uploaded through the load API (`--max-upload-total`). */
@@ -39,6 +41,7 @@ export const LIMIT_FLAGS: Record<keyof LoadLimits, string> = {
   threads: "--max-threads",
   batchSize: "--max-batch-size",
   warmupElements: "--max-warmup-elements",
+  warmupRuns: "--max-warmup-runs",
   uploadBytes: "--max-upload-size",
   uploadTotalBytes: "--max-upload-total",
   apiFunctions: "--max-api-functions",
@@ -53,6 +56,7 @@ export function defaultLoadLimits(cpuCount: number): LoadLimits {
     threads: Math.max(4, cpuCount * 4),
     batchSize: 65_536,
     warmupElements: 16 * 1024 * 1024,
+    warmupRuns: 1000,
     uploadBytes: 256 * 1024 * 1024,
     uploadTotalBytes: 1024 * 1024 * 1024,
     apiFunctions: 64,
@@ -103,6 +107,7 @@ export function limitProblems(config: DeclaredConfig, limits: LoadLimits): PathP
         problem: `${sample.batch_size} makes a sample of ${elements} elements, over the server's ceiling of ${limits.warmupElements} elements per warm-up sample (${LIMIT_FLAGS.warmupElements})`,
       });
     }
+    if (sample.count > limits.warmupRuns) over(["model_warmup", i, "count"], sample.count, "warmupRuns", "runs per warm-up sample");
   });
   return problems;
 }

@@ -14,8 +14,8 @@ import { type LoadLimits, limitProblems } from "./load-limits.ts";
 export const CONFIG_FILE_LIMITS = {
   /** Characters of the file. */
   chars: 256 * 1024,
-  /** Bytes read of it: as many characters take at most 4 bytes each in UTF-8. */
-  bytes: 1024 * 1024,
+  /** Bytes read of it at most: a larger file is not read at all; below it, `chars` decides (and says so). */
+  bytes: 16 * 1024 * 1024,
   /** Values once aliases are expanded (map entries, list items, scalars): a 1024-step ensemble has ~20 000. */
   values: 100_000,
   /** Levels of nesting. */

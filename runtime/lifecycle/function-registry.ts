@@ -14,7 +14,7 @@ import type { CustomMetrics, TraceRecorder } from "../metrics/mod.ts";
 import type { Arrivals, ResourceLimiter, StepDispatch } from "../scheduler/mod.ts";
 import type { ResponseCache } from "../cache/mod.ts";
 import { includesItself, stepsOnlyOf } from "./ensemble-graph.ts";
-import { ManagedVersion } from "./managed-version.ts";
+import { LoadCancelled, ManagedVersion } from "./managed-version.ts";
 import { VersionLoaders } from "./version-loaders.ts";
 import type { IdlePolicy } from "./managed-version.ts";
 import type { Budgets } from "./memory-budget.ts";
@@ -48,6 +48,8 @@ export interface FunctionRegistryOptions {
   observedDeviceBytes?: () => number | undefined;
   /** Idle time before a function at min_instances 0 parks, unless its `scale` says. Default: 5 min in lazy mode, never otherwise. */
   idleTimeoutMs?: number;
+  /** How long a load may take (`--load-timeout-secs`): a version's warm-up, all samples together, is held to it. */
+  loadTimeoutMs?: number;
   /** Timeline recorder every deployment reports to (its rate decides whether it records). */
   trace?: TraceRecorder;
   /** Triton's rate limiter, shared by every function (`--rate-limit execution_count`). */
@@ -229,7 +231,11 @@ export class FunctionRegistry {
     if (problem) throw invalidArg(`failed to load '${name}': ${problem}`);
     const results = await Promise.allSettled([...fn.versions.values()].map((v) => (existing?.versions.get(v.version) === v && v.deployment ? this.#reload(fn, v) : v.ensureReady())));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
-    if (failed) throw invalidArg(`failed to load '${name}': ${(failed.reason as Error).message.replace(/^failed to load '[^']*' version \d+: /, "")}`);
+    if (failed) {
+      const message = `failed to load '${name}': ${(failed.reason as Error).message.replace(/^failed to load '[^']*' version \d+: /, "")}`;
+      // Cancelled (an unload, a newer load, a shutdown) is no fault of the function's: 503, not 400.
+      throw failed.reason instanceof LoadCancelled ? new LoadCancelled(message) : invalidArg(message);
+    }
     await this.#recheckDependents(name);
   }
 
@@ -349,6 +355,11 @@ export class FunctionRegistry {
         else if (this.#mode !== "lazy" && updated.wanted) void v.ensureReady().catch(() => undefined);
       }
     }
+  }
+
+  /** Cancels every load and reload in progress (a shutdown began); what serves keeps serving. */
+  cancelLoads(reason: string): void {
+    for (const fn of this.#functions.values()) for (const v of fn.versions.values()) v.cancelLoads(reason);
   }
 
   /** Drains and releases every deployment, then collects and trims once for all of them. */

@@ -53,6 +53,8 @@ export interface LoadDeploymentOptions {
   exclusive?: <T>(task: () => Promise<T>) => Promise<T>;
   /** The external data files the model names (`LoadOptions.externalData`), read from beside it. */
   externalData?: LoadOptions["externalData"];
+  /** How long the warm-up may take, all samples on all instances together (`--load-timeout-secs`); unset: no bound. */
+  warmupTimeoutMs?: number;
   /** The bytes of the warm-up samples' `input_data_file`s, by name (read from the function's warmup/ folder). */
   warmupFiles?: ReadonlyMap<string, Uint8Array>;
   /** The server's memory of what `auto` measured (absent: measure every load). */
@@ -180,7 +182,11 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     const actual = sessions[0]!.executionThread;
     if (actual) config.parameters = { ...config.parameters, ...threadParameters(setting, actual, measured) };
     while (sessions.length < initial) sessions.push(await createInstance());
-    for (const sample of config.model_warmup) await exclusive(() => warmUp(sample, config, sessions, { backend, signal, files: options.warmupFiles, initialStates: options.initialStates }));
+    // All samples within one bound: a count the config may set (up to --max-warmup-runs) on a model
+    // slower than its author thought must still end, and say so, rather than hold a core for good.
+    const deadline = options.clock.now() + (options.warmupTimeoutMs ?? Infinity);
+    const warmup = { backend, signal, files: options.warmupFiles, initialStates: options.initialStates, clock: options.clock, deadline, timeoutMs: options.warmupTimeoutMs };
+    for (const sample of config.model_warmup) await exclusive(() => warmUp(sample, config, sessions, warmup));
     return new Deployment({
       config,
       version,
@@ -253,11 +259,20 @@ function placementKey(declared: LoadDeploymentOptions["declared"], shared: Omit<
  * feeds: a worker-backed session takes ownership of (transfers) its inputs' buffers, so feeds
  * reused after the first run would be detached.
  */
-async function warmUp(sample: WarmupSample, config: FunctionConfig, sessions: Session[], options: { backend: Backend; signal?: AbortSignal; files?: ReadonlyMap<string, Uint8Array>; initialStates?: ReadonlyMap<string, Uint8Array> }): Promise<void> {
+async function warmUp(
+  sample: WarmupSample,
+  config: FunctionConfig,
+  sessions: Session[],
+  options: { backend: Backend; signal?: AbortSignal; files?: ReadonlyMap<string, Uint8Array>; initialStates?: ReadonlyMap<string, Uint8Array>; clock: Clock; deadline: number; timeoutMs?: number },
+): Promise<void> {
   const feeds = sampleFeeds(sample, config, options.backend, options.files, options.initialStates);
-  for (const session of sessions) {
-    for (let i = 0; i < Math.max(1, sample.count); i++) {
+  const runs = Math.max(1, sample.count);
+  for (const [n, session] of sessions.entries()) {
+    for (let i = 0; i < runs; i++) {
       options.signal?.throwIfAborted();
+      if (options.clock.now() > options.deadline) {
+        throw new RuntimeError("INVALID_ARG", `model_warmup did not finish within ${options.timeoutMs! / 1000} s (--load-timeout-secs): sample '${sample.name}' had run ${i} of ${runs} times on instance ${n + 1} of ${sessions.length}; lower its count`);
+      }
       await session.run(feeds()).catch((error: Error) => {
         throw new RuntimeError("INVALID_ARG", `model_warmup '${sample.name}' failed: ${error.message}`);
       });

@@ -2,6 +2,16 @@ import { RuntimeError } from "../core/mod.ts";
 import type { Clock, Logger } from "../core/mod.ts";
 import { ModelStats } from "../metrics/mod.ts";
 import type { Deployment } from "./deployment.ts";
+
+/**
+ * A load or reload cancelled before it finished (an unload, a newer load, a shutdown): no fault of
+ * the version's, so the load that waited for it is answered 503, not a failure's 400.
+ */
+export class LoadCancelled extends RuntimeError {
+  constructor(message: string) {
+    super("UNAVAILABLE", message);
+  }
+}
 import type { DeploymentState } from "./deployment-state.ts";
 import type { Footprint } from "./memory-budget.ts";
 import { versionFootprint } from "./memory-budget.ts";
@@ -53,6 +63,9 @@ export class ManagedVersion {
   #loading?: Promise<Deployment>;
   /** Aborts the load in progress (unload cancels it rather than waiting for every instance). */
   #abortLoad?: AbortController;
+  /** Aborts the reload in progress: an unload, a newer reload or a shutdown cancels it. */
+  #abortReload?: AbortController;
+  #reloading?: Promise<unknown>;
   #idleTimer: unknown;
   /** When the version last went idle (its last request finished, or it loaded). */
   #idleSince = 0;
@@ -147,6 +160,9 @@ export class ManagedVersion {
    * swaps. On failure the current one keeps serving and `reason` says why; the error is rethrown.
    */
   async reload(loader: VersionLoader, idle: IdlePolicy): Promise<void> {
+    // The newest content wins: a reload still building (a long warm-up, say) is cancelled, not waited for.
+    this.#abortReload?.abort(new LoadCancelled(`reloading '${this.name}' version ${this.version} was superseded by a newer load`));
+    await this.#reloading?.catch(() => undefined);
     this.#loader = loader;
     this.#idle = idle;
     const old = this.#deployment;
@@ -156,9 +172,17 @@ export class ManagedVersion {
       if (this.#state === "PARKED" || this.#state === "FAILED") this.#set("UNAVAILABLE", "");
       return;
     }
-    try {
+    const abort = (this.#abortReload = new AbortController());
+    const reloading = (async () => {
       const bytes = keptBytes(await loader.readBytes(), idle);
-      const next = await loader.load(bytes, this, { optimize: idle.park === "host" });
+      abort.signal.throwIfAborted();
+      const next = await loader.load(bytes, this, { signal: abort.signal, optimize: idle.park === "host" });
+      if (abort.signal.aborted || this.#deployment !== old) {
+        // Cancelled once it was built, or the version was unloaded meanwhile: never swapped in.
+        await next.close();
+        abort.signal.throwIfAborted();
+        throw new LoadCancelled(`reloading '${this.name}' version ${this.version} was cancelled: the version was parked or unloaded meanwhile`);
+      }
       this.#keep(bytes);
       this.#deployment = next;
       this.#set("READY", "");
@@ -166,11 +190,33 @@ export class ManagedVersion {
       this.#log.info(`${this.name} v${this.version}: reloaded; draining the previous deployment`);
       await old.close();
       this.#onReleased?.(true);
+    })();
+    this.#reloading = reloading;
+    try {
+      await reloading;
     } catch (error) {
+      if (abort.signal.aborted) {
+        const why = abort.signal.reason instanceof LoadCancelled ? abort.signal.reason : new LoadCancelled(`reloading '${this.name}' version ${this.version} was cancelled`);
+        this.#log.info(`${this.name} v${this.version}: ${why.message}`);
+        throw why;
+      }
       this.#reason = `reload failed, previous deployment still serving: ${(error as Error).message}`;
       this.#log.error(`${this.name} v${this.version}: ${this.#reason}`);
       throw error;
+    } finally {
+      if (this.#abortReload === abort) this.#abortReload = undefined;
+      if (this.#reloading === reloading) this.#reloading = undefined;
     }
+  }
+
+  /**
+   * Cancels a load or reload in progress (their warm-ups included), leaving what serves: at
+   * shutdown, the requests waiting on a load get their answer now rather than at the drain's end.
+   */
+  cancelLoads(reason: string): void {
+    const why = new LoadCancelled(`loading '${this.name}' version ${this.version} was cancelled: ${reason}`);
+    this.#abortLoad?.abort(why);
+    this.#abortReload?.abort(why);
   }
 
   /** Releases the sessions but keeps the model bytes (READY → PARKED); with `park: none`, unloads. */
@@ -194,7 +240,8 @@ export class ManagedVersion {
   async unload(reason = "unloaded", why = "api"): Promise<void> {
     this.#clearIdle();
     this.#abortLoad?.abort();
-    await this.#loading?.catch(() => undefined);
+    this.#abortReload?.abort(new LoadCancelled(`reloading '${this.name}' version ${this.version} was cancelled by an unload`));
+    await Promise.all([this.#loading?.catch(() => undefined), this.#reloading?.catch(() => undefined)]);
     const d = this.#deployment;
     this.#deployment = undefined;
     this.#keep(undefined);
@@ -252,9 +299,11 @@ export class ManagedVersion {
       return deployment;
     } catch (error) {
       if (abort.signal.aborted) {
-        // Not a failure of the version: unload() sets the state once this settles.
-        this.#log.info(`${this.name} v${this.version}: load cancelled by an unload`);
-        throw new RuntimeError("UNAVAILABLE", `loading '${this.name}' version ${this.version} was cancelled by an unload`, { cause: error });
+        // Not a failure of the version: unload() sets the state once this settles (a shutdown's cancel says why).
+        const why = abort.signal.reason instanceof LoadCancelled ? abort.signal.reason : new LoadCancelled(`loading '${this.name}' version ${this.version} was cancelled by an unload`);
+        this.#log.info(`${this.name} v${this.version}: ${why.message.replace(/^loading '[^']*' version \d+ was /, "load ")}`);
+        if (this.#state === "LOADING") this.#set("UNAVAILABLE", why.message);
+        throw why;
       }
       this.#failures++;
       this.#failedAt = this.#clock.now();

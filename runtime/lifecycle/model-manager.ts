@@ -9,6 +9,7 @@ import { AutoscaleLoop } from "./autoscale-loop.ts";
 import { DeploymentClosedError } from "./deployment.ts";
 import type { Deployment } from "./deployment.ts";
 import type { DeploymentState } from "./deployment-state.ts";
+import { DEFAULT_LOAD_TIMEOUT_MS } from "./load-timeout.ts";
 import { FunctionRegistry } from "./function-registry.ts";
 import type { ControlMode, FunctionRecord, FunctionRegistryOptions, LoadOverride } from "./function-registry.ts";
 import type { ManagedVersion } from "./managed-version.ts";
@@ -27,7 +28,6 @@ export interface ModelManagerOptions extends FunctionRegistryOptions {
   autoscaleIntervalMs?: number;
 }
 
-/** How long a request waits for an on-demand load by default (`--load-timeout-secs`). */
 /** A generator's figures for the metrics and the dashboard: nothing running, waiting or cached when it is not in memory. */
 function generatorEntry(d: Deployment | undefined, declared: NonNullable<DeclaredConfig["generation"]>): NonNullable<MetricsEntry["generation"]> {
   const usage = d?.generation;
@@ -35,7 +35,7 @@ function generatorEntry(d: Deployment | undefined, declared: NonNullable<Declare
   return { ...usage, recentSlots: () => d.generationSlots() ?? [] };
 }
 
-export const DEFAULT_LOAD_TIMEOUT_MS = 120_000;
+export { DEFAULT_LOAD_TIMEOUT_MS } from "./load-timeout.ts";
 
 /** One row of the repository index. */
 export interface VersionStatus {
@@ -387,6 +387,14 @@ export class ModelManager {
   /** Brings the registry in line with the repository (poll mode's timer; the dev server on file changes). */
   poll(): Promise<void> {
     return this.#registry.poll();
+  }
+
+  /**
+   * A shutdown began: loads and reloads in progress are cancelled (a warm-up stops at its next run),
+   * so a request waiting on one is answered within the drain; what serves keeps serving.
+   */
+  cancelLoads(): void {
+    this.#registry.cancelLoads("the server is shutting down");
   }
 
   /** Stops timers, then drains and releases every deployment. */

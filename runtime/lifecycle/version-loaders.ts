@@ -14,6 +14,7 @@ import type { TokenizerFiles } from "../tensor/mod.ts";
 import { PlacementMemory } from "./execution-thread.ts";
 import type { FunctionRecord, FunctionRegistryOptions } from "./function-registry.ts";
 import { loadDeployment } from "./load-deployment.ts";
+import { DEFAULT_LOAD_TIMEOUT_MS } from "./load-timeout.ts";
 import { loadEnsembleDeployment } from "./load-ensemble.ts";
 import { sharedBytes } from "./managed-version.ts";
 import type { ManagedVersion, VersionLoader } from "./managed-version.ts";
@@ -107,6 +108,7 @@ export class VersionLoaders {
         const load = () =>
           loadDeployment({
             externalData,
+            warmupTimeoutMs: this.#options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS,
             codec,
             warmupFiles,
             labels,

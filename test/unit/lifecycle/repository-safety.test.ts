@@ -50,7 +50,7 @@ describe("unload during a load", () => {
     const unloading = manager.unload("a");
     backend.release();
     await unloading;
-    expect(await failed).toMatchObject({ code: "INVALID_ARG", message: expect.stringMatching(/cancelled by an unload/) });
+    expect(await failed).toMatchObject({ code: "UNAVAILABLE", message: expect.stringMatching(/cancelled by an unload/) });
     expect(backend.loads).toBe(1);
     expect(backend.live).toBe(0);
     expect(manager.index().map((r) => r.state)).toEqual(["UNAVAILABLE"]);
