@@ -8,6 +8,7 @@ import type { Logger, Platform } from "../runtime/core/mod.ts";
 import { CustomMetrics } from "../runtime/metrics/custom-metrics.ts";
 import { logOptionsFromEnv } from "./console-logger.ts";
 import { LANE_READY, processLane } from "./tensor-lane.ts";
+import { killTree, processTree } from "./process-tree.ts";
 
 const label = process.env.TENSORFN_PROCESS_LABEL ?? "function";
 const log = logOptionsFromEnv(process.env);
@@ -26,4 +27,8 @@ serveFunctionProcess(
   // ctx.metrics checked here by the server's rules; what the handler does with them is replayed there.
   { metrics: (fn) => new CustomMetrics().forFunction(fn) },
 );
+// Whatever ends this process — the server gone (the channel closes), a handler's exit call or an
+// uncaught error — what it started goes first. A native crash or a kill has no such hook: the
+// server's side then kills the process group and the children it saw (function-process.ts).
+process.on("exit", () => killTree(process.pid, processTree(process.pid), { group: false }));
 process.on("disconnect", () => process.exit(0));

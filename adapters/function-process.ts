@@ -6,9 +6,12 @@ import { logEnv } from "./console-logger.ts";
 import type { LogOptions } from "./console-logger.ts";
 import { LANE_BYTES, LANE_ENV, LANE_READY, openLaneFile, tensorLane } from "./tensor-lane.ts";
 import type { TensorLane } from "./tensor-lane.ts";
+import { killTree, processTree } from "./process-tree.ts";
 
 /** How often a process's resident memory is read against its cap. */
 export const MEMORY_CHECK_MS = 200;
+/** Every this many checks, the processes it started are looked for (processTree). */
+const TREE_EVERY = 5;
 
 const BOOTSTRAP = new URL("./node/process-bootstrap.mjs", import.meta.url);
 
@@ -36,6 +39,8 @@ export function startFunctionProcess(
     env: { ...process.env, ...options.env, TENSORFN_PROCESS_LABEL: options.label, ...logEnv(log), [LANE_ENV]: laneFd === undefined ? "" : String(LANE_BYTES) },
     execArgv,
     serialization: "advanced",
+    // A process group and session of its own: what the function starts is found and killed with it.
+    detached: true,
     stdio: laneFd === undefined ? ["ignore", "inherit", "inherit", "ipc"] : ["ignore", "inherit", "inherit", "ipc", laneFd],
   });
   const lane: TensorLane | undefined = laneFd === undefined ? undefined : tensorLane(laneFd, "server");
@@ -55,11 +60,15 @@ export function startFunctionProcess(
   });
   let reason: string | undefined;
   let exited = false;
+  // The processes it started, as last seen (processTree): once it is gone, its orphans are found by these.
+  let tree = new Map<number, string>();
   const exitHandlers: ((reason: string) => void)[] = [];
   const finish = (why: string) => {
     if (exited) return;
     exited = true;
     clearInterval(watch);
+    // Whatever it started goes with it (a crash, a kill, its exit).
+    if (child.pid !== undefined) killTree(child.pid, processTree(child.pid, tree));
     if (laneFd !== undefined) closeSync(laneFd);
     for (const handler of exitHandlers) handler(reason ?? why);
   };
@@ -67,8 +76,12 @@ export function startFunctionProcess(
   child.on("error", (error) => finish(`failed: ${error.message}`));
   const statusFile = `/proc/${child.pid}/status`;
   let warned = false;
+  let ticks = 0;
   const watch = setInterval(() => {
-    if (!cap || child.pid === undefined) return;
+    if (child.pid === undefined) return;
+    // Once a second, what it started: a detached grandchild is known by its parent only while that lives.
+    if (++ticks % TREE_EVERY === 0) tree = processTree(child.pid, tree);
+    if (!cap) return;
     let rss: number;
     try {
       rss = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(statusFile, "latin1"))?.[1] ?? NaN) * 1024;
@@ -83,7 +96,9 @@ export function startFunctionProcess(
   const kill = (why: string) => {
     if (exited) return;
     reason ??= why;
+    if (child.pid !== undefined) tree = processTree(child.pid, tree);
     child.kill("SIGKILL");
+    if (child.pid !== undefined) killTree(child.pid, tree);
   };
   return {
     pid: child.pid,

@@ -17,6 +17,27 @@ export type ErrorCode =
   | "DEADLINE_EXCEEDED" // a handler call ran past handler_timeout_ms → 504
   | "INTERNAL"; // a bug or a backend failure we cannot blame on the request → 500
 
+/** Every ErrorCode once (the compiler holds this to the union above). */
+const CODES: Record<ErrorCode, true> = {
+  INVALID_ARG: true,
+  NOT_FOUND: true,
+  UNAVAILABLE: true,
+  RESOURCE_EXHAUSTED: true,
+  RATE_LIMITED: true,
+  UNSUPPORTED: true,
+  ALREADY_EXISTS: true,
+  UNAUTHENTICATED: true,
+  PERMISSION_DENIED: true,
+  CANCELLED: true,
+  DEADLINE_EXCEEDED: true,
+  INTERNAL: true,
+};
+
+/** Whether `value` is one of the codes (one that crossed a process boundary is checked before it is believed). */
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === "string" && Object.hasOwn(CODES, value);
+}
+
 /** An error that is the caller's to see: its message names the field and the value at fault. */
 export class RuntimeError extends Error {
   readonly code: ErrorCode;

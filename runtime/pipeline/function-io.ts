@@ -85,7 +85,7 @@ export function checkComputedOutputs(fn: string, outputs: Record<string, unknown
 }
 
 /** What is wrong with a value meant as a tensor, or undefined when it is one. */
-function tensorProblem(value: unknown): string | undefined {
+export function tensorProblem(value: unknown): string | undefined {
   const t = value as Partial<Tensor> | null;
   if (!t || typeof t !== "object") return "is not a tensor { datatype, shape, data }";
   if (!isDataType(t.datatype)) return `has datatype ${JSON.stringify(t.datatype)}, not one of KServe's (FP32, INT64, BYTES…)`;

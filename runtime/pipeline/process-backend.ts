@@ -4,6 +4,8 @@ import type { FunctionConfig } from "../config/mod.ts";
 import type { Backend, LoadOptions, Session, SessionRunOptions } from "../backends/backend.ts";
 import { plainTensors } from "../tensor/mod.ts";
 import { portable } from "./process-protocol.ts";
+import { processMessageProblem } from "./process-messages.ts";
+import type { PendingOp } from "./process-messages.ts";
 import type { HandlerCall, HandlerSpec, MetricEvent, ProcessNotice, ProcessReply, ProcessRequest } from "./process-protocol.ts";
 import type { HandlerOutcome, HandlerStep } from "./handler-host.ts";
 
@@ -43,7 +45,7 @@ export interface ProcessBackendOptions {
 interface Running {
   handle: ProcessHandle;
   startedAt: number;
-  pending: Map<number, { resolve(reply: ProcessReply & { ok: true }): void; reject(error: Error): void; timer?: unknown }>;
+  pending: Map<number, { op: PendingOp; resolve(reply: ProcessReply & { ok: true }): void; reject(error: Error): void; timer?: unknown }>;
   /** Why it exited, once it has. */
   exited?: string;
   /** Whether the process has the function's config (handlers take it with their first run). */
@@ -97,6 +99,11 @@ export function createProcessBackend(options: ProcessBackendOptions): Backend {
     const handle = options.start();
     const child: Running = { handle, startedAt: options.clock.now(), pending: new Map(), configured: false, gone: new AbortController() };
     handle.onMessage((message) => {
+      // The process runs the function's code, which can post on the channel too: a message that is
+      // not the protocol's, or answers nothing in flight, ends it as a crash would (its requests get
+      // a 503 naming why), never reaching a waiter or an answer.
+      const problem = processMessageProblem(message, (id) => child.pending.get(id)?.op);
+      if (problem) return handle.kill(`sent ${problem}: killed`);
       const reply = message as ProcessReply | ProcessNotice;
       if (reply.metrics) replay(reply.metrics);
       if (!("ok" in reply)) {
@@ -158,7 +165,7 @@ export function createProcessBackend(options: ProcessBackendOptions): Backend {
     if (child.exited) return Promise.reject(fail(child.exited));
     const id = next++;
     return new Promise((resolve, reject) => {
-      const waiter: { resolve: typeof resolve; reject: typeof reject; timer?: unknown } = { resolve, reject };
+      const waiter: { op: PendingOp; resolve: typeof resolve; reject: typeof reject; timer?: unknown } = { op: request.op, resolve, reject };
       if (watchdogMs !== undefined) {
         waiter.timer = options.clock.setTimeout(() => child.handle.kill(`did not answer within handler_timeout_ms + ${WATCHDOG_GRACE_MS} ms (a handler blocking its event loop): killed`), watchdogMs);
       }
