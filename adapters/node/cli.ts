@@ -1,9 +1,9 @@
-import { watch as fsWatch } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import process from "node:process";
 import { runCli } from "../cli.ts";
 import type { Host } from "../host.ts";
 import { createNodePlatform } from "./platform.ts";
+import { watchRepositoryFolders } from "../repository-watch.ts";
 import { serveNodeHttp } from "./http-server.ts";
 import { logOptionsFrom } from "../console-logger.ts";
 import { exitProcess, guardProcess } from "./process-guard.ts";
@@ -23,17 +23,8 @@ export function nodeHost(args: string[], compiled?: CompiledModules): Host {
     args,
     serve: serveNodeHttp(platform.log),
     httpServers: ["node"],
-    watch: (dir, onChange) => {
-      // Recursive watching is native on macOS and Windows and emulated on Linux since Node 20;
-      // where it fails, the dev server's one-second poll still catches every change.
-      try {
-        const watcher = fsWatch(dir, { recursive: true }, onChange);
-        watcher.on("error", () => watcher.close());
-        return () => watcher.close();
-      } catch {
-        return () => {};
-      }
-    },
+    // Where a watch fails, the dev server's one-second poll still catches every change.
+    watch: watchRepositoryFolders,
     writeTextFile: (path, text) => writeFile(path, text),
     onShutdown: (handler) => {
       process.on("SIGINT", () => handler("SIGINT"));
