@@ -201,7 +201,10 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
     writeTimeoutMs: positiveSeconds(host, "write-timeout", flags["write-timeout"]!),
     maxConnections,
   };
-  const listener = await host.serve(tracker.wrap(runtime.app.fetch), { hostname: values.host!, port, lane: tracker.wrapLane(runtime.lane), clients: runtime.clients, limits, httpServer });
+  // A port that cannot be listened on ends the start, naming the address: a pod or a script must not wait on a server that never serves.
+  const listener = await host
+    .serve(tracker.wrap(runtime.app.fetch), { hostname: values.host!, port, lane: tracker.wrapLane(runtime.lane), clients: runtime.clients, limits, httpServer })
+    .catch((error: Error) => fail(host, `--port ${port}: ${listenError(error, values.host!, port)}`));
   let metricsListener: { url: string; close(): Promise<void> } | undefined;
   // gRPC on its own port when asked for (Triton's is 8001; 0 picks a free one), before the URL line.
   const grpcLimits = { ...limits, idleTimeoutMs: DEFAULT_GRPC_LIMITS.idleTimeoutMs, maxBufferedBytes };
@@ -210,7 +213,7 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
     grpcPort === undefined
       ? undefined
       : await serveGrpc(runtime.grpc, { hostname: values.host!, port: grpcPort, limits: grpcLimits, dropped: (message) => (runtime.clients.dropped(), grpcDrops(message)) }).catch((error: Error) =>
-          fail(host, `--grpc-port ${grpcPort}: ${error.message}`),
+          fail(host, `--grpc-port ${grpcPort}: ${listenError(error, values.host!, grpcPort!)}`),
         );
   let stopWatching = () => {};
   // Before the URL is announced: whoever saw it may send SIGTERM at once, and must get a drain.
@@ -240,7 +243,9 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
   if (values["metrics-port"] !== undefined) {
     const metricsPort = Number(values["metrics-port"]);
     if (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535) fail(host, `--metrics-port '${values["metrics-port"]}' is not a port number`);
-    metricsListener = await host.serve(tracker.wrap(runtime.metricsFetch), { hostname: values.host!, port: metricsPort });
+    metricsListener = await host
+      .serve(tracker.wrap(runtime.metricsFetch), { hostname: values.host!, port: metricsPort })
+      .catch((error: Error) => fail(host, `--metrics-port ${metricsPort}: ${listenError(error, values.host!, metricsPort)}`));
     console.log(`tensorfn metrics at ${metricsListener.url}/metrics`);
   }
   if (dev) {
@@ -306,6 +311,16 @@ function rateLimiting(host: Host, mode: string, resources: string[]) {
   });
   if (mode === "off" && rateLimitResources.length > 0) fail(host, "--rate-limit-resource needs --rate-limit execution_count");
   return { rateLimit: mode as "off" | "execution_count", rateLimitResources };
+}
+
+/** Why a port could not be listened on, naming the address (Bun's own message does not). */
+function listenError(error: Error, hostname: string, port: number): string {
+  const address = `${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
+  const code = (error as { code?: string }).code;
+  if (code === "EADDRINUSE") return `${address} is already in use`;
+  if (code === "EADDRNOTAVAIL") return `${address} is not an address of this machine`;
+  if (code === "EACCES") return `${address} needs privileges to listen on`;
+  return error.message.includes(String(port)) ? error.message : `${address}: ${error.message}`;
 }
 
 /** A key file's ceiling: a million keys of 16 bytes; a FIFO or a device named by mistake is refused, not read forever. */

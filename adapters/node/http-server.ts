@@ -18,7 +18,7 @@ import { reportConnections, requestListener } from "./request-listener.ts";
  */
 export function serveNodeHttp(log: Logger, { ownListener = false, drainsUnread = true } = {}): Host["serve"] {
   return (fetch, { hostname, port, lane, clients, limits }) =>
-    new Promise<Listener>((resolve) => {
+    new Promise<Listener>((resolve, reject) => {
       const listener = requestListener(fetch, lane, { drainsUnread });
       const server: Server = createServer({ connectionsCheckingInterval: CHECK_INTERVAL_MS });
       // Bun's node:http, handed its connections, holds no request timeout itself (measured on Bun 1.4).
@@ -33,7 +33,10 @@ export function serveNodeHttp(log: Logger, { ownListener = false, drainsUnread =
       server.on("close", () => limited?.stop());
       if (clients) reportConnections(server, clients);
       const listening: NetServer | Server = ownListener ? createNetServer((socket) => server.emit("connection", socket)) : server;
+      // A port taken or an address not ours fails the start (the CLI exits naming it), never later as a stray error.
+      listening.once("error", reject);
       listening.listen(port, hostname, () => {
+        listening.off("error", reject);
         const address = listening.address();
         resolve({
           url: `http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${typeof address === "object" && address ? address.port : port}`,
