@@ -42,6 +42,9 @@ export function posixSharedMemory(): ((key: string) => SharedMemoryObject) | und
         return bytes;
       },
       write(offset, bytes) {
+        // Never past the object's end as it is now: writing there would grow the client's object (and /dev/shm).
+        const size = fstatSync(fd).size;
+        if (offset + bytes.byteLength > size) throw new Error(`shared-memory object '${key}' now ends at byte ${size}, before byte ${offset + bytes.byteLength}`);
         let done = 0;
         while (done < bytes.byteLength) done += writeSync(fd, bytes, done, bytes.byteLength - done, offset + done);
       },

@@ -107,6 +107,7 @@ export class SharedMemoryRegions {
     const start = count(offset ?? 0, "offset");
     if (byteSize === undefined) throw invalidArg("shared memory register request has no 'byte_size' field");
     const size = count(byteSize, "byte_size");
+    if (size === 0) throw invalidArg("shared memory register request: 'byte_size' must be at least 1: a region of no bytes holds no tensor");
     const own = this.#owners.get(owner);
     if (own?.has(name)) throw new RuntimeError("ALREADY_EXISTS", `shared memory region '${name}' is already registered`);
     if ((own?.size ?? 0) >= this.#perOwner) throw new RuntimeError("RESOURCE_EXHAUSTED", `${this.#perOwner} shared memory regions are registered with this key; unregister one first`);
@@ -155,7 +156,11 @@ export class SharedMemoryRegions {
     if (ref.byteSize > this.#maxTensorBytes) {
       throw new RuntimeError("RESOURCE_EXHAUSTED", `${what}: shared_memory_byte_size ${ref.byteSize} is over the ${this.#maxTensorBytes} bytes a request may carry (--max-input-size)`);
     }
-    return region.object.read(region.offset + ref.offset, ref.byteSize);
+    try {
+      return region.object.read(region.offset + ref.offset, ref.byteSize);
+    } catch (error) {
+      throw objectChanged(what, ref, error);
+    }
   }
 
   /** Writes a tensor's bytes where `ref` says; they must fit its byte size. */
@@ -164,7 +169,11 @@ export class SharedMemoryRegions {
       throw invalidArg(`shared memory size specified with the request for ${what} (${ref.byteSize} bytes) should be at least ${bytes.byteLength} bytes to hold the results`);
     }
     const region = this.#within(owner, ref, what);
-    region.object.write(region.offset + ref.offset, bytes);
+    try {
+      region.object.write(region.offset + ref.offset, bytes);
+    } catch (error) {
+      throw objectChanged(what, ref, error);
+    }
   }
 
   close(): void {
@@ -184,4 +193,9 @@ export class SharedMemoryRegions {
 /** One owner's regions, for one call: inputs read from them, outputs written into them. */
 export interface OwnedRegions extends SharedMemoryReader {
   write(ref: SharedRef, bytes: Uint8Array, what: string): void;
+}
+
+/** A region whose object changed under it since it was registered (it shrank): the client's doing, a 400. */
+function objectChanged(what: string, ref: SharedRef, error: unknown): RuntimeError {
+  return invalidArg(`${what}: shared memory region '${ref.region}' can no longer be used: ${(error as Error).message} (its object changed since it was registered; register it again)`);
 }

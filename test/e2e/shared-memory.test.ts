@@ -228,4 +228,25 @@ describe.runIf(linux)("system shared memory on a server with keys", () => {
     expect((await grpcAs(A, "SystemSharedMemoryStatus", { name: "mine" })).regions.mine.byte_size).toBe(256);
     expect((await as(A, "POST", "/v2/models/simple/infer", infer)).status).toBe(200);
   });
+
+  it("refuses a region of no bytes, and answers 400 (not 500) once a region's object shrank under it, growing nothing", async () => {
+    const empty = await as(A, "POST", "/v2/systemsharedmemory/region/empty/register", { key: KEY, byte_size: 0 });
+    expect(empty.status).toBe(400);
+    expect(empty.json.error).toMatch(/'byte_size' must be at least 1/);
+    const SHRINKS = `/${tag}-shrinks`;
+    writeFileSync(file(SHRINKS), Buffer.alloc(256));
+    try {
+      expect((await as(A, "POST", "/v2/systemsharedmemory/region/shrinks/register", { key: SHRINKS, byte_size: 256 })).status).toBe(200);
+      writeFileSync(file(SHRINKS), Buffer.alloc(0)); // the client truncates its object
+      const read = await as(A, "POST", "/v2/models/simple/infer", { inputs: [inShm("INPUT0", "shrinks", 0), inShm("INPUT1", "shrinks", 64)] });
+      expect(read.status).toBe(400);
+      expect(read.json.error).toMatch(/input 'INPUT0': shared memory region 'shrinks' can no longer be used: .*register it again/);
+      const write = await as(A, "POST", "/v2/models/simple/infer", { inputs: [{ name: "INPUT0", datatype: "INT32", shape: [1, 16], data: ramp }, { name: "INPUT1", datatype: "INT32", shape: [1, 16], data: ramp }], outputs: [outShm("OUTPUT0", "shrinks", 128)] });
+      expect(write.status).toBe(400);
+      expect(write.json.error).toMatch(/output 'OUTPUT0': shared memory region 'shrinks' can no longer be used: .*now ends at byte 0/);
+      expect(readFileSync(file(SHRINKS)).byteLength).toBe(0);
+    } finally {
+      rmSync(file(SHRINKS), { force: true });
+    }
+  });
 });
