@@ -183,15 +183,19 @@ export async function openAiCall(ctx: CallContext, kind: OpenAiKind, header: Hea
 export async function generateOnGenerator(ctx: CallContext, d: Deployment, body: Record<string, unknown>, source: DirectBody, stream: boolean): Promise<AsyncGenerator<string, void, undefined>> {
   const { text_input: text, parameters, sampling_parameters: sampling, exclude_input_in_output: exclude, stream: _stream, id, ...fields } = body;
   if (typeof text !== "string") throw new OpenAiParamError("text_input", "text_input: required, the prompt as a string");
-  let extra: Record<string, unknown> = {};
+  const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+  let extra: unknown = sampling ?? {};
   if (typeof sampling === "string") {
     try {
-      extra = JSON.parse(sampling) as Record<string, unknown>;
+      extra = JSON.parse(sampling);
     } catch {
-      throw new OpenAiParamError("sampling_parameters", "sampling_parameters: must be a JSON object as text");
+      extra = undefined;
     }
   }
-  const merged = { ...fields, ...(parameters as Record<string, unknown> | undefined), ...extra, model: d.name, prompt: text, stream: false, n: 1 };
+  // vLLM's form is JSON text; an object as it is is taken too. Anything else is refused, not ignored.
+  if (!isObject(extra)) throw new OpenAiParamError("sampling_parameters", "sampling_parameters: must be a JSON object as text (vLLM's sampling fields)");
+  if (parameters !== undefined && !isObject(parameters)) throw new OpenAiParamError("parameters", "parameters: must be an object of sampling fields");
+  const merged = { ...fields, ...parameters, ...extra, model: d.name, prompt: text, stream: false, n: 1 };
   const request = readGenerationRequest(merged, d.codec!, { chat: false, vocab: d.config.generation!.model!.vocab, maxModelLen: d.generation!.maxModelLen });
   const echo = !stream && exclude !== true;
   const [run] = startChoices(ctx, d, request, source, () => (echo ? text : ""));

@@ -4,7 +4,7 @@
  * repetition_penalty, stop_token_ids, ignore_eos, min_tokens, priority). Every field is checked
  * before anything runs; an error names the field (OpenAI's `param`).
  */
-import { GREEDY, RuntimeError } from "../core/mod.ts";
+import { GREEDY, RuntimeError, shownJson } from "../core/mod.ts";
 import type { SamplingParams } from "../core/mod.ts";
 import type { ChatMessage, TokenCodec } from "../tensor/mod.ts";
 
@@ -62,13 +62,13 @@ export function parseOpenAiBody(bytes: Uint8Array): Body & { model: string } {
 const number = (body: Body, key: string, min: number, max: number, fallback: number): number => {
   const value = body[key];
   if (value === undefined || value === null) return fallback;
-  if (typeof value !== "number" || !Number.isFinite(value) || value < min || value > max) throw bad(key, `must be a number from ${min} to ${max}, not ${JSON.stringify(value)}`);
+  if (typeof value !== "number" || !Number.isFinite(value) || value < min || value > max) throw bad(key, `must be a number from ${min} to ${max}, not ${shownJson(value)}`);
   return value;
 };
 const integer = (body: Body, key: string, min: number, max: number, fallback?: number): number | undefined => {
   const value = body[key];
   if (value === undefined || value === null) return fallback;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) throw bad(key, `must be an integer from ${min} to ${max}, not ${JSON.stringify(value)}`);
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) throw bad(key, `must be an integer from ${min} to ${max}, not ${shownJson(value)}`);
   return value;
 };
 const flag = (body: Body, key: string, fallback: boolean): boolean => {

@@ -8,3 +8,4 @@ export * from "./generation.ts";
 export * from "./random.ts";
 export * from "./handler-metrics.ts";
 export * from "./repeated-line.ts";
+export * from "./shown-number.ts";

@@ -1,4 +1,5 @@
 import { invalidArg } from "../core/errors.ts";
+import { shownJson } from "../core/shown-number.ts";
 import type { DataType, Parameters, Tensor } from "../core/mod.ts";
 import { elementCount } from "../core/tensor.ts";
 
@@ -22,7 +23,7 @@ export function classCount(parameters: Parameters | undefined, name: string, dat
   const count = parameters?.classification;
   if (count === undefined) return undefined;
   if (typeof count !== "number" || !Number.isInteger(count) || count < 0 || count > 0xffff_ffff) {
-    throw invalidArg(`output '${name}' parameter 'classification' must be a number of classes (an integer ≥ 0), got ${JSON.stringify(count)}`);
+    throw invalidArg(`output '${name}' parameter 'classification' must be a number of classes (an integer ≥ 0), got ${shownJson(count)}`);
   }
   if (count > 0 && !CLASSIFIABLE.has(datatype)) {
     throw invalidArg(`class result not available for output '${name}' due to unsupported type '${datatype}'`);

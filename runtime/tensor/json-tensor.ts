@@ -1,4 +1,5 @@
 import { invalidArg } from "../core/errors.ts";
+import { shownNumber } from "../core/shown-number.ts";
 import { type DataType, elementCount, type Tensor, type TensorData } from "../core/tensor.ts";
 import { INTEGER_RANGE, storageFor } from "./datatypes.ts";
 import { parseJsonLossless } from "./_lossless-json.ts";
@@ -270,5 +271,5 @@ function describe(v: unknown): string {
   if (Array.isArray(v)) return "an array";
   if (v === undefined) return "missing";
   if (typeof v === "object" && v !== null) return "an object";
-  return String(v);
+  return typeof v === "number" ? shownNumber(v) : String(v);
 }

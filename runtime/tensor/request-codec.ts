@@ -1,4 +1,5 @@
 import { invalidArg, RuntimeError } from "../core/errors.ts";
+import { shownJson } from "../core/shown-number.ts";
 import type { InferInput, InferRequest, Parameters, RequestedOutput } from "../core/inference.ts";
 import { type DataType, elementCount, type TensorData } from "../core/tensor.ts";
 import { type DataSpan, HeaderTooLargeError, type ScannedHeader, scanJsonHeader } from "./_json-scan.ts";
@@ -142,7 +143,7 @@ export function decodeInferRequest(body: Uint8Array, options: DecodeOptions = {}
       if (raw.data !== undefined) throw invalidArg(`input '${name}': has both data and binary_data_size; send one`);
       if (typeof size !== "number" || !Number.isSafeInteger(size) || size < 0) {
         throw invalidArg(
-          `input '${name}': binary_data_size must be a non-negative integer, got ${JSON.stringify(size)}`,
+          `input '${name}': binary_data_size must be a non-negative integer, got ${shownJson(size)}`,
         );
       }
       if (headerLength === undefined) {
@@ -263,9 +264,10 @@ function readShape(raw: unknown, name: string): number[] {
   for (let i = 0; i < raw.length; i++) {
     const d: unknown = raw[i];
     if (typeof d !== "number" || !Number.isSafeInteger(d) || d < 0) {
-      const shown = raw.map((x) => JSON.stringify(x)).join(",");
+      if (typeof d === "number" && Number.isInteger(d) && d > 0) throw invalidArg(`input '${name}': shape dimension ${i} is ${shownJson(d)}; dimensions are non-negative integers`);
+      const shown = raw.length > 16 ? `${raw.length} dimensions` : `[${raw.map((x) => shownJson(x)).join(",")}]`;
       throw invalidArg(
-        `input '${name}': shape [${shown}] has invalid dimension ${JSON.stringify(d)} at index ${i}; dimensions are non-negative integers`,
+        `input '${name}': shape ${shown} has invalid dimension ${shownJson(d)} at index ${i}; dimensions are non-negative integers`,
       );
     }
   }
@@ -323,7 +325,7 @@ function kind(v: unknown): string {
   if (v === null) return "null";
   if (Array.isArray(v)) return v.length === 0 ? "an empty array" : "an array";
   if (typeof v === "object") return "an object";
-  const s = JSON.stringify(v);
+  const s = shownJson(v);
   return s.length > 60 ? `${s.slice(0, 60)}…` : s;
 }
 

@@ -1,4 +1,5 @@
 import { invalidArg } from "../core/errors.ts";
+import { shownJson } from "../core/shown-number.ts";
 import type { Parameters } from "../core/inference.ts";
 
 // Triton's system shared-memory extension, as a request names a tensor's place: parameters
@@ -22,7 +23,7 @@ export function sharedRef(params: Parameters | undefined, what: string): SharedR
   const { shared_memory_region: region, shared_memory_offset: offset = 0, shared_memory_byte_size: byteSize } = params;
   if (typeof region !== "string" || region === "") throw invalidArg(`${what}: shared_memory_region must be a region's name, got ${JSON.stringify(region)}`);
   const whole = (value: unknown, key: string) => {
-    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) throw invalidArg(`${what}: ${key} must be a byte count (an integer ≥ 0), got ${JSON.stringify(value)}`);
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) throw invalidArg(`${what}: ${key} must be a byte count (an integer ≥ 0), got ${shownJson(value)}`);
     return value;
   };
   if (byteSize === undefined) throw invalidArg(`${what}: shared_memory_byte_size must be given with shared_memory_region`);

@@ -84,3 +84,23 @@ describe("errors and readiness name no absolute path", () => {
     expect(performance.now() - started).toBeLessThan(5000); // 200 000 fields took 11.4 s and answered 56 MB
   });
 });
+
+describe("numbers past 2^53", () => {
+  it("are not echoed rounded: an error describes them instead of quoting digits the client never sent", async () => {
+    server = await startServer({ repository: tempRepository("simple", "tiny_gpt") });
+    const ones = Array(16).fill(1);
+    const sent = "9007199254740993";
+    const cases = [
+      [`/v2/models/simple/infer`, `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[1,${sent}],"data":[1]},{"name":"INPUT1","datatype":"INT32","shape":[1,16],"data":${JSON.stringify(ones)}}]}`, /shape dimension 1 is a number past 2\^53/],
+      [`/v2/models/simple/infer`, `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[1,16],"data":[${sent},1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]},{"name":"INPUT1","datatype":"INT32","shape":[1,16],"data":${JSON.stringify(ones)}}]}`, /element 0 is a number past 2\^53/],
+      [`/v2/models/simple/infer`, `{"inputs":[{"name":"INPUT0","datatype":"INT32","shape":[1,16],"data":${JSON.stringify(ones)}},{"name":"INPUT1","datatype":"INT32","shape":[1,16],"data":${JSON.stringify(ones)}}],"outputs":[{"name":"OUTPUT0","parameters":{"classification":${sent}}}]}`, /got a number past 2\^53/],
+      [`/v1/completions`, `{"model":"tiny_gpt","prompt":"hi","max_tokens":${sent}}`, /max_tokens: must be an integer from 1 to \d+, not a number past 2\^53/],
+    ] as const;
+    for (const [path, body, message] of cases) {
+      const { status, text } = await get(path, { method: "POST", body });
+      expect(status, body).toBe(400);
+      expect(text).toMatch(message);
+      expect(text).not.toContain("9007199254740992");
+    }
+  });
+});

@@ -94,6 +94,14 @@ describe("OpenAI's API on a generator", () => {
     const refused = await fetch(`${server.url}/v2/models/tiny_gpt/generate`, { method: "POST", body: JSON.stringify({ text_input: "x", parameters: { top_p: 0 } }) });
     expect(refused.status).toBe(400);
     expect((await refused.json()).error).toMatch(/^top_p: must be a number/);
+    // sampling_parameters that is JSON but not an object, or parameters that are not one: refused, not ignored.
+    for (const [field, value] of [["sampling_parameters", "5"], ["sampling_parameters", "[1]"], ["sampling_parameters", "null"], ["sampling_parameters", 7], ["parameters", "max_tokens"], ["parameters", [1]]] as const) {
+      const answer = await fetch(`${server.url}/v2/models/tiny_gpt/generate`, { method: "POST", body: JSON.stringify({ text_input: "x", [field]: value }) });
+      expect(answer.status, `${field}: ${JSON.stringify(value)}`).toBe(400);
+      expect((await answer.json()).error).toMatch(new RegExp(`^${field}: must be`));
+    }
+    const asText = await fetch(`${server.url}/v2/models/tiny_gpt/generate`, { method: "POST", body: JSON.stringify({ text_input: "Once upon a time", sampling_parameters: JSON.stringify({ max_tokens: 10, temperature: 0 }) }) });
+    expect(await asText.json()).toEqual(whole);
   });
 
   it("answers KServe's infer with every token at once, sampling from request parameters, and refuses a token the model lacks with 400", async () => {
