@@ -317,11 +317,19 @@ export class FunctionRegistry {
     return stepsOnlyOf(name, wanted, this.#stepsOf, (n) => this.#functions.has(n));
   }
 
-  /** Parks a READY function now (dev tools); no-op for others. */
+  /**
+   * Parks a READY function now (dev tools); no-op for others. A version holding live sequences is
+   * not parked (parking would end them, as it never does for idleness or room): refused, naming them.
+   */
   async park(name: string): Promise<void> {
     const problem = functionNameProblem(name);
     if (problem) throw invalidArg(`invalid function name: ${problem}`);
-    await Promise.all([...this.function(name).versions.values()].map((v) => v.park()));
+    const versions = [...this.function(name).versions.values()];
+    const held = versions.filter((v) => v.liveSequences > 0);
+    if (held.length > 0) {
+      throw invalidArg(`'${name}' is not parked: ${held.map((v) => `version ${v.version} holds ${v.liveSequences} live sequence(s)`).join(", ")}, which parking would end; end them (or unload it, which ends them)`);
+    }
+    await Promise.all(versions.map((v) => v.park()));
   }
 
   /**

@@ -212,6 +212,25 @@ describe("a function holding live sequences", () => {
       await idle.close();
     }
   });
+
+  it("is not parked through the park API either: 400 naming its live sequences, and the sequence carries on", async () => {
+    const own = await startServer({ repository: tempRepository("vad"), controlMode: "explicit", loadModels: ["vad"] });
+    const park = () => fetch(`${own.url}/v2/repository/models/vad/park`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    const send = async (flags: object) =>
+      (await fetch(`${own.url}/v2/models/vad/infer`, { method: "POST", body: JSON.stringify({ parameters: { sequence_id: 7070, ...flags }, inputs: [{ name: "input", datatype: "FP32", shape: [1, FRAME], data: Array(FRAME).fill(0) }] }) })).status;
+    try {
+      expect(await send({ sequence_start: true })).toBe(200);
+      const refused = await park();
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as { error: string }).error).toMatch(/'vad' is not parked: version 1 holds 1 live sequence\(s\), which parking would end/);
+      // Its state is still there: the next frame of the sequence is served, not refused as unknown.
+      expect(await send({})).toBe(200);
+      expect(await send({ sequence_end: true })).toBe(200);
+      expect((await park()).status).toBe(200);
+    } finally {
+      await own.close();
+    }
+  });
 });
 
 /** A 16-bit PCM mono 16 kHz WAV file of `samples`. */
