@@ -39,10 +39,16 @@ class Choice {
   sent = 0;
   tokens = 0;
   finish?: string;
-  readonly logprobs: { id: number; logprob: number; top: [number, number][] }[] = [];
+  /** Each token's logprob and alternatives: the prompt's first (with echo and logprobs; its first token has none), then the generated ones. */
+  readonly logprobs: { id: number; logprob: number | null; top: [number, number][] | null }[] = [];
+  /** The prompt's text (echo) before the logprobs' tokens, where the prompt's tokens are not among them. */
+  readonly #offset: number;
+  readonly #prompt: readonly number[];
 
-  constructor(index: number, codec: TokenCodec, request: GenerationRequest, prefix: string) {
+  constructor(index: number, codec: TokenCodec, request: GenerationRequest, prefix: string, prompt: readonly number[]) {
     this.index = index;
+    this.#prompt = prompt;
+    this.#offset = request.sampling.promptLogprobs === undefined ? prefix.length : 0;
     this.#detokenizer = codec.detokenizer();
     this.#stops = request.stops;
     this.#includeStop = request.includeStop;
@@ -58,6 +64,16 @@ class Choice {
     const topIds = tensor("top_logprob_ids").data as BigInt64Array;
     const top = tensor("top_logprobs").data as Float32Array;
     const searchFrom = Math.max(0, this.text.length - this.#holdBack);
+    const promptLogprobs = response.outputs.find((o) => o.name === "prompt_logprobs")?.tensor;
+    if (promptLogprobs) {
+      const lps = promptLogprobs.data as Float32Array;
+      const k = tensor("prompt_top_logprob_ids").shape[1] ?? 0;
+      const alternatives = tensor("prompt_top_logprob_ids").data as BigInt64Array;
+      const alternativeLps = tensor("prompt_top_logprobs").data as Float32Array;
+      // The prompt's first token has nothing before it to be predicted from: no logprob (OpenAI's null).
+      this.logprobs.push({ id: this.#prompt[0]!, logprob: null, top: null });
+      lps.forEach((lp, p) => this.logprobs.push({ id: this.#prompt[p + 1]!, logprob: lp, top: Array.from({ length: k }, (_, j) => [Number(alternatives[p * k + j]), alternativeLps[p * k + j]!]) }));
+    }
     ids.forEach((id, i) => {
       this.tokens++;
       this.logprobs.push({ id: Number(id), logprob: logprobs[i]!, top: Array.from(topIds, (t, k) => [Number(t), top[k]!]) });
@@ -76,6 +92,11 @@ class Choice {
       return true;
     }
     return false;
+  }
+
+  /** Where the logprobs' first token starts in the text: after the echoed prompt, unless the prompt's tokens are among them. */
+  get logprobsOffset(): number {
+    return this.#offset;
   }
 
   /** The text not sent yet that can be: all of it once finished, else all but what may start a stop string. */
@@ -105,7 +126,7 @@ function startChoices(ctx: CallContext, d: Deployment, request: GenerationReques
   const codec = d.codec!;
   return request.prompts.flatMap((prompt, p) =>
     Array.from({ length: request.n }, (_, k) => {
-      const choice = new Choice(p * request.n + k, codec, request, prefixes(prompt));
+      const choice = new Choice(p * request.n + k, codec, request, prefixes(prompt), prompt);
       const sampling = { ...request.sampling, ...(request.sampling.seed !== undefined ? { seed: (request.sampling.seed + k) >>> 0 } : {}) };
       const infer: InferRequest = {
         parameters: request.priority !== undefined ? { priority: request.priority } : {},
@@ -147,7 +168,7 @@ export async function openAiCall(ctx: CallContext, kind: OpenAiKind, header: Hea
     const completion = runs.reduce((n, r) => n + r.choice.tokens, 0);
     return { prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: promptTokens + completion };
   };
-  const logprobsOf = (choice: Choice, from: number) => (request.logprobs ? formatLogprobs(choice.logprobs.slice(from), codec, chat) : null);
+  const logprobsOf = (choice: Choice, from: number) => (request.logprobs ? formatLogprobs(choice, from, codec, chat) : null);
   if (!request.stream) {
     await runToEnd(runs);
     const choices = runs.map(({ choice }) => ({
@@ -258,17 +279,23 @@ async function* interleave(
   }
 }
 
-/** Logprobs in OpenAI's shape: chat's `content` list, or completions' parallel lists. */
-function formatLogprobs(entries: { id: number; logprob: number; top: [number, number][] }[], codec: TokenCodec, chat: boolean) {
+/**
+ * A choice's logprobs from entry `from` on, in OpenAI's shape: chat's `content` list, or
+ * completions' parallel lists, whose `text_offset` counts from the start of the choice's text
+ * (the echoed prompt's included) whichever chunk of a stream carries them.
+ */
+function formatLogprobs(choice: Choice, from: number, codec: TokenCodec, chat: boolean) {
   const token = (id: number) => codec.decode([id], { skipSpecialTokens: false });
+  const entries = choice.logprobs.slice(from);
   if (chat) {
     const item = (id: number, logprob: number) => {
       const text = token(id);
       return { token: text, logprob, bytes: [...new TextEncoder().encode(text)] };
     };
-    return { content: entries.map((e) => ({ ...item(e.id, e.logprob), top_logprobs: e.top.map(([t, lp]) => item(t, lp)) })) };
+    return { content: entries.map((e) => ({ ...item(e.id, e.logprob!), top_logprobs: (e.top ?? []).map(([t, lp]) => item(t, lp)) })) };
   }
-  let offset = 0;
+  let offset = choice.logprobsOffset;
+  for (const e of choice.logprobs.slice(0, from)) offset += token(e.id).length;
   const textOffset: number[] = [];
   const tokens = entries.map((e) => {
     const text = token(e.id);
@@ -279,7 +306,7 @@ function formatLogprobs(entries: { id: number; logprob: number; top: [number, nu
   return {
     tokens,
     token_logprobs: entries.map((e) => e.logprob),
-    top_logprobs: entries.map((e) => Object.fromEntries(e.top.map(([t, lp]) => [token(t), lp]))),
+    top_logprobs: entries.map((e) => (e.top ? Object.fromEntries(e.top.map(([t, lp]) => [token(t), lp])) : null)),
     text_offset: textOffset,
   };
 }

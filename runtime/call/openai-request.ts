@@ -151,7 +151,9 @@ export function readGenerationRequest(body: Body & { model: string }, codec: Tok
   const longest = Math.max(...prompts.map((p) => p.length));
   const room = options.maxModelLen - longest;
   if (room < 1) throw bad(chat ? "messages" : "prompt", `${longest} tokens leave no room to generate within the model's ${options.maxModelLen}`);
-  const requested = integer(body, "max_completion_tokens", 1, 1 << 24) ?? integer(body, "max_tokens", 1, 1 << 24);
+  const echo = !chat && flag(body, "echo", false);
+  // With echo, 0 tokens is a question about the prompt alone (its logprobs: how evaluation harnesses score text).
+  const requested = integer(body, "max_completion_tokens", 1, 1 << 24) ?? integer(body, "max_tokens", echo ? 0 : 1, 1 << 24);
   // OpenAI's completions default to 16 tokens; chat (as vLLM) to what the model's length leaves.
   const maxTokens = requested ?? (chat ? room : Math.min(16, room));
   let topLogprobs = 0;
@@ -204,6 +206,8 @@ export function readGenerationRequest(body: Body & { model: string }, codec: Tok
     minTokens: integer(body, "min_tokens", 0, 1 << 24, 0)!,
     topLogprobs,
     logprobs,
+    // Completions' echo with logprobs: the prompt's tokens come with theirs, as OpenAI's and vLLM's do.
+    ...(echo && logprobs ? { promptLogprobs: topLogprobs } : {}),
     ...(logitBias.size > 0 ? { logitBias } : {}),
     ...(seed !== undefined ? { seed: seed >>> 0 } : {}),
   };
@@ -220,7 +224,7 @@ export function readGenerationRequest(body: Body & { model: string }, codec: Tok
     stream,
     includeUsage,
     logprobs,
-    echo: !chat && flag(body, "echo", false),
+    echo,
     includeStop: flag(body, "include_stop_str_in_output", false),
     skipSpecialTokens: flag(body, "skip_special_tokens", true),
     ...(priority !== undefined ? { priority } : {}),

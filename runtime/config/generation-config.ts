@@ -8,7 +8,8 @@ import { formatDims } from "./_dims.ts";
 /**
  * What a generator's requests carry and its answers hold: the prompt's token ids in; per response
  * the new tokens, their logprobs, the most likely alternatives (when asked) and, last, why it
- * ended. The decoder's own tensors stay inside the scheduler.
+ * ended; first, when asked (`SamplingParams.promptLogprobs`), one response with the prompt's
+ * logprobs and alternatives. The decoder's own tensors stay inside the scheduler.
  */
 export const GENERATOR_TENSORS: { input: TensorConfig[]; output: TensorConfig[] } = {
   input: [{ name: "input_ids", data_type: "TYPE_INT64", dims: [-1], optional: false }],
@@ -18,6 +19,9 @@ export const GENERATOR_TENSORS: { input: TensorConfig[]; output: TensorConfig[] 
     { name: "top_logprob_ids", data_type: "TYPE_INT64", dims: [-1], optional: false },
     { name: "top_logprobs", data_type: "TYPE_FP32", dims: [-1], optional: false },
     { name: "finish_reason", data_type: "TYPE_STRING", dims: [-1], optional: false },
+    { name: "prompt_logprobs", data_type: "TYPE_FP32", dims: [-1], optional: true },
+    { name: "prompt_top_logprob_ids", data_type: "TYPE_INT64", dims: [-1, -1], optional: true },
+    { name: "prompt_top_logprobs", data_type: "TYPE_FP32", dims: [-1, -1], optional: true },
   ],
 };
 

@@ -34,6 +34,12 @@ export interface SamplingParams {
   topLogprobs: number;
   /** false: the chosen token's logprob is not needed (NaN; it costs a pass over the vocabulary per token). */
   logprobs?: boolean;
+  /**
+   * With a value, the logprob of each prompt token after the first (given those before it) and as
+   * many most likely alternatives, sent before the first generated token (vLLM's `prompt_logprobs`;
+   * completions' `echo` with `logprobs`). Such a prompt is computed whole: no prefix-cache hit.
+   */
+  promptLogprobs?: number;
 }
 
 export const GREEDY: SamplingParams = {

@@ -158,8 +158,9 @@ export function collectOutputs(request: InferRequest, result: ScheduledResult, c
   const collected: InferOutput[] = [];
   const collect = (name: string) => {
     const tensor = result[name];
-    // An ensemble whose step conditions skipped the producer answers without that output (an early exit).
-    if (!tensor && config.ensemble_scheduling) return;
+    // An ensemble whose step conditions skipped the producer answers without that output (an early
+    // exit); an output declared optional (a generator's prompt logprobs) comes only in some answers.
+    if (!tensor && (config.ensemble_scheduling || config.output.find((o) => o.name === name)?.optional)) return;
     if (!tensor) throw new Error(`model '${config.name}' produced no output '${name}'`);
     const spec = specs.get(name)!;
     if (!spec.reshape) return void collected.push({ name, tensor });

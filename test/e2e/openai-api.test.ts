@@ -104,6 +104,35 @@ describe("OpenAI's API on a generator", () => {
     expect(await asText.json()).toEqual(whole);
   });
 
+  it("echoes the prompt with its tokens' logprobs (the first none), offsets counted from the prompt's start, and scores a prompt alone with max_tokens 0", async () => {
+    const ids = [72, 101, 108, 108, 111];
+    // What the model gives five greedy tokens after the prompt, and their logprobs.
+    const res = await fetch(`${server.url}/v2/models/tiny_gpt/infer`, { method: "POST", body: JSON.stringify({ parameters: { max_tokens: 5, temperature: 0 }, inputs: [{ name: "input_ids", datatype: "INT64", shape: [ids.length], data: ids }] }) });
+    const generated = Object.fromEntries(((await res.json()).outputs as { name: string; data: number[] }[]).map((o) => [o.name, o.data]));
+    // The prompt and those tokens scored as one prompt: its last five logprobs are theirs (prefill, not decode: within float noise).
+    const scored = await client.completions.create({ model: "tiny_gpt", prompt: [...ids, ...generated.output_ids!], max_tokens: 0, echo: true, logprobs: 2, temperature: 0 });
+    const lp = scored.choices[0]!.logprobs!;
+    expect(scored.choices[0]!.finish_reason).toBe("length");
+    expect(scored.usage!.completion_tokens).toBe(0);
+    expect(lp.tokens).toHaveLength(ids.length + 5);
+    expect(lp.token_logprobs![0]).toBeNull();
+    expect(lp.top_logprobs![0]).toBeNull();
+    lp.token_logprobs!.slice(ids.length).forEach((v, i) => expect(v).toBeCloseTo(generated.logprobs![i]!, 3));
+    expect(lp.top_logprobs!.slice(1).every((top) => Object.keys(top!).length === 2)).toBe(true);
+    expect(lp.text_offset![0]).toBe(0);
+    lp.text_offset!.slice(1).forEach((o, i) => expect(o).toBe(lp.text_offset![i]! + lp.tokens![i]!.length));
+    // A completion with echo: the prompt's tokens first, the generated ones after, offsets running on.
+    const echoed = await client.completions.create({ model: "tiny_gpt", prompt: "Hello", max_tokens: 3, echo: true, logprobs: 0, temperature: 0 });
+    const plain = await client.completions.create({ model: "tiny_gpt", prompt: "Hello", max_tokens: 3, logprobs: 0, temperature: 0 });
+    const e = echoed.choices[0]!.logprobs!;
+    expect(echoed.choices[0]!.text).toBe(`Hello${plain.choices[0]!.text}`);
+    expect(e.tokens!.slice(-3)).toEqual(plain.choices[0]!.logprobs!.tokens);
+    expect(e.text_offset!.slice(-3)).toEqual(plain.choices[0]!.logprobs!.text_offset!.map((o) => o + "Hello".length));
+    expect(e.token_logprobs!.slice(-3).map((v) => v!.toFixed(4))).toEqual(plain.choices[0]!.logprobs!.token_logprobs!.map((v) => v!.toFixed(4)));
+    // Without echo, max_tokens 0 is still refused.
+    await expect(client.completions.create({ model: "tiny_gpt", prompt: "Hello", max_tokens: 0 })).rejects.toMatchObject({ status: 400, param: "max_tokens" });
+  });
+
   it("answers KServe's infer with every token at once, sampling from request parameters, and refuses a token the model lacks with 400", async () => {
     const ids = [72, 101, 108, 108, 111];
     const infer = async (parameters: Record<string, unknown>, data = ids) =>

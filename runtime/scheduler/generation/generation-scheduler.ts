@@ -17,7 +17,8 @@ import { planIteration } from "./generation-plan.ts";
 import type { IterationPlan, PlannedSeq } from "./generation-plan.ts";
 import { KvStore } from "./kv-cache.ts";
 import type { KvGeometry, StepRow } from "./kv-cache.ts";
-import { sample, seededRandom } from "./sampling.ts";
+import { logprobOf, sample, seededRandom } from "./sampling.ts";
+import type { SampledToken } from "./sampling.ts";
 import { samplingFromParameters } from "./sampling-parameters.ts";
 
 export interface GenerationSchedulerOptions {
@@ -85,6 +86,9 @@ interface Seq {
   started?: boolean;
   deadlineMs: number;
   state: "waiting" | "running" | "done";
+  /** `params.promptLogprobs`: each prompt position's logprob as its chunk is computed, until sent. */
+  promptLogprobs?: SampledToken[];
+  promptSent?: boolean;
   cancelled?: RuntimeError;
   signal: AbortSignal;
   sink: Sink;
@@ -359,7 +363,8 @@ export class GenerationScheduler implements Scheduler {
       let owned = 0;
       if (!waiting) for (const b of seq.table) if (this.#pool.holders(b) === 1) owned++;
       const entry: PlannedSeq = { id: seq.id, tokens: seq.ids.length, computed: seq.computed, blocks: seq.table.length, owned, priority: seq.priority, arrival: seq.arrival };
-      if (waiting && this.#o.prefixCaching) {
+      // A prompt whose logprobs are asked is computed whole: a cached block has no logits to read them from.
+      if (waiting && this.#o.prefixCaching && seq.params.promptLogprobs === undefined) {
         const hit = this.#pool.lookup(seq.ids, Math.floor((seq.ids.length - 1) / this.#o.blockSize));
         entry.cached = { blocks: hit.length, idle: this.#pool.idleAmong(hit) };
       }
@@ -386,6 +391,7 @@ export class GenerationScheduler implements Scheduler {
       const seq = this.#byId.get(id)!;
       this.#release(seq);
       seq.computed = 0;
+      if (!seq.promptSent && seq.promptLogprobs) seq.promptLogprobs = [];
       this.#running.splice(this.#running.indexOf(seq), 1);
       this.#slots[this.#slots.indexOf(seq.id)] = 0;
       this.#enqueueWaiting(seq);
@@ -435,7 +441,9 @@ export class GenerationScheduler implements Scheduler {
       if (this.#o.prefixCaching) {
         for (let b = Math.floor(before / this.#o.blockSize); b < Math.floor(seq.computed / this.#o.blockSize); b++) this.#pool.register(seq.table, b, seq.ids);
       }
+      if (seq.params.promptLogprobs !== undefined && !seq.promptSent) this.#promptLogprobs(seq, row, data.subarray(r * width * vocab, (r + 1) * width * vocab), vocab);
       if (seq.cancelled || seq.computed < seq.ids.length) return;
+      if (seq.params.maxTokens === 0) return this.#finish(seq, undefined, "length"); // the prompt's logprobs were all that was asked
       const at = (r * width + row.tokens - 1) * vocab;
       const generated = seq.ids.length - seq.promptLength;
       const suppress = generated < seq.params.minTokens ? [...seq.stops, ...this.#o.eosTokenIds] : undefined;
@@ -454,6 +462,32 @@ export class GenerationScheduler implements Scheduler {
         finish_reason: finish ? { datatype: "BYTES", shape: [1], data: [utf8.encode(finish)] } : { datatype: "BYTES", shape: [0], data: [] },
       });
       if (finish) this.#finish(seq, undefined, finish);
+    });
+  }
+
+  /**
+   * The logprobs of the prompt tokens this prefill row predicted (position p predicts token p + 1),
+   * kept until the prompt is whole, then sent as one response before any generated token.
+   */
+  #promptLogprobs(seq: Seq, row: StepRow, logits: Float32Array, vocab: number): void {
+    const kept = (seq.promptLogprobs ??= []);
+    for (let p = row.from; p < row.from + row.tokens && p + 1 < seq.promptLength; p++) {
+      kept[p] = logprobOf(logits.subarray((p - row.from) * vocab, (p - row.from + 1) * vocab), seq.ids[p + 1]!, seq.params.promptLogprobs!);
+    }
+    if (row.from + row.tokens < seq.promptLength) return;
+    seq.promptSent = true;
+    const top = seq.params.promptLogprobs!;
+    const entries = kept.slice(0, seq.promptLength - 1);
+    seq.promptLogprobs = undefined;
+    seq.sink.push({
+      output_ids: { datatype: "INT64", shape: [0], data: NO_IDS },
+      logprobs: { datatype: "FP32", shape: [0], data: NO_FLOATS },
+      top_logprob_ids: { datatype: "INT64", shape: [0], data: NO_IDS },
+      top_logprobs: { datatype: "FP32", shape: [0], data: NO_FLOATS },
+      finish_reason: seq.params.maxTokens === 0 ? { datatype: "BYTES", shape: [1], data: [utf8.encode("length")] } : { datatype: "BYTES", shape: [0], data: [] },
+      prompt_logprobs: { datatype: "FP32", shape: [entries.length], data: Float32Array.from(entries, (e) => e.logprob) },
+      prompt_top_logprob_ids: { datatype: "INT64", shape: [entries.length, top], data: BigInt64Array.from(entries.flatMap((e) => e.top?.tokens ?? []), BigInt) },
+      prompt_top_logprobs: { datatype: "FP32", shape: [entries.length, top], data: Float32Array.from(entries.flatMap((e) => e.top?.logprobs ?? [])) },
     });
   }
 

@@ -1,4 +1,4 @@
-import { GREEDY, invalidArg } from "../../core/mod.ts";
+import { GREEDY, invalidArg, shownJson } from "../../core/mod.ts";
 import type { Parameters, SamplingParams } from "../../core/mod.ts";
 
 /** Request parameters that set a KServe or gRPC request's sampling, with their ranges (vLLM's names). */
@@ -31,7 +31,7 @@ export function samplingFromParameters(parameters: Parameters | undefined, defau
     const value = parameters[name];
     if (value === undefined) continue;
     if (typeof value !== "number" || !(value >= min && value <= max) || (whole && !Number.isInteger(value))) {
-      throw invalidArg(`request parameter '${name}' must be ${whole ? "an integer" : "a number"} from ${min === Number.MIN_VALUE ? "above 0" : min} to ${max}, got ${JSON.stringify(value)}`);
+      throw invalidArg(`request parameter '${name}' must be ${whole ? "an integer" : "a number"} from ${min === Number.MIN_VALUE ? "above 0" : min} to ${max}, got ${shownJson(value)}`);
     }
     writable[field] = value;
   }

@@ -69,6 +69,17 @@ export function sample(logits: Float32Array, params: SamplingParams, history: To
   return result;
 }
 
+/** The log probability of `token` in `logits` (one row, the model's raw distribution) and its `top` most likely alternatives. */
+export function logprobOf(logits: Float32Array, token: number, top: number): SampledToken {
+  const norm = logSumExp(logits);
+  const result: SampledToken = { token, logprob: logits[token]! - norm };
+  if (top > 0) {
+    const tokens = best(logits, top);
+    result.top = { tokens, logprobs: tokens.map((t) => logits[t]! - norm) };
+  }
+  return result;
+}
+
 function argmax(scores: Float32Array): number {
   let best = 0;
   for (let i = 1; i < scores.length; i++) if (scores[i]! > scores[best]!) best = i;

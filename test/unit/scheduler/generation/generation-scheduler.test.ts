@@ -107,6 +107,29 @@ describe("GenerationScheduler (continuous batching on the example decoder)", () 
     expect(await generate(s, longer, { maxTokens: 5 })).toEqual(await generate(scheduler({ prefixCaching: false }).s, longer, { maxTokens: 5 }));
   });
 
+  it("a prompt's own logprobs (promptLogprobs) are the reference's, across prefill chunks, with its prefix cached before, and max_tokens 0 ends after them", async () => {
+    const { s } = scheduler({ maxBatchedTokens: 8 }); // a 30-token prompt in four chunks
+    const ids = prompt(11, 30);
+    await generate(s, ids, { maxTokens: 1 }); // its full blocks now in the prefix cache
+    const parts = [];
+    for await (const part of s.stream(request(ids, { maxTokens: 0, promptLogprobs: 2 }), { signal: new AbortController().signal })) parts.push(part);
+    expect(parts).toHaveLength(1);
+    const [part] = parts;
+    expect(part!.output_ids!.shape).toEqual([0]);
+    expect(new TextDecoder().decode((part!.finish_reason!.data as Uint8Array[])[0])).toBe("length");
+    const logits = decoderReference(ids);
+    const expected = ids.slice(1).map((token, p) => {
+      const row = logits[p]!;
+      const max = Math.max(...row);
+      const norm = max + Math.log(row.reduce((sum, v) => sum + Math.exp(v - max), 0));
+      return row[token]! - norm;
+    });
+    const got = Array.from(part!.prompt_logprobs!.data as Float32Array);
+    expect(got).toHaveLength(29);
+    got.forEach((v, i) => expect(v).toBeCloseTo(expected[i]!, 3));
+    expect(part!.prompt_top_logprob_ids!.shape).toEqual([29, 2]);
+  });
+
   it("the same seed gives the same sampled tokens alone and in a batch", async () => {
     const sampling = { temperature: 1, topP: 0.9, topK: 50, seed: 1234, maxTokens: 12 };
     const ids = prompt(3, 9);
