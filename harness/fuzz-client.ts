@@ -144,7 +144,10 @@ export function violation(req: FuzzRequest, o: FuzzOutcome): string | undefined 
   } catch {
     return `status ${status} without a JSON body: ${JSON.stringify(o.body?.slice(0, 200))}`;
   }
-  if (!parsed || typeof parsed !== "object" || typeof (parsed as { error?: unknown }).error !== "string") {
+  // OpenAI's routes answer errors in OpenAI's shape, so its clients raise their typed errors.
+  const error = (parsed as { error?: unknown } | null)?.error;
+  if (/^\/v1\/(completions|chat\/completions|embeddings|models)/.test(req.path) && typeof (error as { message?: unknown } | null)?.message === "string") return undefined;
+  if (!parsed || typeof parsed !== "object" || typeof error !== "string") {
     return `status ${status} body is not {"error": string}: ${o.body?.slice(0, 200)}`;
   }
   return undefined;

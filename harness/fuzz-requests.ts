@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { deflateSync, gzipSync } from "node:zlib";
 import { encodeBinaryTensor } from "../runtime/tensor/mod.ts";
 import { chunk, idat, ihdr, pack, png } from "./png-chunks.ts";
-import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { FUNCTIONS } from "./repositories.ts";
 
@@ -349,6 +349,82 @@ const ensembleCall = fc
     label: `simple_twice parameters ${JSON.stringify(parameters).slice(0, 60)}`,
   }));
 
+/**
+ * The POSIX shared-memory object the fuzzers register as `FUZZ_REGION` (256 bytes: INPUT0's ramp
+ * and INPUT1's ones for `simple`, then room for its outputs), so shared-memory cases reach the
+ * region's reads and writes; `remove()` deletes it. Undefined where there is no /dev/shm.
+ */
+export function fuzzSharedMemory(): { key: string; remove(): void } | undefined {
+  if (!existsSync("/dev/shm")) return undefined;
+  const key = FUZZ_SHM_KEY;
+  const bytes = new Uint8Array(256);
+  bytes.set(new Uint8Array(Int32Array.from(range(16, (i) => i)).buffer), 0);
+  bytes.set(new Uint8Array(Int32Array.from(range(16, () => 1)).buffer), 64);
+  writeFileSync(`/dev/shm${key}`, bytes);
+  return { key, remove: () => rmSync(`/dev/shm${key}`, { force: true }) };
+}
+export const FUZZ_SHM_KEY = `/tensorfn-fuzz-${process.pid}`;
+export const FUZZ_REGION = "fuzz_region";
+
+/** Calls of Triton's shared-memory extension: registrations, status, unregistrations and inferences that name regions, mutated. */
+const sharedMemoryCall = fc
+  .record({
+    action: fc.constantFrom("register", "register", "status", "unregister", "infer", "infer", "infer"),
+    region: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(FUZZ_REGION, "other", "r1") }, { weight: 1, arbitrary: oddName }),
+    edits: fc.array(fc.record({ path: fc.array(fc.nat({ max: 30 }), { maxLength: 4 }), action: fc.nat({ max: 20 }), value: oddJson }), { maxLength: 2 }),
+    key: fc.oneof({ weight: 3, arbitrary: fc.constant(FUZZ_SHM_KEY) }, fc.constantFrom("/etc/passwd", "/../../etc/passwd", "/", "", "/tensorfn-fuzz-nowhere", "relative", "/dev/shm/x", "\u0000")),
+  })
+  .map(({ action, region, edits, key }) => {
+    let json: unknown;
+    let path: string;
+    let method = "POST";
+    if (action === "register") {
+      path = `/v2/systemsharedmemory/region/${region}/register`;
+      json = { key, offset: 0, byte_size: 256 };
+    } else if (action === "unregister") {
+      path = region === FUZZ_REGION ? "/v2/systemsharedmemory/region/other/unregister" : `/v2/systemsharedmemory/region/${region}/unregister`;
+      json = {};
+    } else if (action === "status") {
+      path = `/v2/systemsharedmemory/region/${region}/status`;
+      method = "GET";
+    } else {
+      path = "/v2/models/simple/infer";
+      const shm = (offset: number, size = 64) => ({ shared_memory_region: FUZZ_REGION, shared_memory_offset: offset, shared_memory_byte_size: size });
+      json = { inputs: [{ name: "INPUT0", datatype: "INT32", shape: [1, 16], parameters: shm(0) }, { name: "INPUT1", datatype: "INT32", shape: [1, 16], parameters: shm(64) }], outputs: [{ name: "OUTPUT0", parameters: shm(128) }, { name: "OUTPUT1", parameters: shm(192) }] };
+    }
+    for (const e of edits) json = mutateJson(json, e.path, e.action, e.value);
+    return { path, method, body: json === undefined ? undefined : utf8.encode(JSON.stringify(json)), label: `shm ${action} ${region} ${JSON.stringify(json ?? null).slice(0, 80)}` };
+  });
+
+/** OpenAI's and Triton's generate calls on the tiny generator and encoder, mutated. */
+const OPENAI_BASES: Array<{ path: string; json: Record<string, unknown> }> = [
+  { path: "/v1/completions", json: { model: "tiny_gpt", prompt: "Once upon", max_tokens: 4, temperature: 0 } },
+  { path: "/v1/completions", json: { model: "tiny_gpt", prompt: [72, 101, 108], max_tokens: 3, echo: true, logprobs: 2, temperature: 1, seed: 3, n: 2 } },
+  { path: "/v1/completions", json: { model: "tiny_gpt", prompt: ["a", "b"], max_tokens: 0, echo: true, logprobs: 1 } },
+  { path: "/v1/completions", json: { model: "tiny_gpt", prompt: "Hi", max_tokens: 5, stream: true, stream_options: { include_usage: true }, stop: ["x"], logit_bias: { "72": 5 } } },
+  { path: "/v1/chat/completions", json: { model: "tiny_gpt", messages: [{ role: "system", content: "be brief" }, { role: "user", content: "hi" }], max_tokens: 4, logprobs: true, top_logprobs: 2 } },
+  { path: "/v1/chat/completions", json: { model: "tiny_gpt", messages: [{ role: "user", content: "hi" }], max_completion_tokens: 3, stream: true } },
+  { path: "/v1/embeddings", json: { model: "tiny_embed", input: ["hello", "world"], encoding_format: "base64", dimensions: 8 } },
+  { path: "/v2/models/tiny_gpt/generate", json: { text_input: "Once", parameters: { max_tokens: 4, temperature: 0 } } },
+  { path: "/v2/models/tiny_gpt/generate_stream", json: { text_input: "Once", sampling_parameters: JSON.stringify({ max_tokens: 3 }), exclude_input_in_output: true } },
+];
+const openAiCall = fc
+  .record({
+    base: fc.nat({ max: OPENAI_BASES.length - 1 }),
+    edits: fc.array(fc.record({ path: fc.array(fc.nat({ max: 30 }), { maxLength: 4 }), action: fc.nat({ max: 20 }), value: oddJson }), { maxLength: 3 }),
+  })
+  .map(({ base, edits }) => {
+    const b = OPENAI_BASES[base]!;
+    let json: unknown = b.json;
+    for (const e of edits) json = mutateJson(json, e.path, e.action, e.value);
+    // A mutated max_tokens may ask for the model's whole length: fine, but a fuzz run is not a load test.
+    if (json && typeof json === "object" && !Array.isArray(json)) {
+      const j = json as Record<string, unknown>;
+      for (const k of ["max_tokens", "max_completion_tokens", "n"]) if (typeof j[k] === "number" && (j[k] as number) > 64) j[k] = 64;
+    }
+    return { path: b.path, body: utf8.encode(JSON.stringify(json)), label: `openai ${b.path} ${JSON.stringify(json).slice(0, 100)}` };
+  });
+
 /** Well-formed HTTP requests: mutated inference bodies, odd paths, odd headers. */
 export const framedRequest: fc.Arbitrary<FuzzRequest> = fc
   .record({
@@ -360,8 +436,12 @@ export const framedRequest: fc.Arbitrary<FuzzRequest> = fc
       { weight: 2, arbitrary: fc.constant("function" as const) },
       { weight: 1, arbitrary: fc.constant("png" as const) },
       { weight: 1, arbitrary: fc.constant("ensemble" as const) },
+      { weight: 2, arbitrary: fc.constant("openai" as const) },
+      { weight: 2, arbitrary: fc.constant("shm" as const) },
     ),
     image: hostilePng,
+    openai: openAiCall,
+    shm: sharedMemoryCall,
     ensemble: ensembleCall,
     functionPath: fc.oneof({ weight: 4, arbitrary: fc.constantFrom("/v1/functions/word_count", "/v1/functions/ocr") }, { weight: 1, arbitrary: functionName.map((n) => `/v1/functions/${n}`) }, { weight: 1, arbitrary: fc.constantFrom("/v1/functions", "/v1/functions/", "/v1/functions/word_count/x", "/v1/functions/%2e%2e") }),
     textBody: fc.oneof(fc.string({ maxLength: 200 }).map((t) => JSON.stringify({ text: t })), fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)), fc.string({ maxLength: 100 })),
@@ -376,7 +456,7 @@ export const framedRequest: fc.Arbitrary<FuzzRequest> = fc
     compress: fc.boolean(),
     extra: extraHeaders,
   })
-  .map(({ target, modelPath, otherPath, repositoryPath, functionPath, textBody, version, body, method, contentType, contentEncoding, compress, extra, image, ensemble }) => {
+  .map(({ target, modelPath, otherPath, repositoryPath, functionPath, textBody, version, body, method, contentType, contentEncoding, compress, extra, image, ensemble, openai, shm }) => {
     const headers: Record<string, string> = { host: "127.0.0.1", ...extra };
     // undici refuses these client-side (and an `expect` refusal leaves its Pool stuck): raw cases send them.
     delete headers["transfer-encoding"];
@@ -407,6 +487,16 @@ export const framedRequest: fc.Arbitrary<FuzzRequest> = fc
       path = "/v2/models/simple_twice/infer";
       payload = ensemble.body;
       label = ensemble.label;
+    } else if (target === "openai") {
+      path = openai.path;
+      payload = openai.body;
+      label = openai.label;
+    } else if (target === "shm") {
+      path = shm.path;
+      payload = shm.body;
+      label = shm.label;
+      // The control routes take JSON only (access.ts); the generators' content types still mix in below.
+      headers["content-type"] = "application/json";
     } else {
       path = repositoryPath;
       payload = utf8.encode(JSON.stringify({ parameters: {} }));
@@ -422,7 +512,7 @@ export const framedRequest: fc.Arbitrary<FuzzRequest> = fc
       const e = contentEncoding.trim().toLowerCase();
       if (compress && payload) payload = e === "gzip" || e === "x-gzip" ? gzipSync(payload) : e === "deflate" ? deflateSync(payload) : payload;
     }
-    const verb = method ?? (target === "model" || target === "other" ? "GET" : "POST");
+    const verb = method ?? (target === "model" || target === "other" ? "GET" : target === "shm" && shm.method === "GET" ? "GET" : "POST");
     if (verb === "GET" || verb === "HEAD") payload = undefined;
     return { kind: "framed" as const, method: verb, path, headers, body: payload, label: `${verb} ${label}` };
   });

@@ -4,29 +4,38 @@ import { Pool } from "undici";
 import { connect } from "node:net";
 import { startServer, TARGET_RUNTIME } from "../../harness/start-server.ts";
 import type { TestServer } from "../../harness/start-server.ts";
-import { fuzzRepository, fuzzRequest } from "../../harness/fuzz-requests.ts";
+import { FUZZ_REGION, fuzzRepository, fuzzRequest, fuzzSharedMemory } from "../../harness/fuzz-requests.ts";
 import { checkStillCorrect, describeCase, sendFuzzRequest, violation } from "../../harness/fuzz-client.ts";
+import { describeGrpcCase, grpcCase, grpcSession, grpcViolation, sendGrpcCase } from "../../harness/fuzz-grpc.ts";
+import type { ClientHttp2Session } from "node:http2";
 
-// Property-based fuzzing of the HTTP surface (issue 10, "Tests"): mutated KServe JSON and binary
-// bodies, odd headers, paths and names against the real server with the bundled functions.
+// Property-based fuzzing of the HTTP and gRPC surfaces (issues 10 and 50): mutated KServe JSON and
+// binary bodies, OpenAI and generate bodies, shared-memory calls, odd headers, paths and names; and
+// gRPC calls of every method with mutated or damaged messages over a real HTTP/2 connection —
+// against the real server with the bundled functions.
 // Reproduce a failure with TENSORFN_FUZZ_SEED=<seed printed on failure>; TENSORFN_FUZZ_RUNS scales it
 // (each run sends CONCURRENCY cases at once). bench/suites/fuzz.ts runs the same generators for longer.
 const SEED = Number(process.env.TENSORFN_FUZZ_SEED ?? Date.now() % 2 ** 31);
 const CONCURRENCY = 4;
 const RUNS = Number(process.env.TENSORFN_FUZZ_RUNS ?? 1250);
+const GRPC_RUNS = Math.ceil(RUNS / 2);
 const REQUEST_TIMEOUT_MS = 10_000;
 
 let server: TestServer;
 let pool: Pool;
 const repository = fuzzRepository();
+const shm = fuzzSharedMemory();
 beforeAll(async () => {
-  server = await startServer({ maxInputBytes: 1024 * 1024, repository: repository.path, cacheSize: 8 * 1024 * 1024 });
+  server = await startServer({ maxInputBytes: 1024 * 1024, repository: repository.path, cacheSize: 8 * 1024 * 1024, grpc: true });
   pool = new Pool(server.url, { connections: CONCURRENCY, pipelining: 1, headersTimeout: REQUEST_TIMEOUT_MS, bodyTimeout: REQUEST_TIMEOUT_MS });
+  // The region shared-memory cases name, over both protocols.
+  if (shm) await (await fetch(`${server.url}/v2/systemsharedmemory/region/${FUZZ_REGION}/register`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ key: shm.key, byte_size: 256 }) })).arrayBuffer();
 }, 120_000);
 afterAll(async () => {
   await pool?.close();
   await server?.close();
   repository.remove();
+  shm?.remove();
 });
 
 describe("the HTTP surface under fuzzing", () => {
@@ -57,6 +66,42 @@ describe("the HTTP surface under fuzzing", () => {
       if (first) throw new Error(`fuzzing failed (reproduce with TENSORFN_FUZZ_SEED=${SEED}):\n  ${first}`);
       const seconds = (performance.now() - started) / 1000;
       console.log(`fuzz: ${cases} cases in ${seconds.toFixed(1)} s (seed ${SEED})`);
+      expect(await checkStillCorrect(pool)).toBeUndefined();
+    },
+    240_000,
+  );
+});
+
+describe("the gRPC surface under fuzzing", () => {
+  it(
+    `answers ${GRPC_RUNS * CONCURRENCY} mutated and damaged calls without INTERNAL, UNKNOWN, a reset or a hang, then still answers correctly`,
+    async () => {
+      let session: ClientHttp2Session = grpcSession(server.grpc!);
+      let cases = 0;
+      let first: string | undefined;
+      const started = performance.now();
+      try {
+        await fc.assert(
+          fc.asyncProperty(fc.array(grpcCase(FUZZ_REGION), { minLength: CONCURRENCY, maxLength: CONCURRENCY }), async (calls) => {
+            // A session the server closed (a GOAWAY after a broken frame) is replaced, as a client reconnects.
+            if (session.closed || session.destroyed) session = grpcSession(server.grpc!);
+            const outcomes = await Promise.all(calls.map((c) => sendGrpcCase(session, c, REQUEST_TIMEOUT_MS)));
+            cases += calls.length;
+            for (const [i, o] of outcomes.entries()) {
+              const why = grpcViolation(calls[i]!, o);
+              if (!why) continue;
+              first ??= `${why}\n  ${describeGrpcCase(calls[i]!)}`;
+              throw new Error(why);
+            }
+          }),
+          { seed: SEED, numRuns: GRPC_RUNS, endOnFailure: true, interruptAfterTimeLimit: 120_000, markInterruptAsFailure: true, reporter: (d) => void (d.failed && (first ??= d.interrupted ? `interrupted after ${d.numRuns} runs: too slow, or a hang` : String(d.errorInstance))) },
+        );
+      } catch {
+        // As above: ours is the readable report.
+      }
+      session.destroy();
+      if (first) throw new Error(`gRPC fuzzing failed (reproduce with TENSORFN_FUZZ_SEED=${SEED}):\n  ${first}`);
+      console.log(`fuzz (gRPC): ${cases} calls in ${((performance.now() - started) / 1000).toFixed(1)} s (seed ${SEED})`);
       expect(await checkStillCorrect(pool)).toBeUndefined();
     },
     240_000,
