@@ -5,6 +5,7 @@ import type { Http2Server, Http2Session, Http2Stream } from "node:http2";
 import { createServer as createNetServer } from "node:net";
 import type { Socket } from "node:net";
 import type { GrpcCall, GrpcMethod, GrpcService } from "../runtime/grpc/mod.ts";
+import { RuntimeError } from "../runtime/mod.ts";
 import type { ConnectionLimits, Listener } from "./host.ts";
 
 // @grpc/grpc-js puts the runtime's gRPC methods on a port. It runs on node:http2, which Node, Bun
@@ -226,6 +227,11 @@ class ConnectionWatch {
 
 type AnyCall = ServerUnaryCall<unknown, unknown> | ServerWritableStream<unknown, unknown> | ServerDuplexStream<unknown, unknown>;
 
+/** A send to a call its client has left: the client's doing (CANCELLED), not an error of the server's to log. */
+function clientGone(): RuntimeError {
+  return new RuntimeError("CANCELLED", "the client cancelled the call");
+}
+
 function handlerFor(service: GrpcService, method: GrpcMethod): UntypedHandleCall {
   if (method.unary) {
     const handle = method.unary;
@@ -257,13 +263,13 @@ function handlerFor(service: GrpcService, method: GrpcMethod): UntypedHandleCall
           else resolve();
         };
         const onDrain = () => settle();
-        const onGone = () => settle(new Error("the client is gone"));
+        const onGone = () => settle(clientGone());
         call.once("drain", onDrain);
         call.once("cancelled", onGone);
         call.once("close", onGone);
       }));
     const send = async (message: unknown) => {
-      if (gone()) throw new Error("the client is gone");
+      if (gone()) throw clientGone();
       if (!call.write(message)) await drained();
     };
     handle(requests as AsyncIterable<unknown>, send, new CallContext(call)).then(
