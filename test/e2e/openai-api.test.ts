@@ -68,10 +68,18 @@ describe("OpenAI's API on a generator", () => {
     for (const c of sampled.choices) {
       expect(c.logprobs!.tokens).toHaveLength(8);
       expect(c.logprobs!.token_logprobs!.every((lp) => lp! <= 0)).toBe(true);
-      expect(Object.keys(c.logprobs!.top_logprobs![0]!).length).toBeGreaterThanOrEqual(1);
+      // As many alternatives as asked, at every position.
+      expect(c.logprobs!.top_logprobs!.map((top) => Object.keys(top!).length)).toEqual(Array(8).fill(2));
     }
     const again = await client.completions.create({ model: "tiny_gpt", prompt: ["Hello", "World"], max_tokens: 8, temperature: 1, seed: 7, n: 2 });
     expect(again.choices.map((c) => c.text)).toEqual(sampled.choices.map((c) => c.text));
+    // Sampling, not greedy decoding: another seed gives other texts, and the n choices of one prompt differ.
+    const long = (seed: number) => client.completions.create({ model: "tiny_gpt", prompt: "Hello", max_tokens: 24, temperature: 1, seed, n: 2 });
+    const [seven, eight] = await Promise.all([long(7), long(8)]);
+    expect(seven.choices.map((c) => c.text)).not.toEqual(eight.choices.map((c) => c.text));
+    expect(seven.choices[0]!.text).not.toBe(seven.choices[1]!.text);
+    const greedy = await client.completions.create({ model: "tiny_gpt", prompt: "Hello", max_tokens: 24, temperature: 0 });
+    expect(seven.choices.map((c) => c.text)).not.toContain(greedy.choices[0]!.text);
   });
 
   it("raises OpenAI's typed errors, naming the field", async () => {
@@ -148,6 +156,12 @@ describe("OpenAI's API on a generator", () => {
     expect(wrong.status).toBe(400);
     expect((await wrong.json()).error).toMatch(/input_ids\[1\] is 99999, not a token of the model/);
     expect((await infer({ temperature: 3 })).status).toBe(400);
+    // Sampling from the request's parameters: a seed gives the same tokens again, another seed others.
+    const sampledIds = async (seed: number) => ((await (await infer({ max_tokens: 24, temperature: 1, seed })).json()).outputs as { name: string; data: number[] }[]).find((o) => o.name === "output_ids")!.data;
+    const [a, b, c] = await Promise.all([sampledIds(11), sampledIds(11), sampledIds(12)]);
+    expect(a).toEqual(b);
+    expect(a).not.toEqual(c);
+    expect(a).not.toEqual(((await (await infer({ max_tokens: 24, temperature: 0 })).json()).outputs as { name: string; data: number[] }[]).find((o) => o.name === "output_ids")!.data);
   });
 
   it("parks (its KV cache freed, no longer in its memory) and wakes on the next request", async () => {
@@ -199,28 +213,46 @@ describe("OpenAI's API on a generator", () => {
         const at = m.infer_response.outputs.findIndex((o) => o.name === "output_ids");
         const raw = m.infer_response.raw_output_contents[at]!;
         tokens.push(...Array.from(new BigInt64Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength)), Number));
-        if (tokens.length === 7) duplex.end();
+        if (tokens.length === 12) duplex.end();
       });
       duplex.on("end", resolve);
       duplex.on("error", reject);
     });
     const ids = [72, 101, 108, 108, 111];
-    duplex.write({ model_name: "tiny_gpt", id: "g1", parameters: { max_tokens: { int64_param: 7 }, temperature: { double_param: 0 } }, inputs: [{ name: "input_ids", datatype: "INT64", shape: [ids.length] }], raw_input_contents: [Buffer.from(BigInt64Array.from(ids, BigInt).buffer)] });
+    // Sampled with a seed: the same parameters over KServe give the same tokens; greedy ones differ.
+    duplex.write({ model_name: "tiny_gpt", id: "g1", parameters: { max_tokens: { int64_param: 12 }, temperature: { double_param: 1 }, seed: { int64_param: 21 } }, inputs: [{ name: "input_ids", datatype: "INT64", shape: [ids.length] }], raw_input_contents: [Buffer.from(BigInt64Array.from(ids, BigInt).buffer)] });
     await done;
     client.close();
-    const whole = await (await fetch(`${server.url}/v2/models/tiny_gpt/infer`, { method: "POST", body: JSON.stringify({ parameters: { max_tokens: 7 }, inputs: [{ name: "input_ids", datatype: "INT64", shape: [5], data: ids }] }) })).json();
-    expect(whole.outputs?.[0]?.data, JSON.stringify(whole)).toBeDefined();
-    expect(tokens).toEqual(whole.outputs[0].data);
+    const over = async (parameters: object) => (await (await fetch(`${server.url}/v2/models/tiny_gpt/infer`, { method: "POST", body: JSON.stringify({ parameters, inputs: [{ name: "input_ids", datatype: "INT64", shape: [5], data: ids }] }) })).json()).outputs[0].data;
+    expect(tokens).toEqual(await over({ max_tokens: 12, temperature: 1, seed: 21 }));
+    expect(tokens).not.toEqual(await over({ max_tokens: 12, temperature: 0 }));
   });
 
   it("a client that drops a stream frees its sequence", async () => {
+    const metrics = async () => {
+      const text = await (await fetch(`${server.url}/metrics`)).text();
+      const value = (pattern: RegExp) => Number(text.match(pattern)?.[1] ?? 0);
+      return {
+        running: value(/^vllm:num_requests_running\{model_name="tiny_gpt"\} (\d+)/m),
+        aborted: value(/^vllm:request_success_total\{model_name="tiny_gpt",finished_reason="abort"\} (\d+)/m),
+        tokens: value(/^vllm:generation_tokens_total\{model_name="tiny_gpt"\} (\d+)/m),
+      };
+    };
+    const before = await metrics();
     const res = await request(`${server.url}/v1/completions`, { method: "POST", body: JSON.stringify({ model: "tiny_gpt", prompt: "a", max_tokens: 1500, stream: true, ignore_eos: true }) });
+    expect(res.statusCode).toBe(200);
     const reader = res.body[Symbol.asyncIterator]();
     await reader.next();
     res.body.destroy();
-    const metrics = async () => (await (await fetch(`${server.url}/metrics`)).text()).match(/^vllm:num_requests_running\{[^}]*\} (\d+)/m)?.[1];
-    for (let i = 0; i < 100 && (await metrics()) !== "0"; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(await metrics()).toBe("0");
+    let after = await metrics();
+    for (let i = 0; i < 100 && after.running !== 0; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      after = await metrics();
+    }
+    expect(after.running).toBe(0);
+    // Freed because the client left, not because it ran out: counted as aborted, far short of its 1500 tokens.
+    expect(after.aborted).toBe(before.aborted + 1);
+    expect(after.tokens - before.tokens).toBeLessThan(750);
   });
 });
 

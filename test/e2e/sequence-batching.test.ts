@@ -100,14 +100,24 @@ describe("sequence batching on Silero VAD", () => {
 
   it("counts sequences in the metrics: started, ended, live", async () => {
     const f = new Float32Array(FRAME);
-    await frame("m1", f, { start: true });
-    await frame("m2", f, { start: true });
-    await frame("m2", f, { end: true });
-    const text = await (await fetch(`${server.url}/metrics`)).text();
-    const value = (line: RegExp) => Number(text.split("\n").find((l) => line.test(l))?.split(" ").at(-1));
-    expect(value(/^tensorfn_sequences_total\{model="vad",version="1",event="start"\}/)).toBeGreaterThanOrEqual(2);
-    expect(value(/^tensorfn_sequences_total\{model="vad",version="1",event="end"\}/)).toBeGreaterThanOrEqual(1);
-    expect(value(/^tensorfn_sequences_live\{model="vad",version="1"\}/)).toBeGreaterThanOrEqual(1);
+    const read = async () => {
+      const text = await (await fetch(`${server.url}/metrics`)).text();
+      const value = (line: RegExp) => Number(text.split("\n").find((l) => line.test(l))?.split(" ").at(-1) ?? 0);
+      return {
+        start: value(/^tensorfn_sequences_total\{model="vad",version="1",event="start"\}/),
+        end: value(/^tensorfn_sequences_total\{model="vad",version="1",event="end"\}/),
+        live: value(/^tensorfn_sequences_live\{model="vad",version="1"\}/),
+      };
+    };
+    // Exactly what these frames did, counted from the figures before them: other tests share the server.
+    const before = await read();
+    expect((await frame("m1", f, { start: true })).status).toBe(200);
+    expect((await frame("m2", f, { start: true })).status).toBe(200);
+    expect(await read()).toEqual({ start: before.start + 2, end: before.end, live: before.live + 2 });
+    expect((await frame("m2", f, { end: true })).status).toBe(200);
+    expect(await read()).toEqual({ start: before.start + 2, end: before.end + 1, live: before.live + 1 });
+    expect((await frame("m1", f, { end: true })).status).toBe(200);
+    expect(await read()).toEqual({ start: before.start + 2, end: before.end + 2, live: before.live });
   });
 
   it("takes a sequence's frames over gRPC as well (sequence_id and flags as InferParameters), one by one or all at once on a stream", async () => {
@@ -202,11 +212,14 @@ describe("a function holding live sequences", () => {
       fetch(`${idle.url}/v2/models/vad/infer`, { method: "POST", body: JSON.stringify({ parameters: { sequence_id: 1, ...flags }, inputs: [{ name: "input", datatype: "FP32", shape: [1, FRAME], data: Array(FRAME).fill(0) }] }) });
     try {
       expect((await send({ sequence_start: true })).status).toBe(200);
+      // Three idle timeouts with the sequence live: still not parked (a wait is the only way to show a non-event).
       await new Promise((r) => setTimeout(r, 900));
       expect(await state()).toBe("READY");
       expect((await send({})).status).toBe(200); // its state is still there
       expect((await send({ sequence_end: true })).status).toBe(200);
-      await new Promise((r) => setTimeout(r, 900));
+      // Parks once its idle timeout (300 ms) passes with no sequence live: polled, not slept on.
+      const deadline = performance.now() + 5_000;
+      while ((await state()) !== "PARKED" && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       expect(await state()).toBe("PARKED");
     } finally {
       await idle.close();

@@ -188,8 +188,14 @@ describe("a Triton model repository (config.pbtxt)", () => {
     expect(await error("simple")).toMatch(/simple\/config\.pbtxt:3: max_batch_sise: unknown field; did you mean 'max_batch_size'\?/);
     expect(await error("simple_string")).toMatch(/simple_string\/config\.pbtxt:3: 'TYPE_FLOAT' is not a DataType; did you mean 'TYPE_FP32'\?/);
     expect(await error("simple_partial")).toMatch(/simple_partial\/config\.pbtxt:3: model_transaction_policy\.decoupled: decoupled models \(several responses per request\) are not supported yet/);
-    // The others serve on.
-    expect((await fetch(`${server.url}/v2/models/simple_twice/ready`)).status).toBe(200);
+    // The others serve on: simple_tuned (its own config.pbtxt, simple's model) answers an inference.
+    // (Not simple_twice: an ensemble over the broken simple is ready, but cannot serve.)
+    const served = await infer(server, "simple_tuned", [
+      { name: "INPUT0", datatype: "INT32", data: range(16, (i) => i) },
+      { name: "INPUT1", datatype: "INT32", data: range(16, () => 3) },
+    ]);
+    expect(served.status, served.json.error).toBe(200);
+    expect(served.json.outputs!.find((o) => o.name === "OUTPUT1")!.data).toEqual(range(16, (i) => i - 3));
   });
 
   it("prefers function.yaml where a folder has both (tensorfn convert's output)", async () => {
