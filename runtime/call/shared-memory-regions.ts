@@ -1,4 +1,4 @@
-import { invalidArg, RuntimeError } from "../core/mod.ts";
+import { invalidArg, RuntimeError, shownJson } from "../core/mod.ts";
 import type { SharedMemoryObject } from "../core/mod.ts";
 import type { SharedMemoryReader, SharedRef } from "../tensor/mod.ts";
 import type { HeaderLookup } from "./read-body.ts";
@@ -101,7 +101,7 @@ export class SharedMemoryRegions {
     if (name === "" || name.length > MAX_NAME) throw invalidArg(`a shared memory region needs a name of 1 to ${MAX_NAME} characters`);
     if (typeof key !== "string" || key === "") throw invalidArg("shared memory register request has no 'key' field (the shared-memory object's name)");
     const count = (value: unknown, field: string) => {
-      if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) throw invalidArg(`shared memory register request: '${field}' must be a byte count (an integer ≥ 0), got ${JSON.stringify(value)}`);
+      if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) throw invalidArg(`shared memory register request: '${field}' must be a byte count (an integer ≥ 0), got ${shownJson(value)}`);
       return value;
     };
     const start = count(offset ?? 0, "offset");
@@ -110,7 +110,8 @@ export class SharedMemoryRegions {
     if (size === 0) throw invalidArg("shared memory register request: 'byte_size' must be at least 1: a region of no bytes holds no tensor");
     const own = this.#owners.get(owner);
     if (own?.has(name)) throw new RuntimeError("ALREADY_EXISTS", `shared memory region '${name}' is already registered`);
-    if ((own?.size ?? 0) >= this.#perOwner) throw new RuntimeError("RESOURCE_EXHAUSTED", `${this.#perOwner} shared memory regions are registered with this key; unregister one first`);
+    // With one owner (no keys) the server's ceiling below is the only one.
+    if (this.#perOwner < MAX_REGIONS && (own?.size ?? 0) >= this.#perOwner) throw new RuntimeError("RESOURCE_EXHAUSTED", `${this.#perOwner} shared memory regions are registered with this key; unregister one first`);
     if (this.#count >= MAX_REGIONS) throw new RuntimeError("RESOURCE_EXHAUSTED", `${MAX_REGIONS} shared memory regions are registered; unregister one first`);
     let object: SharedMemoryObject;
     try {

@@ -229,6 +229,18 @@ describe.runIf(linux)("system shared memory on a server with keys", () => {
     expect((await as(A, "POST", "/v2/models/simple/infer", infer)).status).toBe(200);
   });
 
+  it("holds one key to 64 regions, so that it cannot take every slot from the others", async () => {
+    const register = (key: string, name: string) => as(key, "POST", `/v2/systemsharedmemory/region/${name}/register`, { key: KEY, byte_size: 8 });
+    const own = ((await as(A, "GET", "/v2/systemsharedmemory/status")).json as unknown[]).length;
+    for (let i = own; i < 64; i++) expect((await register(A, `slot${i}`)).status).toBe(200);
+    const over = await register(A, "slot64");
+    expect(over.status).toBe(413);
+    expect(over.json.error).toMatch(/64 shared memory regions are registered with this key/);
+    expect((await register(B, "theirs")).status).toBe(200);
+    for (const key of [A, B]) expect((await as(key, "POST", "/v2/systemsharedmemory/unregister", {})).status).toBe(200);
+    expect((await as(A, "POST", "/v2/systemsharedmemory/region/mine/register", { key: KEY, byte_size: 256 })).status).toBe(200);
+  });
+
   it("refuses a region of no bytes, and answers 400 (not 500) once a region's object shrank under it, growing nothing", async () => {
     const empty = await as(A, "POST", "/v2/systemsharedmemory/region/empty/register", { key: KEY, byte_size: 0 });
     expect(empty.status).toBe(400);
