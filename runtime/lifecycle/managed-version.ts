@@ -2,6 +2,9 @@ import { RuntimeError } from "../core/mod.ts";
 import type { Clock, Logger } from "../core/mod.ts";
 import { ModelStats } from "../metrics/mod.ts";
 import type { Deployment } from "./deployment.ts";
+import type { DeploymentState } from "./deployment-state.ts";
+import type { Footprint } from "./memory-budget.ts";
+import { versionFootprint } from "./memory-budget.ts";
 
 /**
  * A load or reload cancelled before it finished (an unload, a newer load, a shutdown): no fault of
@@ -12,9 +15,6 @@ export class LoadCancelled extends RuntimeError {
     super("UNAVAILABLE", message);
   }
 }
-import type { DeploymentState } from "./deployment-state.ts";
-import type { Footprint } from "./memory-budget.ts";
-import { versionFootprint } from "./memory-budget.ts";
 
 /** Lazy mode's retry backoff after a failed load (`retryAt`). */
 const RETRY_FIRST_MS = 1_000;
