@@ -14,7 +14,7 @@ export async function readRegularFile(path: string, options: ReadOptions & { sha
   try {
     const stat = await file.stat();
     if (!stat.isFile()) throw new FileRefused(`is ${kindOf(stat)}, not a regular file`);
-    if (options.maxBytes !== undefined && stat.size > options.maxBytes) throw new FileRefused(`is ${stat.size} bytes, over the ceiling of ${options.maxBytes}`);
+    if (options.maxBytes !== undefined && stat.size > options.maxBytes) throw new FileRefused(`is ${stat.size} bytes, over the ceiling of ${options.maxBytes}`, { tooLarge: true });
     // The size read now is all that is read: a file that grows meanwhile cannot grow the read.
     const bytes = new Uint8Array(options.shared ? new SharedArrayBuffer(stat.size) : new ArrayBuffer(stat.size));
     let at = 0;

@@ -51,6 +51,13 @@ export interface ReadOptions {
  */
 export class FileRefused extends Error {
   override readonly name = "FileRefused";
+  /** Refused for its size (over `maxBytes`), not for its kind. */
+  readonly tooLarge: boolean;
+
+  constructor(message: string, { tooLarge = false } = {}) {
+    super(message);
+    this.tooLarge = tooLarge;
+  }
 }
 
 /**

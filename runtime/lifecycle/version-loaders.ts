@@ -1,4 +1,4 @@
-import { FileRefused, formatCompileProblem, RuntimeError } from "../core/mod.ts";
+import { formatCompileProblem, RuntimeError } from "../core/mod.ts";
 import type { Platform } from "../core/mod.ts";
 import { computesTensors, DEFAULT_HANDLER_TIMEOUT_MS, MAX_HANDLER_FILE_BYTES, providerOptions, resolveInside, tritonAccelerator } from "../config/mod.ts";
 import type { LoadLimits } from "../config/mod.ts";
@@ -7,7 +7,7 @@ import { createHandlerBackend, createProcessBackend, HandlerHost } from "../pipe
 import type { HandlerOutcome, HandlerStep } from "../pipeline/mod.ts";
 import { isOrtFormat } from "../backends/mod.ts";
 import type { Backend } from "../backends/mod.ts";
-import { folderReader, readExternalData, readModelFile, uploadedReader } from "../repository/mod.ts";
+import { folderReader, readExternalData, readModelFile, readNamedFile, uploadedReader } from "../repository/mod.ts";
 import type { ExternalDataFile, FolderReader } from "../repository/mod.ts";
 import { byteSize, fromConfigType, TokenCodec } from "../tensor/mod.ts";
 import type { TokenizerFiles } from "../tensor/mod.ts";
@@ -328,13 +328,8 @@ export class VersionLoaders {
   async #folderFile(fn: FunctionRecord, file: { folder: string; what: string; name: string; maxBytes: number; ceiling: string; check?: (size: number) => string | undefined }): Promise<Uint8Array> {
     const where = file.folder ? `the function's ${file.folder}/ folder` : "the function's folder";
     const shown = `function '${fn.name}': ${file.what} '${file.name}'`;
-    let bytes: Uint8Array | undefined;
-    try {
-      bytes = await folderReader(this.#options.platform, file.folder ? `${fn.entry!.dir}/${file.folder}` : fn.entry!.dir)(file.name, { maxBytes: file.maxBytes });
-    } catch (error) {
-      if (error instanceof FileRefused) throw new RuntimeError("INVALID_ARG", `${shown} ${error.message}${/ceiling/.test(error.message) ? ` ${file.ceiling}` : ""}`);
-      throw error;
-    }
+    const read = folderReader(this.#options.platform, file.folder ? `${fn.entry!.dir}/${file.folder}` : fn.entry!.dir);
+    const bytes = await readNamedFile(read, file.name, shown, file);
     if (bytes === undefined) throw new RuntimeError("INVALID_ARG", `${shown} was not found in ${where}`);
     const problem = file.check?.(bytes.byteLength);
     if (problem) throw new RuntimeError("INVALID_ARG", `${shown} is ${bytes.byteLength} bytes${problem}`);
@@ -351,13 +346,7 @@ export class VersionLoaders {
     const text = new TextDecoder();
     const read = folderReader(platform, `${fn.entry?.dir}/${version}`);
     for (const name of ["tokenizer.json", "tokenizer_config.json", "generation_config.json", "config.json"] as const) {
-      let bytes: Uint8Array | undefined;
-      try {
-        bytes = fn.entry && (await read(name, { maxBytes: MAX_TOKENIZER_FILE_BYTES }));
-      } catch (error) {
-        if (error instanceof FileRefused) throw new RuntimeError("INVALID_ARG", `function '${fn.name}': ${version}/${name} ${error.message}`);
-        throw error;
-      }
+      const bytes = fn.entry && (await readNamedFile(read, name, `function '${fn.name}': ${version}/${name}`, { maxBytes: MAX_TOKENIZER_FILE_BYTES }));
       if (bytes === undefined) {
         if (name === "tokenizer.json") throw new RuntimeError("INVALID_ARG", `function '${fn.name}': ${version}/tokenizer.json was not found; a generator or an encoder needs its tokenizer beside the model, as a Hugging Face export has it`);
         continue;

@@ -39,17 +39,24 @@ export function uploadedReader(files: ReadonlyMap<string, Uint8Array>): FolderRe
 }
 
 /**
+ * `read(relative)`, a refusal said as the request's fault (INVALID_ARG): `${shown} ${why}`, and
+ * `ceiling` after it where the file was refused for its size ("for a label file").
+ */
+export async function readNamedFile(read: FolderReader, relative: string, shown: string, { maxBytes, ceiling }: { maxBytes?: number; ceiling?: string } = {}): Promise<Uint8Array | undefined> {
+  try {
+    return await read(relative, maxBytes === undefined ? undefined : { maxBytes });
+  } catch (error) {
+    if (!(error instanceof FileRefused)) throw error;
+    throw new RuntimeError("INVALID_ARG", `${shown} ${error.message}${error.tooLarge && ceiling ? ` ${ceiling}` : ""}`);
+  }
+}
+
+/**
  * Reads a model file. Errors name `shown` (repository-relative: `simple/1/model.onnx`), never an
  * absolute path, and say the same whether the file is missing, unreadable or outside.
  */
 export async function readModelFile(read: FolderReader, relative: string, shown: string): Promise<Uint8Array> {
-  let bytes: Uint8Array | undefined;
-  try {
-    bytes = await read(relative, { maxBytes: MAX_MODEL_FILE_BYTES });
-  } catch (error) {
-    if (error instanceof FileRefused) throw new RuntimeError("INVALID_ARG", `model file ${shown} ${error.message}`);
-    throw error;
-  }
+  const bytes = await readNamedFile(read, relative, `model file ${shown}`, { maxBytes: MAX_MODEL_FILE_BYTES });
   if (bytes === undefined) throw new RuntimeError("INVALID_ARG", `model file ${shown} was not found inside the function's folder`);
   return bytes;
 }
@@ -84,13 +91,7 @@ export async function readExternalData(read: FolderReader, model: Uint8Array, re
     let file = files.get(location);
     if (!file) {
       if (modelPathProblem(location) !== undefined) throw fail(`${named}, which is not a plain path beside the model: external data must lie in the model's version folder`);
-      let data: Uint8Array | undefined;
-      try {
-        data = await read(`${folder}${location}`);
-      } catch (error) {
-        if (error instanceof FileRefused) throw fail(`${named}, which ${error.message}`);
-        throw error;
-      }
+      const data = await readNamedFile(read, `${folder}${location}`, `failed to load model ${shown}: ${named}, which`);
       if (data === undefined) throw fail(`${named}, which is not in the model's version folder`);
       file = { path: location, data };
       files.set(location, file);

@@ -60,19 +60,17 @@ export function sample(logits: Float32Array, params: SamplingParams, history: To
     if (suppress) for (const t of suppress) if (t < vocab) scores[t] = -Infinity;
   }
   const token = params.temperature === 0 ? argmax(scores) : draw(scores, params, random);
-  const result: SampledToken = { token, logprob: params.logprobs === false ? Number.NaN : logits[token]! - logSumExp(logits) };
-  if (params.topLogprobs > 0) {
-    const norm = logSumExp(logits);
-    const tokens = best(logits, params.topLogprobs);
-    result.top = { tokens, logprobs: tokens.map((t) => logits[t]! - norm) };
-  }
-  return result;
+  return logprobOf(logits, token, params.topLogprobs, params.logprobs !== false);
 }
 
-/** The log probability of `token` in `logits` (one row, the model's raw distribution) and its `top` most likely alternatives. */
-export function logprobOf(logits: Float32Array, token: number, top: number): SampledToken {
+/**
+ * The log probability of `token` in `logits` (one row, the model's raw distribution; NaN without
+ * `chosen`) and its `top` most likely alternatives: a sampled token's and a prompt token's alike.
+ */
+export function logprobOf(logits: Float32Array, token: number, top: number, chosen = true): SampledToken {
+  if (!chosen && top === 0) return { token, logprob: Number.NaN };
   const norm = logSumExp(logits);
-  const result: SampledToken = { token, logprob: logits[token]! - norm };
+  const result: SampledToken = { token, logprob: chosen ? logits[token]! - norm : Number.NaN };
   if (top > 0) {
     const tokens = best(logits, top);
     result.top = { tokens, logprobs: tokens.map((t) => logits[t]! - norm) };
