@@ -13,6 +13,7 @@ export { OpenAiParamError } from "./openai-request.ts";
 export { embeddingsCall } from "./openai-embeddings.ts";
 export { ClientAbortedError, readBody, requestBody, takeBody } from "./read-body.ts";
 export type { HeaderLookup } from "./read-body.ts";
+export { bearerKey } from "./bearer-key.ts";
 export type { DirectBody, ServeEnv } from "./direct-body.ts";
 export { ClientConnections } from "./client-connections.ts";
 export type { ClientConnection } from "./client-connections.ts";

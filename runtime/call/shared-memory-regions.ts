@@ -2,6 +2,7 @@ import { invalidArg, RuntimeError, shownJson } from "../core/mod.ts";
 import type { SharedMemoryObject } from "../core/mod.ts";
 import type { SharedMemoryReader, SharedRef } from "../tensor/mod.ts";
 import type { HeaderLookup } from "./read-body.ts";
+import { bearerKey } from "./bearer-key.ts";
 
 // Triton's system shared-memory extension: a same-host client registers a POSIX shared-memory
 // object as a named region, then sends inputs and receives outputs by reference to it (parameters
@@ -35,8 +36,8 @@ export function regionOwner(keyed: boolean): RegionOwner {
   // Digests of the keys seen last: a keyed server has few, and a call need not hash its key again.
   const seen = new Map<string, string>();
   return async (header) => {
-    const token = /^Bearer +(\S+) *$/i.exec(header("authorization") ?? "")?.[1];
-    if (token === undefined) return "";
+    const token = bearerKey(header);
+    if (typeof token !== "string") return "";
     let owner = seen.get(token);
     if (owner === undefined) {
       const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token)));

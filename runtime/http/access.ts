@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import { RuntimeError } from "../core/mod.ts";
+import { bearerKey } from "../call/mod.ts";
 import type { HeaderLookup } from "../call/mod.ts";
 import { KeySet } from "./key-set.ts";
 import { API_GROUPS, apiGroup, CONTROL_GROUPS } from "./routes.ts";
@@ -68,14 +69,10 @@ interface Call {
 async function authorize(request: Call, group: ApiGroup, keys: { api: KeySet; admin: KeySet; trusted: string[] }): Promise<void> {
   if (group === "health" || group === "metrics") return;
   const what = `${request.method} ${request.path}`;
-  if (API_GROUPS.has(group)) {
+  // Shared memory takes inference's keys once API keys exist (an inference reads and writes the
+  // regions it names); without them it is a control route, below.
+  if (API_GROUPS.has(group) || (group === "shared-memory" && keys.api.size > 0)) {
     if (keys.api.size === 0) return;
-    const token = bearer(request, what);
-    if (!(await keys.api.has(token)) && !(await keys.admin.has(token))) throw badKey(what);
-    return;
-  }
-  // A region is read and written by the inference that names it: with API keys, the same keys.
-  if (group === "shared-memory" && keys.api.size > 0) {
     const token = bearer(request, what);
     if (!(await keys.api.has(token)) && !(await keys.admin.has(token))) throw badKey(what);
     return;
@@ -92,11 +89,10 @@ async function authorize(request: Call, group: ApiGroup, keys: { api: KeySet; ad
 
 /** The key from `Authorization: Bearer <key>`; the key itself never appears in a message. */
 function bearer(request: Call, what: string): string {
-  const header = request.header("authorization");
-  if (header === undefined) throw new RuntimeError("UNAUTHENTICATED", `${what} needs a key: send 'Authorization: Bearer <key>'`);
-  const match = /^Bearer +(\S+) *$/i.exec(header);
-  if (!match) throw new RuntimeError("UNAUTHENTICATED", `${what}: the Authorization header must be 'Bearer <key>'`);
-  return match[1]!;
+  const key = bearerKey(request.header);
+  if (key === undefined) throw new RuntimeError("UNAUTHENTICATED", `${what} needs a key: send 'Authorization: Bearer <key>'`);
+  if (typeof key !== "string") throw new RuntimeError("UNAUTHENTICATED", `${what}: the Authorization header must be 'Bearer <key>'`);
+  return key;
 }
 
 function badKey(what: string): RuntimeError {
