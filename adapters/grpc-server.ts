@@ -7,6 +7,8 @@ import type { Socket } from "node:net";
 import type { GrpcCall, GrpcMethod, GrpcService } from "../runtime/grpc/mod.ts";
 import { RuntimeError } from "../runtime/mod.ts";
 import type { ConnectionLimits, Listener } from "./host.ts";
+import { CHECK_INTERVAL_MS, followOutput } from "./output-stall.ts";
+import type { Waiting } from "./output-stall.ts";
 
 // @grpc/grpc-js puts the runtime's gRPC methods on a port. It runs on node:http2, which Node, Bun
 // and Deno all serve (test/e2e/grpc.test.ts runs under each), so one adapter serves all three.
@@ -28,8 +30,6 @@ export const DEFAULT_GRPC_LIMITS: GrpcLimits = {
   maxBufferedBytes: 256 * 1024 * 1024,
 };
 
-/** How often the sweep looks at every connection (write and first-byte deadlines, idleness). */
-const CHECK_INTERVAL_MS = 1000;
 
 /**
  * Serves `service` on `hostname:port` (0: any free port). Messages up to the server's
@@ -113,8 +113,8 @@ interface Watched {
   socket: Socket;
   session?: Http2Session;
   streams: Set<Http2Stream>;
-  /** Answer bytes waiting at the last sweep, and since when none of them was taken. */
-  waiting?: { bytes: number; since: number };
+  /** Answer bytes waiting at the last sweep (output-stall.ts). */
+  waiting?: Waiting;
   opened: number;
 }
 
@@ -208,12 +208,9 @@ class ConnectionWatch {
         this.#drop(watched, `it sent nothing for ${Math.round((now - watched.opened) / 1000)} s (--request-body-timeout)`);
         continue;
       }
-      const bytes = this.#unsent(watched);
-      const last = watched.waiting;
-      if (bytes === 0) watched.waiting = undefined;
-      else if (!last || bytes < last.bytes) watched.waiting = { bytes, since: now };
-      else if (now - last.since > this.#limits.writeTimeoutMs) this.#drop(watched, `${bytes} bytes of its answers untaken for ${Math.round((now - last.since) / 1000)} s (--write-timeout)`);
-      else last.bytes = bytes;
+      const { waiting, stalled } = followOutput(watched.waiting, this.#unsent(watched), now, this.#limits.writeTimeoutMs);
+      watched.waiting = waiting;
+      if (stalled) this.#drop(watched, stalled);
     }
   }
 
@@ -239,9 +236,9 @@ function handlerFor(service: GrpcService, method: GrpcMethod): UntypedHandleCall
       Promise.resolve()
         .then(() => handle(method.decode(call.request as Buffer), new CallContext(call)))
         .then(
-        (response) => callback(null, response),
-        (error) => callback(toStatus(service, error)),
-      );
+          (response) => callback(null, response),
+          (error) => callback(toStatus(service, error)),
+        );
     };
   }
   const handle = method.stream!;

@@ -2,12 +2,12 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { isProbe } from "../../runtime/mod.ts";
 import type { ConnectionLimits } from "../host.ts";
+import { CHECK_INTERVAL_MS, followOutput } from "../output-stall.ts";
+import type { Waiting } from "../output-stall.ts";
 
 /** Connections past `maxConnections` that are still let in, answered 503 (probes served): past these they are closed at once. */
 export const PROBE_ROOM = 64;
 
-/** How often the request and write deadlines are checked (Node checks requestTimeout at its own interval). */
-export const CHECK_INTERVAL_MS = 1000;
 
 /** A connection's request as the sweep follows it (`holdsRequestTimeout: false`). */
 interface Reading {
@@ -45,7 +45,7 @@ export function limitConnections(
   const open = new Set<Socket>();
   const excess = new WeakSet<Socket>();
   // Per connection with output waiting: how much was waiting at the last check, and since when none of it was taken.
-  const waiting = new WeakMap<Socket, { bytes: number; since: number }>();
+  const waiting = new WeakMap<Socket, Waiting>();
   // Per connection, where the sweep holds the request timeout.
   const reading = new WeakMap<Socket, Reading>();
   server.on("connection", (socket: Socket) => {
@@ -61,15 +61,12 @@ export function limitConnections(
     for (const socket of open) {
       const read = reading.get(socket);
       if (read && overdue(socket, read, now)) continue;
-      const bytes = socket.writableLength;
-      const last = waiting.get(socket);
-      if (bytes === 0) waiting.delete(socket);
-      else if (!last || bytes < last.bytes) waiting.set(socket, { bytes, since: now });
-      else if (now - last.since > limits.writeTimeoutMs) {
-        warn(`dropped a connection from ${socket.remoteAddress}: ${bytes} bytes of its answers untaken for ${Math.round((now - last.since) / 1000)} s (--write-timeout)`);
+      const { waiting: next, stalled } = followOutput(waiting.get(socket), socket.writableLength, now, limits.writeTimeoutMs);
+      if (stalled) {
+        warn(`dropped a connection from ${socket.remoteAddress}: ${stalled}`);
         socket.destroy();
-      }
-      else last.bytes = bytes;
+      } else if (next) waiting.set(socket, next);
+      else waiting.delete(socket);
     }
   }, CHECK_INTERVAL_MS);
   sweep.unref();

@@ -5,7 +5,8 @@ import { repeatedLine, systemClock } from "../../runtime/core/mod.ts";
 import type { Logger } from "../../runtime/mod.ts";
 import type { Host, Listener } from "../host.ts";
 import { answerClientErrors } from "./client-error.ts";
-import { CHECK_INTERVAL_MS, limitConnections } from "./connection-limits.ts";
+import { limitConnections } from "./connection-limits.ts";
+import { CHECK_INTERVAL_MS } from "../output-stall.ts";
 import { reportConnections, requestListener } from "./request-listener.ts";
 
 /**

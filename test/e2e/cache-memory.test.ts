@@ -4,8 +4,7 @@ import { join } from "node:path";
 import { request } from "undici";
 import { spawnServer, tempRepository } from "../../harness/server-process.ts";
 import type { SpawnedServer } from "../../harness/server-process.ts";
-import { TARGET_RUNTIME } from "../../harness/start-server.ts";
-import { cliCommand } from "../support/keep-alive-load.ts";
+import { cliEntry, TARGET_RUNTIME } from "../../harness/start-server.ts";
 
 // The response cache under answers that are cheap to send and costly to keep as objects: BYTES
 // tensors of 2 M empty strings (8 MB on the wire each). The server runs in its own process, under
@@ -45,7 +44,7 @@ describe(`the response cache's memory (${TARGET_RUNTIME})`, () => {
       join(repo, "strings", "function.yaml"),
       "backend: identity\nmax_batch_size: 0\nresponse_cache: { enable: true }\ninput: [{ name: INPUT0, data_type: TYPE_STRING, dims: [-1] }]\noutput: [{ name: OUTPUT0, data_type: TYPE_STRING, dims: [-1] }]\n",
     );
-    const command = cliCommand(TARGET_RUNTIME, ["serve", "--repo", repo, "--port", "0", "--cache-size", "32M"]);
+    const command = cliEntry(TARGET_RUNTIME, ["serve", "--repo", repo, "--port", "0", "--cache-size", "32M"]);
     server = await spawnServer(command[0], command[1], { timeoutMs: 90_000 });
     const pid = server.child.pid!;
     const infer = async (i: number) => {

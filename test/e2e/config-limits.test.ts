@@ -3,8 +3,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnServer, tempRepository } from "../../harness/server-process.ts";
 import type { SpawnedServer } from "../../harness/server-process.ts";
-import { TARGET_RUNTIME } from "../../harness/start-server.ts";
-import { cliCommand } from "../support/keep-alive-load.ts";
+import { cliEntry, TARGET_RUNTIME } from "../../harness/start-server.ts";
 
 // A function.yaml built to cost its reader (40 000 keys, 840 kB), dropped into the repository of a
 // running dev server while a client is being served: the server must read it within its bounds.
@@ -25,7 +24,7 @@ const SIMPLE = JSON.stringify({
 describe(`function.yaml bounds under dev (${TARGET_RUNTIME})`, () => {
   it("refuses a 40 000-key file dropped into a running repository without freezing its other functions", { timeout: 60_000 }, async () => {
     const repo = tempRepository("simple");
-    const command = cliCommand(TARGET_RUNTIME, ["dev", repo, "--port", "0"]);
+    const command = cliEntry(TARGET_RUNTIME, ["dev", repo, "--port", "0"]);
     server = await spawnServer(command[0], command[1], { timeoutMs: 90_000 });
     const infer = async () => {
       const started = performance.now();

@@ -4,8 +4,7 @@ import type { Socket } from "node:net";
 import { readFileSync } from "node:fs";
 import { spawnServer, tempRepository } from "../../harness/server-process.ts";
 import type { SpawnedServer } from "../../harness/server-process.ts";
-import { cliCommand } from "../support/keep-alive-load.ts";
-import { TARGET_RUNTIME } from "../../harness/start-server.ts";
+import { cliEntry, TARGET_RUNTIME } from "../../harness/start-server.ts";
 
 // Clients that send slowly, never read, or open connections without end, against the CLI in its
 // own process on node:http, where the adapter holds the sockets: under Node, Deno, and Bun with
@@ -21,7 +20,7 @@ afterEach(async () => {
 
 async function start(...flags: string[]): Promise<SpawnedServer> {
   const httpServer = TARGET_RUNTIME === "bun" ? ["--http-server", "node"] : [];
-  const command = cliCommand(TARGET_RUNTIME, ["serve", "--repo", tempRepository("simple", "simple_identity"), "--port", "0", ...httpServer, ...flags]);
+  const command = cliEntry(TARGET_RUNTIME, ["serve", "--repo", tempRepository("simple", "simple_identity"), "--port", "0", ...httpServer, ...flags]);
   return await spawnServer(command[0], command[1], { timeoutMs: 90_000 });
 }
 

@@ -3,8 +3,7 @@ import { linkSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnServer, tempRepository } from "../../harness/server-process.ts";
 import type { SpawnedServer } from "../../harness/server-process.ts";
-import { TARGET_RUNTIME } from "../../harness/start-server.ts";
-import { cliCommand } from "../support/keep-alive-load.ts";
+import { cliEntry, TARGET_RUNTIME } from "../../harness/start-server.ts";
 
 // `tensorfn dev` watching a repository where many folders appear at once, under Node, Bun and Deno.
 
@@ -18,7 +17,7 @@ describe(`tensorfn dev's watcher (${TARGET_RUNTIME})`, () => {
   it("takes 2000 version folders made at once without stalling: health answers within 2 s throughout, and every version is registered", { timeout: 90_000 }, async () => {
     const repo = tempRepository("simple");
     writeFileSync(join(repo, "simple", "function.yaml"), "version_policy: { all: {} }\nmax_batch_size: 8\n");
-    const [command, args] = cliCommand(TARGET_RUNTIME, ["dev", repo, "--port", "0"]);
+    const [command, args] = cliEntry(TARGET_RUNTIME, ["dev", repo, "--port", "0"]);
     server = await spawnServer(command, args, { timeoutMs: 90_000 });
     let worst = 0;
     let stop = false;

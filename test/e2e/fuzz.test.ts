@@ -7,6 +7,7 @@ import type { TestServer } from "../../harness/start-server.ts";
 import { FUZZ_REGION, fuzzRepository, fuzzRequest, fuzzSharedMemory } from "../../harness/fuzz-requests.ts";
 import { checkStillCorrect, describeCase, sendFuzzRequest, violation } from "../../harness/fuzz-client.ts";
 import { describeGrpcCase, grpcCase, grpcSession, grpcViolation, sendGrpcCase } from "../../harness/fuzz-grpc.ts";
+import type { GrpcFuzzCase } from "../../harness/fuzz-grpc.ts";
 import type { ClientHttp2Session } from "node:http2";
 
 // Property-based fuzzing of the HTTP and gRPC surfaces (issues 10 and 50): mutated KServe JSON and
@@ -38,34 +39,42 @@ afterAll(async () => {
   shm?.remove();
 });
 
+/**
+ * `runs` rounds of CONCURRENCY cases at once through `send`, stopping at the first case `judge`
+ * finds wrong: that case, readable, or undefined when none was. No shrinking (endOnFailure):
+ * against a live server it costs minutes; the case is printed whole.
+ */
+async function fuzzRounds<C, O>(cases: fc.Arbitrary<C>, runs: number, send: (c: C) => Promise<O>, judge: (c: C, o: O) => string | undefined, describe: (c: C) => string): Promise<{ first?: string; sent: number }> {
+  let sent = 0;
+  let first: string | undefined;
+  try {
+    await fc.assert(
+      fc.asyncProperty(fc.array(cases, { minLength: CONCURRENCY, maxLength: CONCURRENCY }), async (batch) => {
+        const outcomes = await Promise.all(batch.map(send));
+        sent += batch.length;
+        for (const [i, o] of outcomes.entries()) {
+          const why = judge(batch[i]!, o);
+          if (!why) continue;
+          first ??= `${why}\n  ${describe(batch[i]!)}`;
+          throw new Error(why);
+        }
+      }),
+      { seed: SEED, numRuns: runs, endOnFailure: true, interruptAfterTimeLimit: 120_000, markInterruptAsFailure: true, reporter: (d) => void (d.failed && (first ??= d.interrupted ? `interrupted after ${d.numRuns} runs: too slow, or a hang` : String(d.errorInstance))) },
+    );
+  } catch {
+    // fast-check's own report prints every byte of the counterexample; ours is the readable one.
+  }
+  return { first, sent };
+}
+
 describe("the HTTP surface under fuzzing", () => {
   it(
     `answers ${RUNS * CONCURRENCY} mutated requests without a 500, a hang or a non-JSON error, then still answers correctly`,
     async () => {
-      let cases = 0;
-      let first: string | undefined;
       const started = performance.now();
-      try {
-        await fc.assert(
-          fc.asyncProperty(fc.array(fuzzRequest, { minLength: CONCURRENCY, maxLength: CONCURRENCY }), async (requests) => {
-            const outcomes = await Promise.all(requests.map((r) => sendFuzzRequest(pool, server.url, r, REQUEST_TIMEOUT_MS)));
-            cases += requests.length;
-            for (const [i, o] of outcomes.entries()) {
-              const why = violation(requests[i]!, o);
-              if (!why) continue;
-              first ??= `${why}\n  ${describeCase(requests[i]!)}`;
-              throw new Error(why);
-            }
-          }),
-          // No shrinking (endOnFailure): against a live server it costs minutes; the case is printed whole.
-          { seed: SEED, numRuns: RUNS, endOnFailure: true, interruptAfterTimeLimit: 120_000, markInterruptAsFailure: true, reporter: (d) => void (d.failed && (first ??= d.interrupted ? `interrupted after ${d.numRuns} runs: too slow, or a hang` : String(d.errorInstance))) },
-        );
-      } catch {
-        // fast-check's own report prints every byte of the counterexample; ours is the readable one.
-      }
+      const { first, sent } = await fuzzRounds(fuzzRequest, RUNS, (r) => sendFuzzRequest(pool, server.url, r, REQUEST_TIMEOUT_MS), violation, describeCase);
       if (first) throw new Error(`fuzzing failed (reproduce with TENSORFN_FUZZ_SEED=${SEED}):\n  ${first}`);
-      const seconds = (performance.now() - started) / 1000;
-      console.log(`fuzz: ${cases} cases in ${seconds.toFixed(1)} s (seed ${SEED})`);
+      console.log(`fuzz: ${sent} cases in ${((performance.now() - started) / 1000).toFixed(1)} s (seed ${SEED})`);
       expect(await checkStillCorrect(pool)).toBeUndefined();
     },
     240_000,
@@ -81,31 +90,16 @@ describe("the gRPC surface under fuzzing", () => {
     `answers ${GRPC_RUNS * CONCURRENCY} mutated and damaged calls without INTERNAL, UNKNOWN, a reset or a hang, then still answers correctly`,
     async () => {
       let session: ClientHttp2Session = grpcSession(server.grpc!);
-      let cases = 0;
-      let first: string | undefined;
       const started = performance.now();
-      try {
-        await fc.assert(
-          fc.asyncProperty(fc.array(grpcCase(FUZZ_REGION), { minLength: CONCURRENCY, maxLength: CONCURRENCY }), async (calls) => {
-            // A session the server closed (a GOAWAY after a broken frame) is replaced, as a client reconnects.
-            if (session.closed || session.destroyed) session = grpcSession(server.grpc!);
-            const outcomes = await Promise.all(calls.map((c) => sendGrpcCase(session, c, REQUEST_TIMEOUT_MS)));
-            cases += calls.length;
-            for (const [i, o] of outcomes.entries()) {
-              const why = grpcViolation(calls[i]!, o);
-              if (!why) continue;
-              first ??= `${why}\n  ${describeGrpcCase(calls[i]!)}`;
-              throw new Error(why);
-            }
-          }),
-          { seed: SEED, numRuns: GRPC_RUNS, endOnFailure: true, interruptAfterTimeLimit: 120_000, markInterruptAsFailure: true, reporter: (d) => void (d.failed && (first ??= d.interrupted ? `interrupted after ${d.numRuns} runs: too slow, or a hang` : String(d.errorInstance))) },
-        );
-      } catch {
-        // As above: ours is the readable report.
-      }
+      const send = (call: GrpcFuzzCase) => {
+        // A session the server closed (a GOAWAY after a broken frame) is replaced, as a client reconnects.
+        if (session.closed || session.destroyed) session = grpcSession(server.grpc!);
+        return sendGrpcCase(session, call, REQUEST_TIMEOUT_MS);
+      };
+      const { first, sent } = await fuzzRounds(grpcCase(FUZZ_REGION), GRPC_RUNS, send, grpcViolation, describeGrpcCase);
       session.destroy();
       if (first) throw new Error(`gRPC fuzzing failed (reproduce with TENSORFN_FUZZ_SEED=${SEED}):\n  ${first}`);
-      console.log(`fuzz (gRPC): ${cases} calls in ${((performance.now() - started) / 1000).toFixed(1)} s (seed ${SEED})`);
+      console.log(`fuzz (gRPC): ${sent} calls in ${((performance.now() - started) / 1000).toFixed(1)} s (seed ${SEED})`);
       expect(await checkStillCorrect(pool)).toBeUndefined();
     },
     240_000,

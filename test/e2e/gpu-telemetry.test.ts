@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnServer, tempRepository } from "../../harness/server-process.ts";
 import type { SpawnedServer } from "../../harness/server-process.ts";
-import { TARGET_RUNTIME } from "../../harness/start-server.ts";
-import { cliCommand } from "../support/keep-alive-load.ts";
+import { cliEntry, TARGET_RUNTIME } from "../../harness/start-server.ts";
 import { buildFakeNvml } from "../support/fake-nvml.ts";
 import { requireTool } from "../support/require-tool.ts";
 import { spawnSync } from "node:child_process";
@@ -18,7 +17,7 @@ const MIG3 = "MIG-aaaaaaaa-0000-0000-0000-000000000003";
 const GiB = 2 ** 30;
 
 function start(env: Record<string, string>): Promise<SpawnedServer> {
-  const [command, args] = cliCommand(TARGET_RUNTIME, ["serve", "--repo", tempRepository("simple"), "--port", "0", "--metrics-interval-ms", "200"]);
+  const [command, args] = cliEntry(TARGET_RUNTIME, ["serve", "--repo", tempRepository("simple"), "--port", "0", "--metrics-interval-ms", "200"]);
   return spawnServer(command, args, { timeoutMs: 90_000, env });
 }
 

@@ -7,8 +7,7 @@ import { readFileSync } from "node:fs";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { grpcAddress, spawnServer, tempRepository } from "../../harness/server-process.ts";
 import type { SpawnedServer } from "../../harness/server-process.ts";
-import { cliCommand } from "../support/keep-alive-load.ts";
-import { TARGET_RUNTIME } from "../../harness/start-server.ts";
+import { cliEntry, TARGET_RUNTIME } from "../../harness/start-server.ts";
 import { ModelInferRequestSchema } from "../../runtime/grpc/proto/grpc_service_pb.ts";
 
 // Clients of the gRPC port that never read their answers (an HTTP/2 window of 0), never speak, or
@@ -25,7 +24,7 @@ afterEach(async () => {
 });
 
 async function start(...flags: string[]): Promise<{ grpc: string }> {
-  const command = cliCommand(TARGET_RUNTIME, ["serve", "--repo", tempRepository("simple_identity"), "--port", "0", "--grpc-port", "0", ...flags]);
+  const command = cliEntry(TARGET_RUNTIME, ["serve", "--repo", tempRepository("simple_identity"), "--port", "0", "--grpc-port", "0", ...flags]);
   server = await spawnServer(command[0], command[1], { timeoutMs: 90_000 });
   return { grpc: await grpcAddress(server) };
 }

@@ -3,8 +3,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnServer, tempRepository } from "../../harness/server-process.ts";
 import type { SpawnedServer } from "../../harness/server-process.ts";
-import { TARGET_RUNTIME } from "../../harness/start-server.ts";
-import { cliCommand } from "../support/keep-alive-load.ts";
+import { cliEntry, TARGET_RUNTIME } from "../../harness/start-server.ts";
 
 // A careless handler's errors that escape its calls (a throw in a timer, a rejection nobody
 // awaits, a non-Error thrown) and its exit calls, against the real CLI in its own process under
@@ -51,7 +50,7 @@ async function call(name: string, mode: string): Promise<{ status: number; body:
 describe(`errors that escape a handler (${TARGET_RUNTIME})`, () => {
   it("are caught, attributed to the function, logged once without the module source, counted; exit calls fail only their own request", async () => {
     const repo = repository();
-    const command = cliCommand(TARGET_RUNTIME, ["serve", "--repo", repo, "--port", "0"]);
+    const command = cliEntry(TARGET_RUNTIME, ["serve", "--repo", repo, "--port", "0"]);
     server = await spawnServer(command[0], command[1], { timeoutMs: 90_000 });
 
     for (const mode of ["timer", "reject", "string"]) {

@@ -3,8 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { spawnServer, tempRepository } from "../../harness/server-process.ts";
 import type { SpawnedServer } from "../../harness/server-process.ts";
-import { TARGET_RUNTIME } from "../../harness/start-server.ts";
-import { cliCommand } from "../support/keep-alive-load.ts";
+import { cliEntry, TARGET_RUNTIME } from "../../harness/start-server.ts";
 
 // A handler under `isolation: process` that turns on the server: it forges replies on the channel
 // the runtime speaks over, and starts processes of its own. Through the CLI under Node, Bun and Deno.
@@ -43,7 +42,7 @@ async function start(): Promise<SpawnedServer> {
   mkdirSync(join(repo, "hostile", "1"), { recursive: true });
   writeFileSync(join(repo, "hostile", "handler.ts"), HOSTILE);
   writeFileSync(join(repo, "hostile", "function.yaml"), "backend: handler\nhandler: handler.ts\nhandler_timeout_ms: 5000\nisolation: process\n");
-  const [command, args] = cliCommand(TARGET_RUNTIME, ["serve", "--repo", repo, "--port", "0"]);
+  const [command, args] = cliEntry(TARGET_RUNTIME, ["serve", "--repo", repo, "--port", "0"]);
   server = await spawnServer(command, args, { timeoutMs: 90_000 });
   return server;
 }

@@ -4,9 +4,8 @@ import { join } from "node:path";
 import { Pool } from "undici";
 import { spawnServer, tempRepository } from "../../harness/server-process.ts";
 import type { SpawnedServer } from "../../harness/server-process.ts";
-import { TARGET_RUNTIME } from "../../harness/start-server.ts";
+import { cliEntry, TARGET_RUNTIME } from "../../harness/start-server.ts";
 import { FUNCTIONS } from "../../harness/repositories.ts";
-import { cliCommand } from "../support/keep-alive-load.ts";
 import { NEGATE_CONFIG, buildNegate } from "../../models/negate.ts";
 
 // `isolation: process` under the runtime TENSORFN_RUNTIME names, through the real CLI: a function
@@ -85,7 +84,7 @@ describe(`isolation: process (${TARGET_RUNTIME})`, () => {
   let pool: Pool;
   beforeAll(async () => {
     // JSON log lines: the processes' own lines must follow the server's --log-format too.
-    const [command, args] = cliCommand(TARGET_RUNTIME, ["serve", "--repo", repository(), "--port", "0", "--log-format", "json"]);
+    const [command, args] = cliEntry(TARGET_RUNTIME, ["serve", "--repo", repository(), "--port", "0", "--log-format", "json"]);
     server = await spawnServer(command, args, { timeoutMs: 90_000 });
     pool = new Pool(server.url, { connections: 8 });
   });

@@ -3,8 +3,7 @@ import { spawn } from "node:child_process";
 import { createServer } from "node:net";
 import type { AddressInfo, Server } from "node:net";
 import { tempRepository } from "../../harness/server-process.ts";
-import { TARGET_RUNTIME } from "../../harness/start-server.ts";
-import { cliCommand } from "../support/keep-alive-load.ts";
+import { cliEntry, TARGET_RUNTIME } from "../../harness/start-server.ts";
 
 // A port the server cannot listen on ends its start with a line naming the address and a non-zero
 // exit, under Node, Bun and Deno: a pod or a script must not wait on a server that never serves.
@@ -19,7 +18,7 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => taken.close(() => resolve())));
 
 function run(args: string[]): Promise<{ code: number | null; output: string; ms: number }> {
-  const [command, rest] = cliCommand(TARGET_RUNTIME, ["serve", "--repo", tempRepository("simple"), ...args]);
+  const [command, rest] = cliEntry(TARGET_RUNTIME, ["serve", "--repo", tempRepository("simple"), ...args]);
   const started = performance.now();
   const child = spawn(command, rest, { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";

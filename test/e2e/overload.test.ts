@@ -2,10 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Pool } from "undici";
-import { TARGET_RUNTIME } from "../../harness/start-server.ts";
+import { cliEntry, TARGET_RUNTIME } from "../../harness/start-server.ts";
 import { spawnServer, tempRepository } from "../../harness/server-process.ts";
 import type { SpawnedServer } from "../../harness/server-process.ts";
-import { cliCommand } from "../support/keep-alive-load.ts";
 import { measureCapacity, openLoop, percentile } from "../support/open-loop.ts";
 import type { Sample } from "../support/open-loop.ts";
 
@@ -39,7 +38,7 @@ beforeAll(async () => {
   const policy = `  max_queue_delay_microseconds: 0\n  preferred_batch_size: [${ROWS}]\n  default_queue_policy:\n    max_queue_size: ${QUEUE}\n    default_timeout_microseconds: ${TIMEOUT_MS * 1000}\n    timeout_action: REJECT\n`;
   const original = readFileSync(yaml, "utf8");
   writeFileSync(yaml, `${original.replace(/max_batch_size: \d+/, `max_batch_size: ${ROWS}`).replace(/dynamic_batching:\n.*\n/, "")}dynamic_batching:\n${policy}`);
-  const [command, args] = cliCommand(TARGET_RUNTIME, ["serve", "--repo", repository, "--port", "0"]);
+  const [command, args] = cliEntry(TARGET_RUNTIME, ["serve", "--repo", repository, "--port", "0"]);
   server = await spawnServer(command, args, { timeoutMs: 90_000 });
   pool = new Pool(server.url, { connections: 256, pipelining: 1 });
 }, 120_000);

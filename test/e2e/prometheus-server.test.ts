@@ -5,11 +5,10 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startServer } from "../../harness/start-server.ts";
+import { cliEntry, startServer } from "../../harness/start-server.ts";
 import type { TestServer } from "../../harness/start-server.ts";
 import { spawnServer, tempRepository } from "../../harness/server-process.ts";
 import { buildFakeNvml } from "../support/fake-nvml.ts";
-import { cliCommand } from "../support/keep-alive-load.ts";
 import { requireTool } from "../support/require-tool.ts";
 
 // Debian's prometheus package (installed by .ci/run): a real Prometheus server scrapes tensorfn on
@@ -69,7 +68,7 @@ describe("with a real Prometheus", () => {
 
 describe("the shipped Grafana dashboard", () => {
   it("has the four layers' rows and only queries families a server exposes (GPUs through a fake NVML)", async () => {
-    const [command, args] = cliCommand("node", ["serve", "--repo", tempRepository("simple", "word_count"), "--port", "0", "--metrics-config", "histogram_latencies=true"]);
+    const [command, args] = cliEntry("node", ["serve", "--repo", tempRepository("simple", "word_count"), "--port", "0", "--metrics-config", "histogram_latencies=true"]);
     const server = await spawnServer(command, args, { timeoutMs: 90_000, env: { LD_LIBRARY_PATH: buildFakeNvml() } });
     try {
       const exposed = new Set([...(await (await fetch(`${server.url}/metrics`)).text()).matchAll(/^# TYPE (\w+) (\w+)$/gm)].flatMap(([, name, type]) =>

@@ -1,15 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { spawnServer, tempRepository } from "../../harness/server-process.ts";
 import type { SpawnedServer } from "../../harness/server-process.ts";
-import { TARGET_RUNTIME } from "../../harness/start-server.ts";
-import { cliCommand, keepAliveLoad, partialRequest } from "../support/keep-alive-load.ts";
+import { cliEntry, TARGET_RUNTIME } from "../../harness/start-server.ts";
+import { keepAliveLoad, partialRequest } from "../support/keep-alive-load.ts";
 
 // Graceful shutdown under the runtime TENSORFN_RUNTIME names (node by default), signalled the way
 // process managers and `npm start` wrappers do it: SIGTERM to the whole process group.
 
 const READY_HEAD = "GET /v2/health/ready HTTP/1.1\r\nHost: 127.0.0.1\r\n";
 
-function start(args: string[], command = cliCommand(TARGET_RUNTIME, ["serve", "--repo", tempRepository("simple"), "--port", "0", ...args])) {
+function start(args: string[], command = cliEntry(TARGET_RUNTIME, ["serve", "--repo", tempRepository("simple"), "--port", "0", ...args])) {
   return spawnServer(command[0], command[1], { timeoutMs: 90_000 });
 }
 
@@ -113,7 +113,7 @@ describe(`graceful shutdown (${TARGET_RUNTIME})`, () => {
   });
 
   it("`tensorfn dev` with a dashboard event stream open still exits 0 at once: the drain ends the stream", async () => {
-    const server = await start([], cliCommand(TARGET_RUNTIME, ["dev", tempRepository("simple"), "--port", "0", "--shutdown-timeout", "20"]));
+    const server = await start([], cliEntry(TARGET_RUNTIME, ["dev", tempRepository("simple"), "--port", "0", "--shutdown-timeout", "20"]));
     const events = await fetch(`${server.url}/v2/dashboard/events`);
     expect(events.headers.get("content-type")).toMatch(/^text\/event-stream/);
     const reader = events.body!.getReader();

@@ -1,8 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { spawnServer, tempRepository } from "../../harness/server-process.ts";
 import type { SpawnedServer } from "../../harness/server-process.ts";
-import { cliCommand } from "../support/keep-alive-load.ts";
-import { TARGET_RUNTIME } from "../../harness/start-server.ts";
+import { cliEntry, TARGET_RUNTIME } from "../../harness/start-server.ts";
 
 // A warm-up a config may ask for that would never end: bounded, and cancelled by unload, by a newer
 // load and by a shutdown, through the CLI in its own process under Node, Bun and Deno.
@@ -14,7 +13,7 @@ afterEach(async () => {
 });
 
 async function start(...flags: string[]): Promise<SpawnedServer> {
-  const command = cliCommand(TARGET_RUNTIME, ["serve", "--repo", tempRepository("simple"), "--port", "0", "--model-control-mode", "explicit", "--load-model", "simple", ...flags]);
+  const command = cliEntry(TARGET_RUNTIME, ["serve", "--repo", tempRepository("simple"), "--port", "0", "--model-control-mode", "explicit", "--load-model", "simple", ...flags]);
   server = await spawnServer(command[0], command[1], { timeoutMs: 90_000 });
   await server.waitFor(/simple v1: READY/, 60_000);
   return server;

@@ -1,14 +1,6 @@
 import { connect } from "node:net";
 import type { Socket } from "node:net";
 import { Pool } from "undici";
-import type { TARGET_RUNTIME } from "../../harness/start-server.ts";
-
-/** The command line that runs the tensorfn CLI under `runtime`, as CI runs it (start-server.ts). */
-export function cliCommand(runtime: typeof TARGET_RUNTIME, args: string[]): [string, string[]] {
-  if (runtime === "bun") return ["node_modules/.bin/bun", ["adapters/bun/main.ts", ...args]];
-  if (runtime === "deno") return ["node_modules/.bin/deno", ["run", "-A", "--unstable-no-legacy-abort", "adapters/deno/main.ts", ...args]];
-  return ["node", ["adapters/node/bin.mjs", ...args]];
-}
 
 /** What the clients of a keep-alive load saw. */
 export interface LoadReport {
