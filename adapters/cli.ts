@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import type { ParseArgsConfig } from "node:util";
-import { createRuntime, DEFAULT_MAX_INPUT_BYTES, modelSignatureReader } from "../runtime/mod.ts";
+import { createRuntime, DEFAULT_MAX_INPUT_BYTES, modelSignatureReader, VERSION } from "../runtime/mod.ts";
 import { parseByteSize } from "../runtime/lifecycle/mod.ts";
 import { repeatedLine, systemClock } from "../runtime/core/mod.ts";
 import type { ControlMode } from "../runtime/lifecycle/mod.ts";
@@ -13,33 +13,16 @@ import { createShutdown, RequestTracker } from "./graceful-shutdown.ts";
 import { DEFAULT_GRPC_LIMITS, serveGrpc } from "./grpc-server.ts";
 import { connectionsThatFit, openFileLimit } from "./descriptor-limit.ts";
 import { PROBE_ROOM } from "./node/connection-limits.ts";
-
-const USAGE = `usage:
-  tensorfn serve --repo <dir> [--host 127.0.0.1] [--port 8000] [--model-control-mode lazy|none|poll|explicit]
-                 [--load-model <name>]... [--repository-poll-secs 15] [--host-memory-budget 8G]
-                 [--device-memory-budget 16G] [--idle-timeout-secs N] [--load-timeout-secs 120]
-                 [--grpc-port 8001] [--modelmesh-root /models] [--metrics-port 8002] [--metrics-config histogram_latencies=true]
-                 [--allow-gpu-metrics true|false] [--metrics-interval-ms 2000]
-                 [--trace-rate 0..1] [--trace-file trace.json]
-                 [--max-input-size 64M] [--max-elements 16M] [--accelerator auto]
-                 [--rate-limit off|execution_count] [--rate-limit-resource <name>:<count>[:<device>]]...
-                 [--max-instances 64] [--max-threads <cores×4>] [--max-batch-size 65536] [--max-warmup-elements 16M] [--max-warmup-runs 1000]
-                 [--max-upload-size 256M] [--max-upload-total 1G] [--max-api-functions 64]
-                 [--max-ensemble-steps 1024] [--max-ensemble-output-ratio 16]
-                 [--api-key-file <file>] [--admin-key-file <file>] [--cors-origin <origin>|*]...
-                 [--dashboard-max-streams 32] [--cache-size 0]
-                 [--shutdown-timeout 30] [--request-body-timeout 30] [--write-timeout 30] [--max-connections 8192]
-                 [--max-answer-buffer 256M] (answer bytes one gRPC connection may hold unsent)
-                 [--http-server bun|node] (Bun only: Bun.serve, the default, or node:http)
-                 [--log-level error|warn|info|debug] [--log-format text|json] [--strict-readiness true|false]
-  tensorfn dev [dir]   the local dev server: serve in lazy mode, reloading functions as their files change
-  tensorfn check <dir> [--max-instances …]   validates as a load would (the same ceiling flags as serve)
-  tensorfn convert <dir>   writes a function.yaml beside each config.pbtxt (Triton's) that has none
-  tensorfn init <dir> [--model <model.onnx> [--handler]]   a new function folder: a TypeScript function, or a model (and a handler around it)
-  tensorfn bench <url> --model <m> [--concurrency 1:64:x2 | --request-rate 100:400:x2] [--binary] [--json] (bench --help for all)`;
+import { quickAnswer, seeHelp } from "./cli-usage.mjs";
 
 /** The `tensorfn` command line, shared by the Node, Bun and Deno entry points. */
 export async function runCli(host: Host): Promise<void> {
+  // Help, version and a mistyped command are answered before anything is loaded (bin.mjs does the same).
+  const quick = quickAnswer(host.args, VERSION);
+  if (quick) {
+    (quick.toStderr ? console.error : console.log)(quick.text);
+    return host.exit(quick.code);
+  }
   const [command, ...rest] = host.args;
   switch (command) {
     case "serve":
@@ -52,65 +35,80 @@ export async function runCli(host: Host): Promise<void> {
       return await init(host, rest);
     case "convert":
       return await convert(host, rest);
-    case "bench": {
-      // Loaded on demand: the load generator (and undici) stay out of `serve`.
+    case "bench":
+    case "help": {
+      // Loaded on demand: the load generator (and undici) stay out of `serve`. `help bench` is bench's --help.
       const { runBench } = await import("./bench/bench-command.ts");
-      return host.exit(await runBench(rest));
+      return host.exit(await runBench(command === "help" ? ["--help"] : rest));
     }
-    default:
-      console.error(command && command !== "--help" ? `unknown command '${command}'\n${USAGE}` : USAGE);
-      host.exit(command === "--help" ? 0 : 2);
   }
 }
 
 const MODES = ["lazy", "none", "poll", "explicit"] as const;
 const ACCELERATORS = ["auto", "cpu", "cuda", "tensorrt", "webgpu", "wasm"];
 
+/** The server-wide ceilings (docs/guides/security.md); `serve`, `dev` and `check` read the same flags. */
+export const LIMIT_OPTIONS = {
+  "max-instances": { type: "string" },
+  "max-threads": { type: "string" },
+  "max-batch-size": { type: "string" },
+  "max-warmup-elements": { type: "string" },
+  "max-warmup-runs": { type: "string" },
+  "max-upload-size": { type: "string" },
+  "max-upload-total": { type: "string" },
+  "max-api-functions": { type: "string" },
+  "max-ensemble-steps": { type: "string" },
+  "max-ensemble-output-ratio": { type: "string" },
+} as const;
+
+/** `serve`'s and `dev`'s flags (cli-usage.mjs describes each; a test holds the two together). */
+export const SERVE_OPTIONS = {
+  repo: { type: "string" },
+  host: { type: "string", default: "127.0.0.1" },
+  port: { type: "string", default: "8000" },
+  "max-input-size": { type: "string" },
+  "max-elements": { type: "string" },
+  accelerator: { type: "string" },
+  "model-control-mode": { type: "string", default: "lazy" },
+  "load-model": { type: "string", multiple: true },
+  "repository-poll-secs": { type: "string", default: "15" },
+  "host-memory-budget": { type: "string" },
+  "cache-size": { type: "string" },
+  "device-memory-budget": { type: "string" },
+  "idle-timeout-secs": { type: "string" },
+  "load-timeout-secs": { type: "string", default: "120" },
+  "metrics-port": { type: "string" },
+  "grpc-port": { type: "string" },
+  "modelmesh-root": { type: "string" },
+  "trace-rate": { type: "string" },
+  "trace-file": { type: "string" },
+  "metrics-config": { type: "string", multiple: true },
+  "allow-gpu-metrics": { type: "string", default: "true" },
+  "metrics-interval-ms": { type: "string", default: "2000" },
+  "rate-limit": { type: "string", default: "off" },
+  "rate-limit-resource": { type: "string", multiple: true },
+  ...LIMIT_OPTIONS,
+  "api-key-file": { type: "string" },
+  "admin-key-file": { type: "string" },
+  "cors-origin": { type: "string", multiple: true },
+  "dashboard-max-streams": { type: "string" },
+  "strict-readiness": { type: "string", default: "true" },
+  "shutdown-timeout": { type: "string", default: "30" },
+  "request-body-timeout": { type: "string", default: "30" },
+  "write-timeout": { type: "string", default: "30" },
+  "max-connections": { type: "string", default: "8192" },
+  "max-answer-buffer": { type: "string", default: "256M" },
+  "http-server": { type: "string" },
+  // Read by the entry point before the platform exists (logOptionsFrom); checked here.
+  "log-level": { type: "string", default: "info" },
+  "log-format": { type: "string", default: "text" },
+} as const satisfies ParseArgsConfig["options"];
+
 async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Promise<void> {
-  const { values, positionals } = parseFlags(host, {
+  const { values, positionals } = parseFlags(host, dev ? "dev" : "serve", {
     args,
     allowPositionals: dev,
-    options: {
-      repo: { type: "string" },
-      host: { type: "string", default: "127.0.0.1" },
-      port: { type: "string", default: "8000" },
-      "max-input-size": { type: "string" },
-      "max-elements": { type: "string" },
-      accelerator: { type: "string" },
-      "model-control-mode": { type: "string", default: "lazy" },
-      "load-model": { type: "string", multiple: true },
-      "repository-poll-secs": { type: "string", default: "15" },
-      "host-memory-budget": { type: "string" },
-      "cache-size": { type: "string" },
-      "device-memory-budget": { type: "string" },
-      "idle-timeout-secs": { type: "string" },
-      "load-timeout-secs": { type: "string", default: "120" },
-      "metrics-port": { type: "string" },
-      "grpc-port": { type: "string" },
-      "modelmesh-root": { type: "string" },
-      "trace-rate": { type: "string" },
-      "trace-file": { type: "string" },
-      "metrics-config": { type: "string", multiple: true },
-      "allow-gpu-metrics": { type: "string", default: "true" },
-      "metrics-interval-ms": { type: "string", default: "2000" },
-      "rate-limit": { type: "string", default: "off" },
-      "rate-limit-resource": { type: "string", multiple: true },
-      ...LIMIT_OPTIONS,
-      "api-key-file": { type: "string" },
-      "admin-key-file": { type: "string" },
-      "cors-origin": { type: "string", multiple: true },
-      "dashboard-max-streams": { type: "string" },
-      "strict-readiness": { type: "string", default: "true" },
-      "shutdown-timeout": { type: "string", default: "30" },
-      "request-body-timeout": { type: "string", default: "30" },
-      "write-timeout": { type: "string", default: "30" },
-      "max-connections": { type: "string", default: "8192" },
-      "max-answer-buffer": { type: "string", default: "256M" },
-      "http-server": { type: "string" },
-      // Read by the entry point before the platform exists (logOptionsFrom); checked here.
-      "log-level": { type: "string", default: "info" },
-      "log-format": { type: "string", default: "text" },
-    },
+    options: SERVE_OPTIONS,
   });
   const httpServer = values["http-server"] ?? host.httpServers[0];
   if (!host.httpServers.includes(httpServer)) fail(host, `--http-server '${httpServer}' is not one this runtime has (${host.httpServers.join(", ")})`);
@@ -158,8 +156,14 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
     if (values["host-memory-budget"] === undefined) fail(host, "--modelmesh-root needs --host-memory-budget: ModelMesh places models by the capacity it reports");
     if (!(await host.platform.stat(modelmeshRoot))?.isDirectory) fail(host, `--modelmesh-root '${modelmeshRoot}' is not a directory`);
   }
-  const repository = (values.repo ?? positionals[0] ?? "functions").replace(/\/+$/, "") || ".";
-  if (!(await host.platform.stat(repository))?.isDirectory) fail(host, `--repo '${repository}' is not a directory`);
+  if (values.repo !== undefined && positionals.length > 0) fail(host, `dev takes the repository once: --repo '${values.repo}' or '${positionals[0]}'`);
+  if (positionals.length > 1) fail(host, `dev takes one repository folder, not '${positionals.join("' '")}'`);
+  const given = values.repo ?? positionals[0];
+  const repository = (given ?? "functions").replace(/\/+$/, "") || ".";
+  // The error names what the user typed: a flag, a positional folder, or the default they left out.
+  const named = values.repo !== undefined ? `--repo '${given}'` : given !== undefined ? `'${given}'` : `'functions' (the default; name the repository: tensorfn ${dev ? "dev <dir>" : "serve --repo <dir>"})`;
+  const found = await host.platform.stat(repository);
+  if (!found?.isDirectory) fail(host, `${named} ${found ? "is not a directory" : "does not exist"}`);
 
   const runtime = await createRuntime({
     platform: host.platform,
@@ -384,20 +388,6 @@ function devUrls(url: string, names: string[]): string[] {
   ];
 }
 
-/** The server-wide ceilings (docs/guides/security.md); `serve`, `dev` and `check` read the same flags. */
-const LIMIT_OPTIONS = {
-  "max-instances": { type: "string" },
-  "max-threads": { type: "string" },
-  "max-batch-size": { type: "string" },
-  "max-warmup-elements": { type: "string" },
-  "max-warmup-runs": { type: "string" },
-  "max-upload-size": { type: "string" },
-  "max-upload-total": { type: "string" },
-  "max-api-functions": { type: "string" },
-  "max-ensemble-steps": { type: "string" },
-  "max-ensemble-output-ratio": { type: "string" },
-} as const;
-
 /** The ceilings given on the command line (unset ones keep the runtime's defaults). */
 function loadLimits(host: Host, flags: Record<string, string | undefined>): Partial<LoadLimits> {
   const limits: Partial<LoadLimits> = {};
@@ -413,9 +403,9 @@ function loadLimits(host: Host, flags: Record<string, string | undefined>): Part
 }
 
 async function check(host: Host, args: string[]): Promise<void> {
-  const { values, positionals } = parseFlags(host, { args, allowPositionals: true, options: LIMIT_OPTIONS });
+  const { values, positionals } = parseFlags(host, "check", { args, allowPositionals: true, options: LIMIT_OPTIONS });
   const dir = positionals[0];
-  if (!dir) fail(host, `check needs a repository directory\n${USAGE}`);
+  if (!dir) fail(host, `check needs a repository directory\n${seeHelp("check")}`);
   const limits = { ...defaultLoadLimits(host.platform.cpuCount()), ...loadLimits(host, values as Record<string, string | undefined>) };
   // Ensemble steps' models are opened (and released) to check the wiring as a load would.
   const signatures = await modelSignatureReader(host.platform);
@@ -427,9 +417,9 @@ async function check(host: Host, args: string[]): Promise<void> {
 
 /** `tensorfn convert <repo>`: function.yaml beside each config.pbtxt that has none; issues as `check` prints them. */
 async function convert(host: Host, args: string[]): Promise<void> {
-  const { positionals } = parseFlags(host, { args, allowPositionals: true, options: {} });
+  const { positionals } = parseFlags(host, "convert", { args, allowPositionals: true, options: {} });
   const dir = positionals[0]?.replace(/\/+$/, "");
-  if (!dir || positionals.length > 1) fail(host, `convert needs one repository directory\n${USAGE}`);
+  if (!dir || positionals.length > 1) fail(host, `convert needs one repository directory\n${seeHelp("convert")}`);
   const { platform } = host;
   const folders = (await platform.readDir(dir).catch(() => fail(host, `convert: cannot read ${dir}`))).filter((e) => e.isDirectory && !e.name.startsWith("."));
   let failed = 0;
@@ -465,9 +455,9 @@ async function convert(host: Host, args: string[]): Promise<void> {
 }
 
 async function init(host: Host, args: string[]): Promise<void> {
-  const { values, positionals } = parseFlags(host, { args, allowPositionals: true, options: { model: { type: "string" }, handler: { type: "boolean", default: false } } });
+  const { values, positionals } = parseFlags(host, "init", { args, allowPositionals: true, options: { model: { type: "string" }, handler: { type: "boolean", default: false } } });
   const dir = positionals[0];
-  if (!dir || positionals.length > 1) fail(host, `init needs one function folder to create\n${USAGE}`);
+  if (!dir || positionals.length > 1) fail(host, `init needs one function folder to create\n${seeHelp("init")}`);
   const { initFunction } = await import("./init-command.ts");
   const signatures = values.model ? await modelSignatureReader(host.platform) : undefined;
   try {
@@ -482,20 +472,16 @@ async function init(host: Host, args: string[]): Promise<void> {
 }
 
 /**
- * `parseArgs`, answering `--help` with the usage and a flag it does not know (or a value missing)
- * with one line and the usage, exit 2, instead of a stack trace.
+ * `parseArgs`, answering a flag it does not know (or a value missing) with one line and where the
+ * command's flags are listed, exit 2, instead of a stack trace. (`--help` was answered before.)
  */
-function parseFlags<T extends ParseArgsConfig>(host: Host, config: T): ReturnType<typeof parseArgs<T>> {
-  if (config.args?.includes("--help") || config.args?.includes("-h")) {
-    console.log(USAGE);
-    return host.exit(0);
-  }
+function parseFlags<T extends ParseArgsConfig>(host: Host, command: string, config: T): ReturnType<typeof parseArgs<T>> {
   try {
     return parseArgs(config);
   } catch (error) {
     const code = (error as { code?: string }).code ?? "";
     if (!code.startsWith("ERR_PARSE_ARGS")) throw error;
-    return fail(host, `${(error as Error).message.split(/\n|\. To specify/)[0]}\n${USAGE}`);
+    return fail(host, `${(error as Error).message.split(/\n|\. To specify/)[0]}\n${seeHelp(command)}`);
   }
 }
 

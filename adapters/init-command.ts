@@ -1,7 +1,7 @@
 // `tensorfn init <dir>`: a new function folder that loads as it is. From a model (`--model`):
 // the model copied into 1/, a function.yaml that writes out what tensorfn would complete from the
 // model (the same completion a load runs, so it cannot disagree), and with `--handler` a typed
-// handler around it. Without a model: a TypeScript function and its empty version folder.
+// handler around it. Without a model: a TypeScript function and its version folder (a .keep in it, for git).
 import { copyFile, mkdir, readdir, writeFile } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import { completeConfig, functionNameProblem, parseFunctionConfig } from "../runtime/config/mod.ts";
@@ -44,9 +44,11 @@ export async function initFunction(options: InitOptions): Promise<string[]> {
     files["handler.ts"] = HANDLER_FUNCTION.replaceAll("NAME", name);
   }
   await mkdir(join(dir, "1"), { recursive: true });
+  // Git keeps no empty folder: without a file in it, a clone of the user's repository has no version 1.
   if (options.model) await copyFile(resolve(options.model), join(dir, "1", "model.onnx"));
+  else files["1/.keep"] = "";
   for (const [file, text] of Object.entries(files)) await writeFile(join(dir, file), text, { flag: "wx" });
-  return [...(options.model ? ["1/model.onnx"] : ["1/"]), ...Object.keys(files)];
+  return [...(options.model ? ["1/model.onnx"] : []), ...Object.keys(files)];
 }
 
 function modelYaml(name: string, config: FunctionConfig, handler: boolean): string {
@@ -71,9 +73,10 @@ function modelHandler(name: string, config: FunctionConfig): string {
   const batched = config.max_batch_size > 0;
   const inputs = config.input.map((t) => {
     const datatype = fromConfigType(t.data_type) ?? "FP32";
-    const shape = [...(batched ? [1] : []), ...(t.reshape?.shape ?? t.dims)];
-    const data = datatype === "BYTES" ? `values.map((v) => new TextEncoder().encode(String(v)))` : `${storageFor(datatype)?.name ?? "Float32Array"}.from(values${/INT64/.test(datatype) ? ".map((v) => BigInt(v))" : ""} as never)`;
-    return `    ${literal(t.name)}: tensor(ctx, body, ${literal(t.name)}, "${datatype}", [${shape.join(", ")}], (values) => ${data}),`;
+    const shape = [...(batched ? [1] : []), ...t.dims]; // as declared: the server applies a reshape
+    const data = datatype === "BYTES" ? `values.map((v) => new TextEncoder().encode(String(v)))` : `${storageFor(datatype)?.name ?? "Float32Array"}.from(values${/INT64/.test(datatype) ? ".map((v) => BigInt(v as number))" : ""} as never)`;
+    const kind = datatype === "BYTES" ? "any" : datatype === "BOOL" ? "boolean" : /INT/.test(datatype) ? "integer" : "number";
+    return `    ${literal(t.name)}: tensor(ctx, body, ${literal(t.name)}, "${datatype}", [${shape.join(", ")}], "${kind}", (values) => ${data}),`;
   });
   const bodyShape = `{${config.input.map((t) => `${literal(t.name)}: [...]`).join(", ")}}`;
   return `// ${name}: POST /v1/functions/${name} with ${bodyShape} (flat arrays of
@@ -99,12 +102,24 @@ export function postprocess(outputs: Record<string, Tensor>): Record<string, unk
   );
 }
 
-/** One input from the body: its values, and the shape with a variable (-1) dimension sized to them. */
-function tensor(ctx: HandlerContext, body: Body, name: string, datatype: Tensor["datatype"], shape: number[], data: (values: unknown[]) => Tensor["data"]): Tensor {
+/**
+ * One input from the body: its values, and the shape with its variable (-1) dimension sized to them.
+ * What a client got wrong is a ctx.error (→ 400, naming the input), never a model's error (→ 500).
+ */
+function tensor(ctx: HandlerContext, body: Body, name: string, datatype: Tensor["datatype"], shape: number[], kind: "number" | "integer" | "boolean" | "any", data: (values: unknown[]) => Tensor["data"]): Tensor {
   const values = body[name];
-  if (!Array.isArray(values)) throw ctx.error(\`\${name}: send an array of values\`); // → 400
+  if (!Array.isArray(values)) throw ctx.error(\`\${name}: send an array of values\`);
+  const fits = { number: (v: unknown) => typeof v === "number", integer: Number.isSafeInteger, boolean: (v: unknown) => typeof v === "boolean", any: () => true }[kind];
+  const bad = values.findIndex((v) => !fits(v));
+  if (bad >= 0) throw ctx.error(\`\${name}[\${bad}]: \${JSON.stringify(values[bad])} is not a\${kind === "integer" ? "n integer" : \` \${kind}\`}\`);
   const fixed = shape.reduce((n, d) => (d > 0 ? n * d : n), 1);
-  return { datatype, shape: shape.map((d) => (d < 0 ? Math.max(1, Math.floor(values.length / fixed)) : d)), data: data(values) };
+  const variable = shape.includes(-1);
+  if (variable ? values.length === 0 || values.length % fixed !== 0 : values.length !== fixed) {
+    throw ctx.error(\`\${name}: \${values.length} values for shape [\${shape.join(", ")}]: send \${variable ? \`a multiple of \${fixed}\` : fixed}\`);
+  }
+  // With several variable dimensions, the last takes the values and the others are 1: change it where the model wants otherwise.
+  const last = shape.lastIndexOf(-1);
+  return { datatype, shape: shape.map((d, i) => (i === last ? values.length / fixed : d < 0 ? 1 : d)), data: data(values) };
 }
 `;
 }

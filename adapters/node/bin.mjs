@@ -1,9 +1,17 @@
 #!/usr/bin/env node
 // `npx tensorfn …`: the CLI from tensorfn's sources compiled ahead (compiled-sources.mjs), or,
 // where they cannot be, from the TypeScript sources as they are through module loader hooks.
-import { compiledSources } from "./compiled-sources.mjs";
+import { readFileSync } from "node:fs";
+import { quickAnswer } from "../cli-usage.mjs";
 
 const args = process.argv.slice(2);
+// Help, version and a mistyped command cost no more than Node's own start: nothing else is loaded.
+const quick = quickAnswer(args, JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version);
+if (quick) {
+  (quick.toStderr ? process.stderr : process.stdout).write(`${quick.text}\n`);
+  process.exit(quick.code);
+}
+const { compiledSources } = await import("./compiled-sources.mjs");
 const compiled = await compiledSources();
 // A compiled CLI that fails to load (its files damaged since) is no reason not to start.
 const cli = compiled && (await import(compiled.cli).catch(() => undefined));

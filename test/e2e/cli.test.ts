@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { spawnServer, tempRepository } from "../../harness/server-process.ts";
 import { DataType, encodeModel, graph, node, valueInfo } from "../../models/onnx-graph.ts";
+import { VERSION } from "../../runtime/mod.ts";
 
 const BIN = "adapters/node/bin.mjs";
 
@@ -199,14 +200,11 @@ describe("tensorfn serve", () => {
     }
   });
 
-  it("answers --help with the usage, and an unknown flag or a missing value with one line and the usage, exit 2, never a stack trace", () => {
-    const help = spawnSync("node", [BIN, "serve", "--help"], { encoding: "utf8" });
-    expect(help.status).toBe(0);
-    expect(help.stdout).toMatch(/^usage:\n  tensorfn serve --repo <dir>/);
+  it("answers a flag it does not know or a missing value with one line and where the command's flags are, exit 2, never a stack trace", () => {
     for (const [args, message] of [
-      [["serve", "--bogus"], /^tensorfn: Unknown option '--bogus'\nusage:/],
-      [["serve", "--port"], /^tensorfn: Option '--port <value>' argument missing\nusage:/],
-      [["check", "--nope", "functions"], /^tensorfn: Unknown option '--nope'\nusage:/],
+      [["serve", "--bogus"], /^tensorfn: Unknown option '--bogus'\nusage: tensorfn serve --repo <dir> \[flags\]   \(tensorfn serve --help for its flags\)\n$/],
+      [["serve", "--port"], /^tensorfn: Option '--port <value>' argument missing\nusage: tensorfn serve/],
+      [["check", "--nope", "functions"], /^tensorfn: Unknown option '--nope'\nusage: tensorfn check/],
     ] as const) {
       const run = spawnSync("node", [BIN, ...args], { encoding: "utf8" });
       expect(run.status).toBe(2);
@@ -215,10 +213,75 @@ describe("tensorfn serve", () => {
     }
   });
 
-  it("refuses a repository that does not exist", () => {
-    const run = spawnSync("node", [BIN, "serve", "--repo", "/nonexistent/repo"], { encoding: "utf8" });
-    expect(run.status).toBe(2);
-    expect(run.stderr).toMatch(/--repo/);
+  it("names the repository as the user gave it: a --repo flag, a folder, or the default left out", () => {
+    const tmp = mkdtempSync(join(tmpdir(), "tensorfn-cwd-"));
+    writeFileSync(join(tmp, "file"), "");
+    for (const [args, cwd, message] of [
+      [["serve", "--repo", "/nonexistent/repo"], undefined, /^tensorfn: --repo '\/nonexistent\/repo' does not exist\n$/],
+      [["dev", "/nonexistent/repo"], undefined, /^tensorfn: '\/nonexistent\/repo' does not exist\n$/],
+      [["dev", "file"], tmp, /^tensorfn: 'file' is not a directory\n$/],
+      [["dev"], tmp, /^tensorfn: 'functions' \(the default; name the repository: tensorfn dev <dir>\) does not exist\n$/],
+      [["dev", "a", "b"], tmp, /^tensorfn: dev takes one repository folder, not 'a' 'b'\n$/],
+    ] as const) {
+      const run = spawnSync("node", [join(process.cwd(), BIN), ...args], { encoding: "utf8", cwd });
+      expect(run.status, args.join(" ")).toBe(2);
+      expect(run.stderr).toMatch(message);
+    }
+  });
+});
+
+describe("tensorfn help and version", () => {
+  const cli = (...args: string[]) => spawnSync("node", [BIN, ...args], { encoding: "utf8" });
+
+  it("prints the commands for --help, -h and help on stdout, exit 0; with no command, on stderr, exit 2", () => {
+    for (const args of [["--help"], ["-h"], ["help"]]) {
+      const run = cli(...args);
+      expect(run.status, args[0]).toBe(0);
+      expect(run.stderr).toBe("");
+      expect(run.stdout).toMatch(/^tensorfn \d+\.\d+\.\d+: /);
+      for (const command of ["dev", "serve", "check", "convert", "init", "bench"]) expect(run.stdout).toMatch(new RegExp(`^  ${command} +\\S`, "m"));
+    }
+    const bare = cli();
+    expect(bare.status).toBe(2);
+    expect(bare.stdout).toBe("");
+    expect(bare.stderr).toMatch(/^tensorfn \d/);
+  });
+
+  it("prints each command's own flags for <command> --help, -h and help <command>", () => {
+    const serve = cli("serve", "--help");
+    expect(serve.status).toBe(0);
+    expect(serve.stdout).toMatch(/^usage: tensorfn serve --repo <dir> \[flags\]\n/);
+    expect(cli("help", "serve").stdout).toBe(serve.stdout);
+    expect(cli("serve", "--port", "1", "-h").stdout).toBe(serve.stdout);
+    expect(cli("init", "--help").stdout).toMatch(/^usage: tensorfn init <dir> \[--model <model.onnx> \[--handler\]\]\n[^]*--handler /);
+    expect(cli("check", "-h").stdout).toMatch(/^usage: tensorfn check <dir>/);
+    expect(cli("convert", "--help").stdout).toMatch(/^usage: tensorfn convert <dir>/);
+    expect(cli("dev", "--help").stdout).toMatch(/^usage: tensorfn dev \[dir\]/);
+    expect(cli("help", "bench").stdout).toMatch(/^usage: tensorfn bench <url> --model <m>/);
+  });
+
+  it("prints the package's version for --version and -v, the one the server reports", () => {
+    const { version } = JSON.parse(readFileSync("package.json", "utf8")) as { version: string };
+    for (const flag of ["--version", "-v"]) expect(cli(flag)).toMatchObject({ status: 0, stdout: `${version}\n`, stderr: "" });
+    expect(VERSION).toBe(version);
+  });
+
+  it("names a command it does not know, suggesting the nearest, exit 2", () => {
+    expect(cli("serv")).toMatchObject({ status: 2, stdout: "", stderr: "tensorfn: unknown command 'serv'; did you mean 'serve'?\ntensorfn --help lists the commands\n" });
+    expect(cli("--port", "1").stderr).toMatch(/^tensorfn: unknown command '--port'; an option comes after a command/);
+    expect(cli("frobnicate").stderr).toMatch(/^tensorfn: unknown command 'frobnicate'\n/);
+  });
+
+  it("answers help and version without loading the runtime: within a bare node's start and 150 ms", () => {
+    const time = (args: string[]) => {
+      const start = performance.now();
+      spawnSync("node", args);
+      return performance.now() - start;
+    };
+    const best = (args: string[]) => Math.min(...[0, 1, 2].map(() => time(args)));
+    const bare = best(["-e", "0"]);
+    expect(best([BIN, "--version"])).toBeLessThan(bare + 150);
+    expect(best([BIN, "serve", "--help"])).toBeLessThan(bare + 150);
   });
 });
 
@@ -289,6 +352,52 @@ describe("tensorfn init", () => {
     expect(readFileSync(join(repo, "vad", "1", "model.onnx")).length).toBeGreaterThan(100_000);
     const check = spawnSync("node", [BIN, "check", repo], { encoding: "utf8" });
     expect(check.stdout.trim(), check.stdout).toBe(`${repo}: ok`);
+  });
+
+  it("writes a handler function whose version folder survives git: a clone passes check", () => {
+    const work = mkdtempSync(join(tmpdir(), "tensorfn-git-"));
+    const run = init(join(work, "repo", "hello"));
+    expect(run.stdout).toMatch(/wrote function\.yaml, handler\.ts, 1\/\.keep/);
+    const git = (cwd: string, ...args: string[]) => spawnSync("git", ["-c", "user.email=t@t", "-c", "user.name=t", ...args], { cwd, encoding: "utf8" });
+    git(join(work, "repo"), "init", "-q");
+    git(join(work, "repo"), "add", "-A");
+    git(join(work, "repo"), "commit", "-qm", "hello");
+    expect(git(work, "clone", "-q", "repo", "clone").status).toBe(0);
+    const check = spawnSync("node", [BIN, "check", join(work, "clone")], { encoding: "utf8" });
+    expect(check.stdout.trim()).toBe(`${join(work, "clone")}: ok`);
+  });
+
+  it("--handler's code answers a client's wrong input with a 400 naming the input, and serves a model with variable and reshaped inputs (Silero VAD) as written", async () => {
+    const repo = tempRepository();
+    expect(init(join(repo, "mlp"), "--model", "functions/simple/1/model.onnx", "--handler").status).toBe(0);
+    expect(init(join(repo, "vad"), "--model", "node_modules/@ricky0123/vad-web/dist/silero_vad_v5.onnx", "--handler").status).toBe(0);
+    const server = await spawnServer("node", [BIN, "serve", "--repo", repo, "--port", "0"]);
+    try {
+      const call = async (name: string, body: unknown) => {
+        const res = await fetch(`${server.url}/v1/functions/${name}`, { method: "POST", body: JSON.stringify(body) });
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      };
+      const sixteen = Array.from({ length: 16 }, (_, i) => i);
+      for (const [body, error] of [
+        [{ INPUT0: sixteen }, /INPUT1: send an array of values/],
+        [{ INPUT0: [1, 2], INPUT1: sixteen }, /INPUT0: 2 values for shape \[1, 16\]: send 16/],
+        [{ INPUT0: sixteen, INPUT1: [...sixteen.slice(1), "x"] }, /INPUT1\[15\]: "x" is not an integer/],
+        [{ INPUT0: sixteen, INPUT1: [...sixteen.slice(1), 0.5] }, /INPUT1\[15\]: 0.5 is not an integer/],
+      ] as const) {
+        const answer = await call("mlp", body);
+        expect(answer.status, JSON.stringify(body)).toBe(400);
+        expect(answer.body.error).toMatch(error);
+      }
+      expect((await call("mlp", { INPUT0: sixteen, INPUT1: sixteen })).body.OUTPUT0).toEqual(sixteen.map((v) => 2 * v));
+      const state = new Array(256).fill(0);
+      expect(await call("vad", { input: new Array(512).fill(0.1), state: state.slice(1), sr: [16000] })).toMatchObject({ status: 400, body: { error: expect.stringMatching(/state: 255 values for shape \[2, -1, 128\]: send a multiple of 256/) } });
+      const vad = await call("vad", { input: new Array(512).fill(0.1), state, sr: [16000] });
+      expect(vad.status, JSON.stringify(vad.body)).toBe(200);
+      expect(vad.body.output).toHaveLength(1);
+      expect(vad.body.stateN).toHaveLength(256);
+    } finally {
+      await server.stop();
+    }
   });
 
   it("refuses a folder that is not empty, a name that is not a function's, --handler without a model, and a file that is not a model — writing nothing", () => {
