@@ -22,10 +22,47 @@ export function pbtxtLines(text: string, schema: DescMessage): (path: readonly P
   };
 }
 
-/** The line of the first place `word` appears as a token (not in a comment or inside another token), else 0. */
-export function lineOfToken(text: string, word: string): number {
-  for (const t of tokens(text)) if (t.text === word || t.text === JSON.stringify(word)) return t.line;
-  return 0;
+/**
+ * The line a text-format parser stopped at with `message`: the parser reports no position, so the
+ * text is parsed again cut after a line, in a binary search (~log2(lines) parses, on the error path
+ * only). A cut before the fault parses or ends in an "end of input" error; a cut after it stops at
+ * the same token with the same message, since the parser reads left to right.
+ */
+export function faultLine(text: string, message: string, parse: (text: string) => void): number {
+  const lines = text.split("\n");
+  const faults = (count: number) => {
+    try {
+      // With its newline: a string the line leaves open fails as in the whole text, not at the cut.
+      parse(`${lines.slice(0, count).join("\n")}\n`);
+      return false;
+    } catch (error) {
+      return (error as Error).message === message;
+    }
+  };
+  let low = 1;
+  let high = lines.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (faults(middle)) high = middle;
+    else low = middle + 1;
+  }
+  return low;
+}
+
+/** The tokens on one line (not in a comment). */
+export function tokensOfLine(text: string, line: number): Set<string> {
+  return new Set([...tokens(text)].filter((t) => t.line === line).map((t) => t.text));
+}
+
+/** The innermost bracket (`{`, `[`, `<`) left open at the end of the text, where the text ends too soon. */
+export function unclosedBracket(text: string): Token | undefined {
+  const open: Token[] = [];
+  const closes: Record<string, string> = { "}": "{", "]": "[", ">": "<" };
+  for (const t of tokens(text)) {
+    if (t.text === "{" || t.text === "[" || t.text === "<") open.push(t);
+    else if (t.text in closes && open.at(-1)?.text === closes[t.text]) open.pop();
+  }
+  return open.at(-1);
 }
 
 interface Token {

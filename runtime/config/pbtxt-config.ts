@@ -13,7 +13,7 @@ import type { LoadLimits } from "./load-limits.ts";
 import { bounded, CONFIG_FILE_LIMITS } from "./parse-function-config.ts";
 import type { ParseResult } from "./parse-function-config.ts";
 import { suggestion } from "./_suggest.ts";
-import { lineOfToken, pbtxtLines } from "./_pbtxt-lines.ts";
+import { faultLine, pbtxtLines, tokensOfLine, unclosedBracket } from "./_pbtxt-lines.ts";
 import { file_model_config, ModelConfigSchema } from "./proto/model_config_pb.ts";
 
 /** Triton's config file name: read where function.yaml is absent. */
@@ -90,30 +90,37 @@ export function parsePbtxtConfig(text: string, options: { file: string; name: st
 }
 
 /**
- * A text-format error as an issue: the parser names the token, not where it is, so the line is
- * the token's first appearance; an unknown field or enum value gets the nearest valid name.
+ * A text-format error as an issue, at the line where the parser stopped (faultLine), or for an
+ * input that ends too soon, where the bracket left open was opened; an unknown field or enum
+ * value gets the nearest valid name.
  */
 function textError(text: string, message: string, issue: (line: number, field: string, problem: string) => ConfigIssue): ConfigIssue {
+  const parse = (prefix: string) => void fromText(ModelConfigSchema, prefix, { recursionLimit: CONFIG_FILE_LIMITS.depth });
+  if (/end of input/.test(message)) {
+    const open = unclosedBracket(text);
+    if (open) return issue(open.line, "", `invalid text format: the '${open.text}' here is never closed (${message})`);
+  }
+  const line = faultLine(text, message, parse);
   const field = /unknown field "([^"]+)" for message ([\w.]+)/.exec(message);
   if (field) {
     const fields = registry.getMessage(field[2]!)?.fields.map((f) => f.name) ?? [];
-    return issue(lineOfToken(text, field[1]!), field[1]!, `unknown field${suggestion(field[1]!, fields)}`);
+    return issue(line, field[1]!, `unknown field${suggestion(field[1]!, fields)}`);
   }
   const value = /unknown enum value "([^"]+)" for enum ([\w.]+)/.exec(message);
   if (value) {
     const values = registry.getEnum(value[2]!)?.values.map((v) => v.name) ?? [];
-    return issue(lineOfToken(text, value[1]!), "", `'${value[1]}' is not a ${value[2]!.split(".").pop()}${suggestion(value[1]!, values)}`);
+    return issue(line, "", `'${value[1]}' is not a ${value[2]!.split(".").pop()}${suggestion(value[1]!, values)}`);
   }
   const oneof = /oneof "([^"]+)" is already set/.exec(message);
   if (oneof) {
     const fields = [...registry].flatMap((t) => (t.kind === "message" ? t.oneofs.filter((o) => o.name === oneof[1]) : [])).flatMap((o) => o.fields.map((f) => f.name));
-    const lines = fields.map((f) => [f, lineOfToken(text, f)] as const).filter(([, line]) => line > 0).sort((a, b) => a[1] - b[1]);
-    const second = lines[1] ?? lines[0];
-    return issue(second?.[1] ?? 1, second?.[0] ?? "", `only one of ${fields.join(", ")} may be set (Triton's oneof ${oneof[1]})`);
+    const words = tokensOfLine(text, line);
+    return issue(line, fields.filter((f) => words.has(f)).at(-1) ?? "", `only one of ${fields.join(", ")} may be set (Triton's oneof ${oneof[1]})`);
   }
-  const token = /got "([^"]+)"|"([^"]+)"/.exec(message);
-  const line = token ? lineOfToken(text, token[1] ?? token[2]!) : 0;
-  return issue(line || 1, "", `invalid text format: ${message}`);
+  if (/U\+000A in string/.test(message)) return issue(line, "", "invalid text format: a string is not closed on its line");
+  // A message that names no token ("invalid number") is shown with the line it is about.
+  const shown = /got |"/.test(message) ? "" : ` in '${bounded(text.split("\n")[line - 1]!.trim()).slice(0, 80)}'`;
+  return issue(line, "", `invalid text format: ${message}${shown}`);
 }
 
 /**

@@ -85,6 +85,30 @@ describe("config.pbtxt", () => {
     expect(problems(`max_batch_size: 8\ninput { name: "a"`)[0]).toMatch(/^fn\/config\.pbtxt:\d+: invalid text format: /);
   });
 
+  it("places a syntax error at the line the parser stopped on, for each kind of token, and an input that ends too soon at the bracket left open", () => {
+    // TUNED is 24 lines long and valid; each case puts its fault at a known line after it, or replaces one of its lines.
+    const lines = TUNED.trimEnd().split("\n");
+    const at = (line: number, replacement: string) => lines.map((l, i) => (i === line - 1 ? replacement : l)).join("\n");
+    const after = (extra: string) => `${lines.join("\n")}\n${extra}`;
+    const first = (text: string) => problems(text)[0];
+    expect(first(at(13, "  max_queue_delay_microseconds: 100x"))).toBe("fn/config.pbtxt:13: invalid text format: invalid number in 'max_queue_delay_microseconds: 100x'");
+    expect(first(at(20, `parameters { key: "execution_thread" value: { string_value: "worker } }`))).toBe("fn/config.pbtxt:20: invalid text format: a string is not closed on its line");
+    expect(first(at(9, `output [ { name: "LOGITS" data_type: TYPE_FP32 dims: [ 1000 } ]`))).toBe(`fn/config.pbtxt:9: invalid text format: expected "," or "]" in list, got "}"`);
+    expect(first(at(10, `instance_group [ { name: "cpus" count: 2 kind: KIND_CPU }`))).toBe(`fn/config.pbtxt:11: invalid text format: expected "," or "]" in list, got "dynamic_batching"`);
+    expect(first(at(14, "  priority_levels: two"))).toBe(`fn/config.pbtxt:14: invalid text format: expected an integer, got "two"`);
+    expect(first(at(23, "response_cache { enable: maybe }"))).toBe(`fn/config.pbtxt:23: invalid text format: expected a bool, got "maybe"`);
+    expect(first(at(2, "platform: 12"))).toBe(`fn/config.pbtxt:2: invalid text format: expected a string, got "12"`);
+    expect(first(at(15, "  default_priority_level 1"))).toBe(`fn/config.pbtxt:15: invalid text format: expected ":" before value of field "default_priority_level"`);
+    expect(first(at(15, "  default_priority_level: 1 @"))).toBe(`fn/config.pbtxt:15: invalid text format: unexpected "@"`);
+    expect(first(after("}"))).toBe(`fn/config.pbtxt:25: invalid text format: expected a field name, got "}"`);
+    expect(first(at(10, `instance_group [ { name: "cpus" count: 2 kind: KIND_CPUX }, { count: 1 kind: KIND_GPU gpus: [ 0 ] } ]`))).toBe("fn/config.pbtxt:10: 'KIND_CPUX' is not a Kind; did you mean 'KIND_CPU'?");
+    expect(first(at(22, "model_warmup [ { nme: \"w\" } ]"))).toBe("fn/config.pbtxt:22: nme: unknown field; did you mean 'name'?");
+    expect(first(after("max_batch_size: 4"))).toBe(`fn/config.pbtxt:25: invalid text format: non-repeated field "max_batch_size" is repeated`);
+    // The text ends inside a bracket: the one left open is named.
+    expect(first(at(24, `metric_tags { key: "team" value: "vision"`))).toBe(`fn/config.pbtxt:24: invalid text format: the '{' here is never closed (unexpected end of input, expected "}")`);
+    expect(first(`max_batch_size: 8\ninput [\n  { name: "a" dims: [ 4 ] }\n`)).toBe(`fn/config.pbtxt:2: invalid text format: the '[' here is never closed (expected "," or "]" in list, got end of input)`);
+  });
+
   it("bounds what it reads: a file too large; nesting only as deep as Triton's schema goes", () => {
     expect(problems("#".repeat(2_000_000))[0]).toMatch(/the file has 2000000 characters; a config\.pbtxt may have at most/);
     const started = performance.now();
