@@ -143,10 +143,15 @@ function chatMessages(body: Body): ChatMessage[] {
  */
 export function readGenerationRequest(body: Body & { model: string }, codec: TokenCodec, options: { chat: boolean; vocab: number; maxModelLen: number }): GenerationRequest {
   const { chat, vocab } = options;
-  for (const key of ["tools", "functions", "response_format", "suffix", "best_of", "prompt_logprobs", "guided_json", "guided_regex"]) {
+  // A client's request for what the generators cannot do is a 400 naming the field, as vLLM answers
+  // it: OpenAI's clients retry a 5xx (twice, with back-off) for an answer that cannot change.
+  for (const key of ["tools", "functions", "function_call", "response_format", "suffix", "best_of", "prompt_logprobs", "guided_json", "guided_regex", "guided_choice", "guided_grammar"]) {
     const value = body[key];
-    if (value !== undefined && value !== null && !(key === "best_of" && value === 1)) throw new RuntimeError("UNSUPPORTED", `${key} is not supported by tensorfn's generators yet`);
+    const neutral = value === undefined || value === null || (key === "best_of" && value === 1) || (key === "tools" && Array.isArray(value) && value.length === 0) || (key === "response_format" && (value as Body).type === "text");
+    if (!neutral) throw bad(key, "is not supported by tensorfn's generators yet");
   }
+  const choice = body.tool_choice;
+  if (choice !== undefined && choice !== null && choice !== "none" && choice !== "auto") throw bad("tool_choice", "is not supported by tensorfn's generators yet (only none, or auto with no tools)");
   const prompts = chat ? [encodeText(codec, codec.chatPrompt(chatMessages(body)), "messages", options.maxModelLen, { addSpecialTokens: false })] : completionPrompts(body, codec, vocab, options.maxModelLen);
   const longest = Math.max(...prompts.map((p) => p.length));
   const room = options.maxModelLen - longest;

@@ -91,6 +91,29 @@ describe("OpenAI's API on a generator", () => {
     await expect(client.completions.create({ model: "tiny_gpt", prompt: "hi", max_tokens: 100_000 })).rejects.toMatchObject({ status: 400, param: "max_tokens" });
   });
 
+  it("answers what the generators cannot do (tools, response_format, suffix…) with a 400 naming the field, as vLLM: the client does not retry it", async () => {
+    // The client as users make it: its default retries (two, with back-off) are spent on a 5xx, never a 400.
+    const retrying = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: "unused" });
+    const messages = [{ role: "user" as const, content: "hi" }];
+    const tool = { type: "function" as const, function: { name: "f", parameters: { type: "object" } } };
+    for (const [call, param] of [
+      [() => retrying.chat.completions.create({ model: "tiny_gpt", messages, tools: [tool] }), "tools"],
+      [() => retrying.chat.completions.create({ model: "tiny_gpt", messages, tool_choice: "required" }), "tool_choice"],
+      [() => retrying.chat.completions.create({ model: "tiny_gpt", messages, response_format: { type: "json_object" } }), "response_format"],
+      [() => retrying.completions.create({ model: "tiny_gpt", prompt: "hi", suffix: "!" }), "suffix"],
+      [() => retrying.completions.create({ model: "tiny_gpt", prompt: "hi", best_of: 3 }), "best_of"],
+    ] as const) {
+      const started = performance.now();
+      const error = await (call as () => Promise<unknown>)().catch((e: unknown) => e);
+      expect(error, param).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(error).toMatchObject({ status: 400, param, type: "invalid_request_error", message: expect.stringContaining(`${param}: is not supported`) });
+      expect(performance.now() - started).toBeLessThan(400);
+    }
+    // What asks for nothing more is served: no tools, plain text.
+    const plain = await retrying.chat.completions.create({ model: "tiny_gpt", messages, max_tokens: 2, tools: [], tool_choice: "none", response_format: { type: "text" } });
+    expect(plain.usage!.completion_tokens).toBe(2);
+  });
+
   it("answers Triton's generate and generate_stream as Triton's vLLM backend does (text_input → text_output)", async () => {
     const body = { text_input: "Once upon a time", parameters: { max_tokens: 10, temperature: 0 } };
     const whole = await (await fetch(`${server.url}/v2/models/tiny_gpt/generate`, { method: "POST", body: JSON.stringify(body) })).json();
