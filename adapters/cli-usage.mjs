@@ -59,6 +59,7 @@ telemetry
   --log-level error|warn|info|debug, --log-format text|json   the log on stderr`;
 
 const CHECK_FLAGS = `
+  --no-models                find the models but do not open them (faster; types and dims unchecked)
   --max-instances 64, --max-threads …   the ceilings of tensorfn serve --help, as the server will apply them`;
 
 /** Each command: its synopsis, one line on what it does, and its flags. */
@@ -74,8 +75,8 @@ const COMMANDS = {
     flags: SERVE_FLAGS,
   },
   check: {
-    synopsis: "tensorfn check <dir> [ceiling flags]",
-    summary: "validates a repository as a load would; prints <file>:<line>: <field>: <problem>, exit 1 on any",
+    synopsis: "tensorfn check <dir> [--no-models] [ceiling flags]",
+    summary: "validates a repository as a load would, opening each model; prints <file>:<line>: <field>: <problem>, exit 1 on any",
     flags: CHECK_FLAGS,
   },
   convert: {

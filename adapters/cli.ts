@@ -403,13 +403,13 @@ function loadLimits(host: Host, flags: Record<string, string | undefined>): Part
 }
 
 async function check(host: Host, args: string[]): Promise<void> {
-  const { values, positionals } = parseFlags(host, "check", { args, allowPositionals: true, options: LIMIT_OPTIONS });
+  const { values, positionals } = parseFlags(host, "check", { args, allowPositionals: true, options: { ...LIMIT_OPTIONS, "no-models": { type: "boolean", default: false } } });
   const dir = positionals[0];
   if (!dir) fail(host, `check needs a repository directory\n${seeHelp("check")}`);
-  const limits = { ...defaultLoadLimits(host.platform.cpuCount()), ...loadLimits(host, values as Record<string, string | undefined>) };
-  // Ensemble steps' models are opened (and released) to check the wiring as a load would.
-  const signatures = await modelSignatureReader(host.platform);
-  const issues = await checkRepository(host.platform, dir.replace(/\/+$/, ""), { limits, signatureOf: signatures.read, checkModule: host.platform.checkModule }).finally(() => signatures.close());
+  const limits = { ...defaultLoadLimits(host.platform.cpuCount()), ...loadLimits(host, values as unknown as Record<string, string | undefined>) };
+  // Each model is opened (and released) as a load opens it, unless --no-models.
+  const signatures = values["no-models"] ? undefined : await modelSignatureReader(host.platform);
+  const issues = await checkRepository(host.platform, dir.replace(/\/+$/, ""), { limits, signatureOf: signatures?.read, checkModule: host.platform.checkModule }).finally(() => signatures?.close());
   for (const issue of issues) console.log(formatIssue(issue));
   if (issues.length === 0) console.log(`${dir}: ok`);
   host.exit(issues.length > 0 ? 1 : 0);

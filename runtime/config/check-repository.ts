@@ -1,7 +1,7 @@
 import { FileRefused } from "../core/mod.ts";
 import type { ModelSignature, Platform } from "../core/mod.ts";
 import type { ConfigIssue } from "./config-issue.ts";
-import { completeConfig } from "./complete-config.ts";
+import { completeConfig, ConfigContradiction } from "./complete-config.ts";
 import type { DeclaredConfig } from "./declared-config.ts";
 import { ensembleWiringProblems } from "./_ensemble-rules.ts";
 import type { FunctionConfig } from "./function-config.ts";
@@ -20,24 +20,25 @@ export function checkFunctionConfig(name: string, file: string, text: string, li
 }
 
 /**
- * Checks a repository for `tensorfn check <dir>` with the rules a load applies, without loading
- * any model: every sub-folder (but hidden ones) is a function whose name must follow the naming
+ * Checks a repository for `tensorfn check <dir>` with the rules a load applies: every sub-folder (but hidden ones) is a function whose name must follow the naming
  * rule; its function.yaml, when present, must parse and stay within `limits` (a folder without one
  * is valid: everything is completed from the model); warm-up samples must fit the declared inputs;
  * it needs at least one numeric version folder (≤ MAX_VERSION), and each must hold the model file
  * (`default_model_filename`; a file or a folder, for models with external data) whose real path
  * stays inside the function's folder. Identity functions have no model file and need only a version
  * folder. A handler must resolve inside the folder and, with `checkModule`, compile (syntax and
- * relative imports, nothing run). Folder-level issues carry line 0, meaning "no line: the folder itself". The model's
- * contents are not opened: what only the model can tell (a warm-up against undeclared inputs) is
- * checked at load.
+ * relative imports, nothing run). Folder-level issues carry line 0, meaning "no line: the folder itself".
+ * With `signatureOf`, every version's model is opened as a load opens it and the config completed
+ * from it (a file that is no model, a tensor the model lacks, a type or dims that disagree);
+ * what a load alone does (warm-up runs, instances) is left to it.
  */
 export interface CheckOptions {
   limits?: LoadLimits;
   /**
    * Reads a model file's inputs and outputs (the CLI opens it with onnxruntime). With it, each
-   * ensemble's wiring is checked against its steps' effective configs, as a load would; without
-   * it, only against steps whose config stands without a model (handlers, identity, ensembles).
+   * model is checked against its config, and each ensemble's wiring against its steps' effective
+   * configs, as a load would; without it (`check --no-models`), models are only found, and wiring
+   * checked against steps whose config stands without a model (handlers, identity, ensembles).
    */
   signatureOf?: (modelPath: string) => Promise<ModelSignature>;
   /** Compiles a handler without running it (`Platform.checkModule`); with it, each handler's syntax and relative imports are checked as a load checks them. */
@@ -45,6 +46,10 @@ export interface CheckOptions {
 }
 
 export async function checkRepository(reader: RepositoryReader, dir: string, options: CheckOptions = {}): Promise<ConfigIssue[]> {
+  // Each model is opened once: by its function's check, and again by the ensembles that step through it.
+  const opened = new Map<string, Promise<ModelSignature>>();
+  const given = options.signatureOf;
+  const signatureOf = given && ((path: string) => opened.get(path) ?? (opened.set(path, given(path)), opened.get(path)!));
   let entries;
   try {
     entries = await reader.readDir(dir);
@@ -59,9 +64,9 @@ export async function checkRepository(reader: RepositoryReader, dir: string, opt
       issues.push({ file: `${dir}/${quoteName(name)}`, line: 0, field: "name", problem: `skipped at load: ${FUNCTION_NAME_RULE}` });
       continue;
     }
-    issues.push(...(await checkFunction(reader, `${dir}/${name}`, name, options.limits, parsed, options.checkModule)));
+    issues.push(...(await checkFunction(reader, `${dir}/${name}`, name, { ...options, signatureOf }, parsed)));
   }
-  issues.push(...(await checkEnsembles(reader, parsed, options.signatureOf)));
+  issues.push(...(await checkEnsembles(reader, parsed, signatureOf)));
   return issues;
 }
 
@@ -114,7 +119,8 @@ async function checkEnsembles(reader: RepositoryReader, parsed: Map<string, Pars
   return issues;
 }
 
-async function checkFunction(reader: RepositoryReader, folder: string, name: string, limits: LoadLimits | undefined, parsedOut: Map<string, Parsed>, checkModule?: Platform["checkModule"]): Promise<ConfigIssue[]> {
+async function checkFunction(reader: RepositoryReader, folder: string, name: string, options: CheckOptions, parsedOut: Map<string, Parsed>): Promise<ConfigIssue[]> {
+  const { limits, checkModule, signatureOf } = options;
   const entries = await reader.readDir(folder);
   const issues: ConfigIssue[] = [];
   let modelFile = "model.onnx";
@@ -176,9 +182,40 @@ async function checkFunction(reader: RepositoryReader, folder: string, name: str
   }
   if (identity) return issues;
   for (const version of versions) {
-    if (!(await resolveInside(reader, folder, `${version}/${modelFile}`))) {
+    const model = await resolveInside(reader, folder, `${version}/${modelFile}`);
+    if (!model) {
       issues.push({ file: `${folder}/${version}`, line: 0, field: "version", problem: `no ${modelFile} in version folder ${version}` });
+    } else if (signatureOf && clean) {
+      issues.push(...(await modelProblems(`${folder}/${version}/${modelFile}`, model, clean, signatureOf)));
     }
   }
   return issues;
+}
+
+/**
+ * What a load finds when it opens a version's model: a file onnxruntime cannot read, or a config
+ * that contradicts the model (names, types, dims, batching), at the line of the tensor named.
+ */
+async function modelProblems(shown: string, model: string, config: Omit<Parsed, "versions">, signatureOf: NonNullable<CheckOptions["signatureOf"]>): Promise<ConfigIssue[]> {
+  let signature: ModelSignature;
+  try {
+    signature = await signatureOf(model);
+  } catch (error) {
+    return [{ file: shown, line: 0, field: "", problem: `onnxruntime cannot open it: ${(error as Error).message}` }];
+  }
+  try {
+    completeConfig(config.declared, signature, { configFile: config.file.slice(config.file.lastIndexOf("/") + 1) });
+    return [];
+  } catch (error) {
+    if (!(error instanceof ConfigContradiction)) return [{ file: config.file, line: 0, field: "", problem: (error as Error).message }];
+    return error.problems.map((problem) => {
+      // Each contradiction at the line of the tensor it names, where the config lists it.
+      const named = /(input|output) '([^']*)'/.exec(problem);
+      const kind = named?.[1] as "input" | "output" | undefined;
+      const index = kind ? config.declared[kind].findIndex((t) => t.name === named![2]) : -1;
+      const path = index >= 0 ? [kind!, index] : kind ? [kind] : [];
+      const line = path.length > 0 && config.text ? lineInConfigFile(config.file, config.text, path) : 0;
+      return { file: config.file, line, field: "", problem };
+    }).sort((a, b) => a.line - b.line);
+  }
 }

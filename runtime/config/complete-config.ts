@@ -1,5 +1,5 @@
 import { defaultDynamicBatching } from "./dynamic-batching-defaults.ts";
-import { invalidArg, type ModelSignature, type TensorSignature } from "../core/mod.ts";
+import { RuntimeError, type ModelSignature, type TensorSignature } from "../core/mod.ts";
 import { toConfigType } from "../tensor/mod.ts";
 import type { FunctionConfig, TensorConfig } from "./function-config.ts";
 import type { DeclaredConfig } from "./declared-config.ts";
@@ -7,6 +7,7 @@ import { completeIdentityConfig } from "./identity-config.ts";
 import { completeHandlerConfig } from "./handler-config.ts";
 import { completeGenerationConfig } from "./generation-config.ts";
 import { formatDims } from "./_dims.ts";
+import { FUNCTION_FILE } from "./config-file.ts";
 
 /** Triton's `--backend-config=onnxruntime,default-max-batch-size` default. */
 export const DEFAULT_MAX_BATCH_SIZE = 4;
@@ -14,6 +15,17 @@ export const DEFAULT_MAX_BATCH_SIZE = 4;
 export interface CompleteOptions {
   /** `max_batch_size` for a batch-capable model whose config omits it; default 4, as Triton. */
   defaultMaxBatchSize?: number;
+  /** The file the config was read from, as messages name it: function.yaml (the default) or config.pbtxt. */
+  configFile?: string;
+}
+
+/** A config that contradicts its model: one message (a 400), and each contradiction apart, for `check` to place. */
+export class ConfigContradiction extends RuntimeError {
+  readonly problems: readonly string[];
+  constructor(head: string, problems: string[]) {
+    super("INVALID_ARG", `${head} ${problems.join("; ")}`);
+    this.problems = problems;
+  }
 }
 
 /**
@@ -48,15 +60,16 @@ export function completeConfig(
   if (declared.backend === "ensemble") return { ...structuredClone(declared), accelerator: declared.accelerator ?? "auto", max_batch_size: declared.max_batch_size ?? 0 };
   const fn = `function '${declared.name}'`;
   const model = declared.default_model_filename;
+  const file = options.configFile ?? FUNCTION_FILE;
   const problems: string[] = [];
   // The sequence batcher feeds states, controls and shared inputs, and keeps the states' outputs:
   // the request's tensors are the others.
   const { signature, problems: sequenceProblems } = requestSignature(declared, modelSignature, model);
   problems.push(...sequenceProblems);
 
-  problems.push(...missingNames("input", declared.input, signature.inputs, model, true));
-  problems.push(...missingNames("output", declared.output, signature.outputs, model, false));
-  if (problems.length > 0) throw invalidArg(`${fn}: ${problems.join("; ")}`);
+  problems.push(...missingNames("input", declared.input, signature.inputs, model, file, true));
+  problems.push(...missingNames("output", declared.output, signature.outputs, model, file, false));
+  if (problems.length > 0) throw new ConfigContradiction(`${fn}:`, problems);
 
   const served = declared.output.length > 0
     ? signature.outputs.filter((o) => declared.output.some((d) => d.name === o.name))
@@ -79,8 +92,8 @@ export function completeConfig(
     if (maxBatchSize === 0 && dynamicBatching) {
       problems.push(
         fixed
-          ? `function.yaml enables dynamic_batching but ${fixed}, whose first dimension is not variable (-1), so it cannot batch`
-          : "function.yaml enables dynamic_batching but omits max_batch_size, and the default max batch size is 0; set max_batch_size",
+          ? `${file} enables dynamic_batching but ${fixed}, whose first dimension is not variable (-1), so it cannot batch`
+          : `${file} enables dynamic_batching but omits max_batch_size, and the default max batch size is 0; set max_batch_size`,
       );
     }
     for (const size of dynamicBatching?.preferred_batch_size ?? []) {
@@ -89,23 +102,23 @@ export function completeConfig(
       }
     }
   } else if (maxBatchSize > 0 && fixed) {
-    problems.push(`function.yaml says max_batch_size ${maxBatchSize} but ${fixed}, whose first dimension is not variable (-1), so it cannot batch; set max_batch_size: 0`);
+    problems.push(`${file} says max_batch_size ${maxBatchSize} but ${fixed}, whose first dimension is not variable (-1), so it cannot batch; set max_batch_size: 0`);
   }
-  if (problems.length > 0) throw invalidArg(`${fn}: ${problems.join("; ")}`);
+  if (problems.length > 0) throw new ConfigContradiction(`${fn}:`, problems);
 
   const batching = maxBatchSize > 0;
   const complete = (kind: "input" | "output", listed: TensorConfig[], fromModel: readonly TensorSignature[]) => {
     if (listed.length === 0) return fromModel.map((t) => tensorFromModel(t, batching));
     for (const t of listed) {
       const m = fromModel.find((s) => s.name === t.name)!;
-      const problem = contradiction(t, m, batching, model, inferred ? `; max_batch_size ${maxBatchSize} was inferred from ${model}` : "");
+      const problem = contradiction(t, m, batching, model, file, inferred ? `; max_batch_size ${maxBatchSize} was inferred from ${model}` : "");
       if (problem) problems.push(`${kind} '${t.name}': ${problem}`);
     }
     return structuredClone(listed);
   };
   const input = complete("input", declared.input, signature.inputs);
   const output = complete("output", declared.output, signature.outputs);
-  if (problems.length > 0) throw invalidArg(`${fn} ${problems.join("; ")}`);
+  if (problems.length > 0) throw new ConfigContradiction(fn, problems);
 
   const config: FunctionConfig = {
     ...structuredClone(declared),
@@ -124,6 +137,7 @@ function missingNames(
   listed: readonly TensorConfig[],
   fromModel: readonly TensorSignature[],
   model: string,
+  file: string,
   needAll: boolean,
 ): string[] {
   if (listed.length === 0) return [];
@@ -131,13 +145,13 @@ function missingNames(
   const has = fromModel.map((t) => t.name);
   for (const t of listed) {
     if (!has.includes(t.name)) {
-      problems.push(`function.yaml names ${kind} '${t.name}' that ${model} does not have (it has: ${has.join(", ") || "none"})`);
+      problems.push(`${file} names ${kind} '${t.name}' that ${model} does not have (it has: ${has.join(", ") || "none"})`);
     }
   }
   if (needAll) {
     for (const name of has) {
       if (!listed.some((t) => t.name === name)) {
-        problems.push(`${model} ${kind} '${name}' is missing from function.yaml (it lists: ${listed.map((t) => t.name).join(", ")}); list every model ${kind}, or none to take them from the model`);
+        problems.push(`${model} ${kind} '${name}' is missing from ${file} (it lists: ${listed.map((t) => t.name).join(", ")}); list every model ${kind}, or none to take them from the model`);
       }
     }
   }
@@ -164,16 +178,16 @@ function tensorFromModel(t: TensorSignature, batching: boolean): TensorConfig {
 }
 
 /** Why a listed tensor disagrees with the model's, naming both sides; undefined when it agrees. */
-function contradiction(t: TensorConfig, m: TensorSignature, batching: boolean, model: string, note: string): string | undefined {
+function contradiction(t: TensorConfig, m: TensorSignature, batching: boolean, model: string, file: string, note: string): string | undefined {
   const modelType = toConfigType(m.datatype);
-  if (t.data_type !== modelType) return `function.yaml says data_type ${t.data_type} but ${model} declares ${modelType}`;
+  if (t.data_type !== modelType) return `${file} says data_type ${t.data_type} but ${model} declares ${modelType}`;
   const shape = t.reshape?.shape ?? t.dims;
   const full = batching ? [-1, ...shape] : shape;
   const fits = full.length === m.shape.length && full.every((d, i) => m.shape[i] === -1 || m.shape[i] === d);
   if (fits) return undefined;
   const said = t.reshape ? `reshape.shape ${formatDims(shape)}` : `dims ${formatDims(shape)}`;
   const rank = full.length !== m.shape.length ? ` (rank ${full.length} against ${m.shape.length})` : "";
-  return `function.yaml says ${said}${batching ? ` (shape ${formatDims(full)})` : ""} but ${model} declares ${formatDims(m.shape)}${rank}${note}`;
+  return `${file} says ${said}${batching ? ` (shape ${formatDims(full)})` : ""} but ${model} declares ${formatDims(m.shape)}${rank}${note}`;
 }
 
 /**

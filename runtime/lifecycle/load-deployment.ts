@@ -25,6 +25,8 @@ import {
 export interface LoadDeploymentOptions {
   /** The declared config, with the accelerator already resolved against the server default. */
   declared: DeclaredConfig & { accelerator: NonNullable<DeclaredConfig["accelerator"]> };
+  /** The file it was read from, as a contradiction with the model names it (default function.yaml). */
+  configFile?: string;
   version: number;
   /** The model file's bytes (empty for the identity backend). */
   bytes: Uint8Array;
@@ -148,7 +150,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
   try {
     // Complete the config from the first instance, so a contradiction fails before the others load.
     sessions.push(await createInstance());
-    const config: FunctionConfig = completeConfig(declared, sessions[0]!.signature);
+    const config: FunctionConfig = completeConfig(declared, sessions[0]!.signature, { configFile: options.configFile });
     if (config.embedding) embeddingOutput(config); // a model that is not a text encoder fails its load, naming why
     const vocab = config.generation?.model?.vocab;
     if (options.codec && vocab !== undefined && options.codec.vocabSize > vocab) {

@@ -114,6 +114,7 @@ export class VersionLoaders {
             labels,
             initialStates,
             declared: resolved,
+            configFile: fn.entry?.configFile?.split("/").pop(),
             version,
             bytes,
             backend,

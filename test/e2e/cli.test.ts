@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { spawnServer, tempRepository } from "../../harness/server-process.ts";
@@ -26,6 +26,35 @@ describe("tensorfn check", () => {
     const lines = run.stdout.trim().split("\n");
     expect(lines).toContainEqual(expect.stringMatching(/broken\/function\.yaml:2: max_batch_sise: .*max_batch_size/));
     expect(lines).toContainEqual(expect.stringMatching(/broken\/function\.yaml:4: input\[0\]\.data_type: .*TYPE_FP32/));
+  });
+
+  it("opens each model as a load does: a file that is no model, and a config that contradicts its model, each at the line of the tensor — and the load names the same file", async () => {
+    const repo = tempRepository("simple");
+    cpSync(join(repo, "simple"), join(repo, "dims"), { recursive: true });
+    writeFileSync(join(repo, "dims", "function.yaml"), readFileSync(join(repo, "simple", "function.yaml"), "utf8").replace("- { name: INPUT1, data_type: TYPE_INT32, dims: [16] }", "- { name: INPUT1, data_type: TYPE_INT32, dims: [8] }"));
+    cpSync(join(repo, "simple"), join(repo, "text"), { recursive: true });
+    writeFileSync(join(repo, "text", "1", "model.onnx"), "saved as .onnx, but text\n");
+    cpSync(join(repo, "simple"), join(repo, "triton"), { recursive: true });
+    rmSync(join(repo, "triton", "function.yaml"));
+    writeFileSync(join(repo, "triton", "config.pbtxt"), `platform: "onnxruntime_onnx"\nmax_batch_size: 8\ninput [\n  { name: "INPUT0", data_type: TYPE_INT32, dims: [ 16 ] },\n  { name: "INPUTX", data_type: TYPE_INT32, dims: [ 16 ] }\n]\n`);
+    const run = spawnSync("node", [BIN, "check", repo], { encoding: "utf8" });
+    expect(run.status).toBe(1);
+    const dimsLine = readFileSync(join(repo, "dims", "function.yaml"), "utf8").split("\n").findIndex((l) => l.includes("name: INPUT1")) + 1;
+    expect(run.stdout.trim().split("\n")).toEqual([
+      `${repo}/dims/function.yaml:${dimsLine}: input 'INPUT1': function.yaml says dims [8] (shape [-1,8]) but model.onnx declares [-1,16]`,
+      `${repo}/text/1/model.onnx:0: onnxruntime cannot open it: failed to load model: Failed to load model because protobuf parsing failed.`,
+      `${repo}/triton/config.pbtxt:3: model.onnx input 'INPUT1' is missing from config.pbtxt (it lists: INPUT0, INPUTX); list every model input, or none to take them from the model`,
+      `${repo}/triton/config.pbtxt:5: config.pbtxt names input 'INPUTX' that model.onnx does not have (it has: INPUT0, INPUT1)`,
+    ]);
+    // --no-models finds the models but does not open them.
+    expect(spawnSync("node", [BIN, "check", "--no-models", repo], { encoding: "utf8" }).stdout.trim()).toBe(`${repo}: ok`);
+    const server = await spawnServer("node", [BIN, "serve", "--repo", repo, "--port", "0"]);
+    try {
+      const res = await fetch(`${server.url}/v2/models/triton/infer`, { method: "POST", body: "{}" });
+      expect(await res.text()).toContain("config.pbtxt names input 'INPUTX' that model.onnx does not have");
+    } finally {
+      await server.stop();
+    }
   });
 
   it("compiles each handler without running it: a syntax error or a missing relative import at file:line:col", () => {
