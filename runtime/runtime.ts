@@ -152,7 +152,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     strictReadiness,
     prometheus,
     trace: traceJson,
-    dashboard: dashboard ? { entries: () => models.metricsEntries(), trace: traceJson, now: () => clock.now(), clock, maxStreams: dashboardMaxStreams, stopped: stopped.signal } : undefined,
+    dashboard: dashboard ? { entries: () => models.metricsEntries(), statuses: () => models.index(), trace: traceJson, now: () => clock.now(), clock, maxStreams: dashboardMaxStreams, stopped: stopped.signal } : undefined,
     access: { apiKeys, adminKeys },
     corsOrigins,
     models,

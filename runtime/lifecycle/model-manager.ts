@@ -292,14 +292,16 @@ export class ModelManager {
    * Every function with what serves it and its versions' states (`GET /v1/functions`): `handler`
    * for `backend: handler`, else the backend's name.
    */
-  functions(): { name: string; kind: string; handler?: string; ready: boolean; versions: { version: string; state: DeploymentState | "COLD"; reason: string }[] }[] {
+  functions(): { name: string; kind: string; handler?: string; ready: boolean; error?: string; versions: { version: string; state: DeploymentState | "COLD"; reason: string }[] }[] {
     return this.#registry.functions().map((fn) => ({
       name: fn.name,
+      // "unknown" where the config does not parse: `error` says why (its file:line).
       kind: fn.declared?.backend ?? "unknown",
       ...(fn.declared?.handler ? { handler: fn.declared.handler } : {}),
       ready: fn.versions.size > 0 && this.readiness(fn.name).ready,
+      ...(fn.error ? { error: this.redact(fn.error) } : {}),
       // Ours, for people: COLD where KServe says UNAVAILABLE of a version the next request loads.
-      versions: [...fn.versions.values()].sort((a, b) => a.version - b.version).map((v) => ({ version: String(v.version), state: isCold(fn, v) ? "COLD" : v.state, reason: fn.error ?? v.reason })),
+      versions: [...fn.versions.values()].sort((a, b) => a.version - b.version).map((v) => ({ version: String(v.version), state: isCold(fn, v) ? "COLD" : v.state, reason: this.redact(fn.error ?? v.reason) })),
     }));
   }
 

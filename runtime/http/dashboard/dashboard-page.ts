@@ -49,6 +49,7 @@ button { font-size: 12px; margin-left: 4px; }
 h2 { font-size: 16px; margin: 24px 0 8px; } canvas { background: #fff; border: 1px solid #e3e6ea; width: 100%; }
 .legend { color: #667; font-size: 12px; }
 td.name { cursor: pointer; } tr.bus td, tr.plots td { text-align: left; background: #fcfcfd; }
+tr.reason td, .why { text-align: left; color: #a4161a; white-space: pre-wrap; font-size: 12px; }
 canvas.bus { height: auto; } .plot { display: inline-block; margin-right: 12px; }
 .plot canvas { width: 380px; height: 110px; }
 `;

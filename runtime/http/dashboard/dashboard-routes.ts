@@ -7,7 +7,7 @@ import type { MetricsEntry, TraceEvent } from "../../metrics/mod.ts";
 import { DASHBOARD_CSS, DASHBOARD_HTML } from "./dashboard-page.ts";
 import { DASHBOARD_SCRIPT } from "./dashboard-script.ts";
 import { SnapshotBuilder } from "./dashboard-snapshot.ts";
-import type { Sample } from "./dashboard-snapshot.ts";
+import type { FunctionStatus, Sample } from "./dashboard-snapshot.ts";
 import { SnapshotBroadcaster } from "./snapshot-broadcaster.ts";
 import type { RouteHandlers, RouteRequest } from "../routes.ts";
 
@@ -16,6 +16,8 @@ export const DEFAULT_MAX_DASHBOARD_STREAMS = 32;
 
 export interface DashboardContext {
   entries: () => MetricsEntry[];
+  /** Every function and version with its state and reason (the repository index's rows), paths redacted. */
+  statuses?: () => FunctionStatus[];
   trace: (seconds: number) => { traceEvents: TraceEvent[] };
   now: () => number;
   /** Drives the streams' one shared timer (the runtime's clock; tests pass a fake one). */
@@ -51,7 +53,7 @@ export function dashboardHandlers(ctx: DashboardContext) {
   const page = (body: string, type: string) => (): Reply => ({ status: 200, headers: { ...PAGE_HEADERS, "content-type": `${type}; charset=utf-8` }, body });
   const maxStreams = ctx.maxStreams ?? DEFAULT_MAX_DASHBOARD_STREAMS;
   // One builder for all watchers: its rates are differences between the shared ticks.
-  const builder = new SnapshotBuilder(ctx.entries, ctx.trace);
+  const builder = new SnapshotBuilder(ctx.entries, ctx.trace, ctx.statuses);
   const broadcaster = new SnapshotBroadcaster(() => builder.next(ctx.now()), {
     clock: ctx.clock ?? { setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>) },
     intervalMs: ctx.intervalMs ?? 1000,

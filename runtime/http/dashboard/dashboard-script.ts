@@ -65,7 +65,8 @@ function render(snapshot) {
     const key = name + "/" + f.version;
     remember(key, f);
     const small = document.createElement("small");
-    small.textContent = "v" + f.version;
+    // A function with no version to show (its config does not parse) has a row all the same.
+    small.textContent = f.version ? "v" + f.version : "";
     const nameCell = cell(tr, name + " ", "name");
     nameCell.appendChild(small);
     nameCell.title = "show or hide its plots over the last minutes";
@@ -73,6 +74,7 @@ function render(snapshot) {
     const span = document.createElement("span");
     span.textContent = String(f.state);
     if (STATES.has(f.state)) span.className = f.state;
+    if (f.reason) span.title = String(f.reason);
     cell(tr, "", "state").appendChild(span);
     cell(tr, String(f.instances));
     // A sequence model's live sequences beside its queue: each holds its state (and a slot) here.
@@ -105,8 +107,10 @@ function render(snapshot) {
       buttons.appendChild(b);
     }
     fragment.appendChild(tr);
+    // Why it failed, under its row, where nobody has to hover to find it (other states' reasons: the badge's title).
+    if (f.reason && f.state === "FAILED") fragment.appendChild(reasonRow(f.reason));
     if (f.generation) fragment.appendChild(busRow(name, f.generation));
-    if (expanded.has(key)) fragment.appendChild(plotsRow(key));
+    if (expanded.has(key)) fragment.appendChild(plotsRow(key, f.reason));
   }
   rows.replaceChildren(fragment);
   drawTimeline(snapshot);
@@ -160,8 +164,21 @@ function busRow(name, g) {
 }
 
 /** A function's plots over the last minutes: throughput, p50 and p99 latency, queue vs compute per request. */
-function plotsRow(key) {
+/** A function's reason for not serving (a failed load, its config's file:line), as text. */
+function reasonRow(reason) {
+  const [tr, td] = wideRow("reason");
+  td.textContent = String(reason);
+  return tr;
+}
+
+function plotsRow(key, reason) {
   const [tr, td] = wideRow("plots");
+  if (reason) {
+    const why = document.createElement("div");
+    why.className = "why";
+    why.textContent = "not serving: " + String(reason);
+    td.appendChild(why);
+  }
   const points = history.get(key) || [];
   const plot = (title, lines) => {
     const box = document.createElement("div");

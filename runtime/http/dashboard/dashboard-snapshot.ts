@@ -4,8 +4,11 @@ import type { Histogram, MetricsEntry, RateHistory, TraceEvent } from "../../met
 /** One function version on the dashboard; rates and latencies cover the time since the last snapshot. */
 export interface FunctionRow {
   name: string;
+  /** "" for a function with no version to show (its config does not parse, it has no version folder). */
   version: string;
   state: string;
+  /** Why it is not serving (a failed load, a config's file:line), as the repository index says. */
+  reason?: string;
   instances: number;
   pending: number;
   /** Sequences whose state the version holds (sequence_batching only). */
@@ -53,6 +56,14 @@ export interface Snapshot {
   timelineSeconds: number;
 }
 
+/** A function or version as the repository index reports it (version absent: the function itself). */
+export interface FunctionStatus {
+  name: string;
+  version?: string;
+  state: string;
+  reason: string;
+}
+
 export type Sample = { at: number; success: number; fail: number; rateLimited: number; inference: number; execution: number; queueNs: number; inferNs: number; histogram: Histogram; dispatches: Map<string, number> };
 
 /**
@@ -65,11 +76,33 @@ export type Sample = { at: number; success: number; fail: number; rateLimited: n
 export class SnapshotBuilder {
   readonly #entries: () => MetricsEntry[];
   readonly #trace: (seconds: number) => { traceEvents: TraceEvent[] };
+  readonly #statuses: () => FunctionStatus[];
   #previous = new Map<string, Sample>();
 
-  constructor(entries: () => MetricsEntry[], trace: (seconds: number) => { traceEvents: TraceEvent[] }) {
+  constructor(entries: () => MetricsEntry[], trace: (seconds: number) => { traceEvents: TraceEvent[] }, statuses: () => FunctionStatus[] = () => []) {
     this.#entries = entries;
     this.#trace = trace;
+    this.#statuses = statuses;
+  }
+
+  /**
+   * The rows with what the repository index knows besides: each version's reason, and a row for
+   * every function that has no version to measure (a config that does not parse), so that no
+   * function the repository holds is missing from the page.
+   */
+  #withStatuses(rows: FunctionRow[]): FunctionRow[] {
+    const statuses = this.#statuses();
+    const reasons = new Map(statuses.filter((s) => s.reason).map((s) => [`${s.name}/${s.version ?? ""}`, s.reason]));
+    for (const row of rows) {
+      const reason = reasons.get(`${row.name}/${row.version}`);
+      if (reason) row.reason = reason;
+    }
+    const shown = new Set(rows.map((r) => r.name));
+    for (const s of statuses) {
+      if (shown.has(s.name) || s.version !== undefined) continue;
+      rows.push({ name: s.name, version: "", state: s.state, ...(s.reason ? { reason: s.reason } : {}), instances: 0, pending: 0, inferPerS: 0, reqPerS: 0, failPerS: 0, rateLimitedPerS: 0 });
+    }
+    return rows;
   }
 
   next(nowMs: number, timelineSeconds = 10): Snapshot {
@@ -80,7 +113,7 @@ export class SnapshotBuilder {
       this.#previous.set(key, sample);
       return rowOf(e, sample, before);
     });
-    return { functions, timeline: timeline(this.#trace(timelineSeconds).traceEvents, nowMs), timelineSeconds };
+    return { functions: this.#withStatuses(functions), timeline: timeline(this.#trace(timelineSeconds).traceEvents, nowMs), timelineSeconds };
   }
 
   /**
@@ -95,7 +128,7 @@ export class SnapshotBuilder {
       if (before) covered = Math.max(covered, nowMs - before.at);
       return rowOf(e, sampleOf(e, nowMs), before?.value);
     });
-    return { functions, timeline: timeline(this.#trace(timelineSeconds).traceEvents, nowMs), timelineSeconds, windowSeconds: covered / 1000 };
+    return { functions: this.#withStatuses(functions), timeline: timeline(this.#trace(timelineSeconds).traceEvents, nowMs), timelineSeconds, windowSeconds: covered / 1000 };
   }
 
   /**

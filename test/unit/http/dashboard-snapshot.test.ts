@@ -58,6 +58,22 @@ describe("dashboard snapshots", () => {
     const [vad, mlp] = builder.next(0).functions;
     expect([vad!.sequences, mlp!.sequences]).toEqual([12, undefined]);
   });
+
+  it("carries each version's reason from the repository index, and has a row for a function with no version to measure", () => {
+    const base = { version: "1", instances: 0, targetInstances: 0, pending: 0, stats: new ModelStats(), memory: { host: 0, device: 0 } };
+    const statuses = [
+      { name: "text", version: "1", state: "FAILED", reason: "failed to load 'text' version 1: not a model" },
+      { name: "mlp", version: "1", state: "READY", reason: "" },
+      { name: "typo", state: "FAILED", reason: "typo/function.yaml:2: max_batch_sise: unknown field" },
+    ];
+    const builder = new SnapshotBuilder(() => [{ ...base, name: "text", state: "FAILED" }, { ...base, name: "mlp", state: "READY" }], () => ({ traceEvents: [] }), () => statuses);
+    const rows = builder.next(0).functions;
+    expect(rows.map((r) => [r.name, r.version, r.state, r.reason])).toEqual([
+      ["text", "1", "FAILED", "failed to load 'text' version 1: not a model"],
+      ["mlp", "1", "READY", undefined],
+      ["typo", "", "FAILED", "typo/function.yaml:2: max_batch_sise: unknown field"],
+    ]);
+  });
 });
 
 describe("RateHistory", () => {
