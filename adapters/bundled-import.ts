@@ -1,38 +1,44 @@
-// A handler imported as one fresh module: esbuild bundles it with what it imports from its folder
-// (packages stay imports) into a dot-file beside it, with an inline source map, and the runtime
-// imports that file and it is removed. Beside the handler, so that package imports resolve as
-// they would from the handler itself; a new file each time, so that a reload evaluates the
-// folder's modules again (Deno never forgets a module; Node forgets none of an ES module graph).
-// The repository poll leaves dot-files out, so the file does not reload the function.
+// A handler imported as one fresh module: esbuild bundles it with what it imports from its folder,
+// its packages resolved to absolute file URLs (handler-packages.ts: the repository's own, else
+// tensorfn's), with an inline source map, into a file the runtime imports and then removes. A new
+// file each time, so that a reload evaluates the folder's modules again (Deno never forgets a
+// module; Node forgets none of an ES module graph). Since nothing in it resolves relative to where
+// it lies, it is written to a temporary folder, so a repository mounted read-only works as well;
+// beside the handler (a dot-file the repository poll leaves out) where no temporary folder can be written.
 import { build } from "esbuild";
 import type { Plugin } from "esbuild";
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { basename, dirname, extname, join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { handlerPackages } from "./handler-packages.ts";
 
 const LOADERS = { ".ts": "ts", ".mts": "ts", ".cts": "ts", ".tsx": "tsx", ".js": "js", ".mjs": "js", ".cjs": "js", ".jsx": "jsx" } as const;
 
 /**
- * Imports `path` bundled as above; `undefined` when the folder cannot be written (a read-only
- * repository), for the caller to import it another way. A bundle that does not build throws
- * esbuild's error (the load's compile check has reported it first).
+ * Imports `path` bundled as above; `undefined` when no folder can be written, for the caller to
+ * import it another way. A bundle that does not build throws esbuild's error (the load's compile
+ * check has reported it first).
  */
 export async function importBundled(path: string, tag: string): Promise<Record<string, unknown> | undefined> {
   const folder = dirname(path);
-  const out = join(folder, `.tensorfn-${basename(path, extname(path))}-${encodeURIComponent(tag)}-${crypto.randomUUID().slice(0, 8)}.mjs`);
-  const result = await build({
-    entryPoints: [path], bundle: true, write: false, packages: "external", platform: "node", format: "esm",
-    sourcemap: "inline", logLevel: "silent", absWorkingDir: folder, outfile: out, plugins: [keepImportMeta],
-  });
+  const name = `.tensorfn-${basename(path, extname(path))}-${encodeURIComponent(tag)}-${crypto.randomUUID().slice(0, 8)}.mjs`;
+  // Where it is written is chosen first: the source map names the sources relative to it.
+  const temporary = await mkdtemp(join(tmpdir(), "tensorfn-handler-")).catch(() => undefined);
+  const dir = temporary ?? folder;
   try {
-    await writeFile(out, result.outputFiles[0]!.contents, { flag: "wx" });
-  } catch {
-    return undefined;
-  }
-  try {
-    return await import(pathToFileURL(out).href);
+    const result = await build({
+      entryPoints: [path], bundle: true, write: false, platform: "node", format: "esm", conditions: [],
+      sourcemap: "inline", logLevel: "silent", absWorkingDir: folder, outfile: join(dir, name), plugins: [keepImportMeta, handlerPackages({ rewrite: true })],
+    });
+    try {
+      await writeFile(join(dir, name), result.outputFiles[0]!.contents, { flag: "wx" });
+    } catch {
+      return undefined;
+    }
+    return await import(pathToFileURL(join(dir, name)).href);
   } finally {
-    await rm(out, { force: true });
+    await rm(temporary ?? join(folder, name), { recursive: true, force: true });
   }
 }
 

@@ -1,16 +1,18 @@
 // Platform.checkModule for Node and Bun (and Deno, through npm's esbuild): compiles a handler
 // and what it imports relatively with esbuild, bundling into memory and running nothing. Bare
-// imports (packages) stay external: they resolve when the handler is imported.
+// imports (packages) stay external, but each must resolve as the import will resolve it
+// (handler-packages.ts): a package installed nowhere fails the check, named.
 import { build } from "esbuild";
 import type { Message } from "esbuild";
 import { isAbsolute, relative, resolve } from "node:path";
 import type { CompileProblem } from "../runtime/mod.ts";
+import { handlerPackages } from "./handler-packages.ts";
 
 export async function checkModule(path: string, folder: string): Promise<CompileProblem[]> {
   const root = resolve(folder);
   path = resolve(path);
   try {
-    await build({ entryPoints: [path], bundle: true, write: false, packages: "external", platform: "node", format: "esm", logLevel: "silent", absWorkingDir: root });
+    await build({ entryPoints: [path], bundle: true, write: false, platform: "node", format: "esm", conditions: [], logLevel: "silent", absWorkingDir: root, plugins: [handlerPackages({ rewrite: false })] });
     return [];
   } catch (error) {
     const errors = (error as { errors?: Message[] }).errors;

@@ -47,7 +47,12 @@ export function createDenoPlatform(log: LogOptions = {}): Platform {
     importModule: async (path, tag) => {
       const plain = () => import(`${pathToFileURL(path).href}?tensorfn=${encodeURIComponent(tag)}`);
       if (!imported.has(path)) {
-        const module = await plain();
+        // A package Deno finds in no node_modules or import map above the handler (a repository
+        // outside tensorfn's project): the bundle resolves it as Node would, from tensorfn's install too.
+        const module = await plain().catch(async (error: Error) => {
+          if (!/not a dependency|Cannot find (module|package)|Relative import path/.test(error.message)) throw error;
+          return (await importBundled(path, tag)) ?? Promise.reject(error);
+        });
         imported.add(path);
         return module;
       }

@@ -74,7 +74,14 @@ export function createNodePlatform(name = `node ${process.versions.node}`, optio
     // imports then sit in require's cache, which forgets the folder's files first.
     importModule: async (path, tag) => {
       forgetRequired(dirname(path) + sep);
-      if (typeof process.versions.bun === "string") return await import(`${path}?tensorfn=${encodeURIComponent(tag)}`);
+      if (typeof process.versions.bun === "string") {
+        // A package Bun finds in no node_modules above the handler (a repository outside the
+        // project): the bundle resolves it as Node would, from tensorfn's install too.
+        return await import(`${path}?tensorfn=${encodeURIComponent(tag)}`).catch(async (error: Error) => {
+          if (!/Cannot find (module|package)/.test(error.message)) throw error;
+          return (await importBundled(path, tag)) ?? Promise.reject(error);
+        });
+      }
       const bundled = await importBundled(path, tag);
       if (bundled) return bundled;
       const { tsImport } = await import("tsx/esm/api");
