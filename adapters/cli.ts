@@ -10,7 +10,6 @@ import type { Accelerator, LoadLimits } from "../runtime/config/mod.ts";
 import type { Host } from "./host.ts";
 import { LOG_FORMATS, LOG_LEVELS } from "./console-logger.ts";
 import { createShutdown, RequestTracker } from "./graceful-shutdown.ts";
-import { DEFAULT_GRPC_LIMITS, serveGrpc } from "./grpc-server.ts";
 import { connectionsThatFit, openFileLimit } from "./descriptor-limit.ts";
 import { PROBE_ROOM } from "./node/connection-limits.ts";
 import { quickAnswer, seeHelp } from "./cli-usage.mjs";
@@ -211,12 +210,13 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
     .catch((error: Error) => fail(host, `--port ${port}: ${listenError(error, values.host!, port)}`));
   let metricsListener: { url: string; close(): Promise<void> } | undefined;
   // gRPC on its own port when asked for (Triton's is 8001; 0 picks a free one), before the URL line.
-  const grpcLimits = { ...limits, idleTimeoutMs: DEFAULT_GRPC_LIMITS.idleTimeoutMs, maxBufferedBytes };
   const grpcDrops = repeatedLine((message) => host.platform.log.warn(message), systemClock);
+  // gRPC (grpc-js and the protocol's descriptors) is loaded only for a server that serves it.
+  const grpcServer = grpcPort === undefined ? undefined : await import("./grpc-server.ts");
   const grpcListener =
-    grpcPort === undefined
+    grpcServer === undefined
       ? undefined
-      : await serveGrpc(runtime.grpc, { hostname: values.host!, port: grpcPort, limits: grpcLimits, dropped: (message) => (runtime.clients.dropped(), grpcDrops(message)) }).catch((error: Error) =>
+      : await grpcServer.serveGrpc(await runtime.grpc(), { hostname: values.host!, port: grpcPort!, limits: { ...limits, idleTimeoutMs: grpcServer.DEFAULT_GRPC_LIMITS.idleTimeoutMs, maxBufferedBytes }, dropped: (message) => (runtime.clients.dropped(), grpcDrops(message)) }).catch((error: Error) =>
           fail(host, `--grpc-port ${grpcPort}: ${listenError(error, values.host!, grpcPort!)}`),
         );
   let stopWatching = () => {};

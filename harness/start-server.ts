@@ -47,7 +47,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   reportConnections(server, runtime.clients);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
   const { port } = server.address() as AddressInfo;
-  const grpc = options.grpc ? await serveGrpc(runtime.grpc, { hostname: "127.0.0.1", port: 0, dropped: () => runtime.clients.dropped() }) : undefined;
+  const grpc = options.grpc ? await serveGrpc(await runtime.grpc(), { hostname: "127.0.0.1", port: 0, dropped: () => runtime.clients.dropped() }) : undefined;
   return {
     url: `http://127.0.0.1:${port}`,
     ...(grpc && { grpc: grpc.url }),

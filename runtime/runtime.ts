@@ -9,7 +9,6 @@ import { ClientConnections, MAX_REGIONS_PER_KEY, regionOwner, SharedMemoryRegion
 import { createApp, createFastLane, metricsOnly, routeHandlers } from "./http/mod.ts";
 import type { AppContext, FastLane } from "./http/mod.ts";
 import { createPrometheus, CustomMetrics, deviceBudgetFrom, GpuTelemetry, TraceRecorder, visibleDevice } from "./metrics/mod.ts";
-import { createGrpcService } from "./grpc/mod.ts";
 import type { GrpcService } from "./grpc/mod.ts";
 import { ResponseCache } from "./cache/mod.ts";
 import { ResourceLimiter } from "./scheduler/mod.ts";
@@ -80,8 +79,11 @@ export interface Runtime {
   readonly clients: ClientConnections;
   /** The timeline of the last `seconds`, as Chrome trace JSON (`--trace-file` writes it at shutdown). */
   trace(seconds: number): unknown;
-  /** KServe v2 over gRPC, for an adapter to serve on `--grpc-port` (adapters/grpc-server.ts). */
-  readonly grpc: GrpcService;
+  /**
+   * KServe v2 over gRPC, for an adapter to serve on `--grpc-port` (adapters/grpc-server.ts). Made
+   * on the first call: a server without a gRPC port never loads the protocol's descriptors.
+   */
+  grpc(): Promise<GrpcService>;
   /** Serves only /metrics, for a separate metrics port. */
   readonly metricsFetch: (request: Request) => Promise<Response>;
   /**
@@ -145,6 +147,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   );
   const traceJson = (seconds: number) => trace.export(clock.now(), seconds);
   let draining = false;
+  let grpc: Promise<GrpcService> | undefined;
   const drained = new AbortController();
   const stopped = new AbortController();
   const appContext: AppContext = {
@@ -185,11 +188,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     models,
     app,
     lane: createFastLane(appContext, handlers),
-    grpc: createGrpcService({
-      ...appContext,
-      drained: drained.signal,
-      modelmesh: modelmesh && { root: modelmesh.root, loadTimeoutMs: options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS },
-    }),
+    grpc: () =>
+      (grpc ??= import("./grpc/mod.ts").then(({ createGrpcService }) =>
+        createGrpcService({
+          ...appContext,
+          drained: drained.signal,
+          modelmesh: modelmesh && { root: modelmesh.root, loadTimeoutMs: options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS },
+        }),
+      )),
     clients,
     metricsFetch: metricsOnly(prometheus),
     trace: traceJson,

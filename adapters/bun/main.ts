@@ -1,13 +1,22 @@
 // Bun entry: `bun adapters/bun/main.ts serve --repo functions`. Bun.serve for sockets; files go
 // through the Node platform, whose fs and os modules Bun implements natively.
+import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
-import { runCli } from "../cli.ts";
 import type { Host } from "../host.ts";
-import { createNodePlatform } from "../node/platform.ts";
-import { logOptionsFrom } from "../console-logger.ts";
-import { exitProcess, guardProcess } from "../node/process-guard.ts";
-import { withFastLane } from "../../runtime/mod.ts";
-import { serveNodeHttp } from "../node/http-server.ts";
+import { quickAnswer } from "../cli-usage.mjs";
+
+// Help and version are answered before the runtime loads (as bin.mjs does for Node).
+const quick = quickAnswer(process.argv.slice(2), JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version);
+if (quick) {
+  (quick.toStderr ? process.stderr : process.stdout).write(`${quick.text}\n`);
+  process.exit(quick.code);
+}
+const { runCli } = await import("../cli.ts");
+const { createNodePlatform } = await import("../node/platform.ts");
+const { logOptionsFrom } = await import("../console-logger.ts");
+const { exitProcess, guardProcess } = await import("../node/process-guard.ts");
+const { withFastLane } = await import("../../runtime/mod.ts");
+const { serveNodeHttp } = await import("../node/http-server.ts");
 
 declare const Bun: {
   version: string;

@@ -1,9 +1,18 @@
 // Deno entry: `deno run -A --unstable-no-legacy-abort adapters/deno/main.ts serve --repo functions`. node:http for sockets.
-import { runCli } from "../cli.ts";
 import type { Host } from "../host.ts";
-import { createDenoPlatform } from "./platform.ts";
-import { logOptionsFrom } from "../console-logger.ts";
-import { serveNodeHttp } from "../node/http-server.ts";
+import { quickAnswer } from "../cli-usage.mjs";
+
+// Help and version are answered before the runtime loads (as bin.mjs does for Node).
+const quick = quickAnswer(Deno.args, JSON.parse(Deno.readTextFileSync(new URL("../../package.json", import.meta.url))).version);
+if (quick) {
+  const write = quick.toStderr ? Deno.stderr : Deno.stdout;
+  write.writeSync(new TextEncoder().encode(`${quick.text}\n`));
+  Deno.exit(quick.code);
+}
+const { runCli } = await import("../cli.ts");
+const { createDenoPlatform } = await import("./platform.ts");
+const { logOptionsFrom } = await import("../console-logger.ts");
+const { serveNodeHttp } = await import("../node/http-server.ts");
 
 // The process's own exit, taken before the guard replaces Deno.exit: the server's shutdown ends the process with it.
 const exitProcess = Deno.exit.bind(Deno);

@@ -9,8 +9,8 @@ import { isOrtFormat } from "../backends/mod.ts";
 import type { Backend } from "../backends/mod.ts";
 import { folderReader, readExternalData, readModelFile, readNamedFile, uploadedReader } from "../repository/mod.ts";
 import type { ExternalDataFile, FolderReader } from "../repository/mod.ts";
-import { byteSize, fromConfigType, TokenCodec } from "../tensor/mod.ts";
-import type { TokenizerFiles } from "../tensor/mod.ts";
+import { byteSize, fromConfigType, loadTokenCodec } from "../tensor/mod.ts";
+import type { TokenCodec, TokenizerFiles } from "../tensor/mod.ts";
 import { PlacementMemory } from "./execution-thread.ts";
 import type { FunctionRecord, FunctionRegistryOptions } from "./function-registry.ts";
 import { loadDeployment } from "./load-deployment.ts";
@@ -355,7 +355,7 @@ export class VersionLoaders {
       files[name] = text.decode(bytes);
     }
     try {
-      return new TokenCodec(files as TokenizerFiles);
+      return await loadTokenCodec(files as TokenizerFiles);
     } catch (error) {
       throw new RuntimeError("INVALID_ARG", `function '${fn.name}' v${version}: ${(error as Error).message}`);
     }

@@ -32,4 +32,10 @@ export { classCount, classify, MAX_CLASSIFIED_ELEMENTS } from "./classification.
 export { SMALL_BYTES_MAX, smallBytes, smallStorage } from "./small-bytes.ts";
 export { type SharedMemoryReader, type SharedRef, sharedOutput, sharedRef, withoutSharedKeys } from "./shared-ref.ts";
 export { copyTensor } from "./copy-tensor.ts";
-export { TokenCodec, type ChatMessage, type TokenizerFiles } from "./token-codec.ts";
+export type { ChatMessage, TokenCodec, TokenizerFiles } from "./token-codec.ts";
+import type { TokenCodec, TokenizerFiles } from "./token-codec.ts";
+/** A generator's tokenizer; its libraries (@huggingface/tokenizers and jinja) load with the first one, not at every start. */
+export async function loadTokenCodec(files: TokenizerFiles): Promise<TokenCodec> {
+  const { TokenCodec } = await import("./token-codec.ts");
+  return new TokenCodec(files);
+}
