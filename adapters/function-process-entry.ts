@@ -18,6 +18,8 @@ const logger: Logger = platform.log;
 // Large tensors through /dev/shm, when the server handed over a lane (tensor-lane.ts); said first.
 const lane = processLane(process.env);
 if (lane) process.send?.(LANE_READY);
+// prom-client, for ctx.metrics to be checked by the server's rules here.
+await new CustomMetrics().load();
 serveFunctionProcess(
   { ...platform, log: { info: (m) => logger.info(`[${label} process] ${m}`), warn: (m) => logger.warn(`[${label} process] ${m}`), error: (m) => logger.error(`[${label} process] ${m}`) } },
   {

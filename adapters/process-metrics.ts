@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Registry } from "prom-client";
+import type { Registry } from "prom-client";
 
 /**
  * `Platform.processMetrics` through prom-client's default metrics (`process_cpu_seconds_total`,
@@ -7,12 +7,14 @@ import { collectDefaultMetrics, Registry } from "prom-client";
  * scraped (a test's, a CLI command's) runs no event-loop monitor.
  */
 export function processMetrics(): () => Promise<string> {
-  let registry: Registry | undefined;
-  return () => {
-    if (!registry) {
-      registry = new Registry();
-      collectDefaultMetrics({ register: registry });
-    }
-    return registry.metrics();
+  let registry: Promise<Registry> | undefined;
+  return async () => {
+    // prom-client itself too: loaded by the first scrape, not by every start.
+    registry ??= import("prom-client").then(({ collectDefaultMetrics, Registry }) => {
+      const r = new Registry();
+      collectDefaultMetrics({ register: r });
+      return r;
+    });
+    return (await registry).metrics();
   };
 }

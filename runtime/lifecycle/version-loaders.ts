@@ -210,7 +210,7 @@ export class VersionLoaders {
       kind: "handler",
       handler: { name: fn.name, version, path, folder, tag: String(fn.generation), timeoutMs: declared.handler_timeout_ms ?? DEFAULT_HANDLER_TIMEOUT_MS, tensors: computesTensors(declared), batching: (declared.max_batch_size ?? 0) > 0 },
       config: () => handler?.config,
-      metrics: this.#options.customMetrics?.forFunction(fn.name),
+      metrics: await this.#customMetrics(fn.name),
       dispatch: this.#options.dispatch,
     });
   }
@@ -259,7 +259,7 @@ export class VersionLoaders {
       onCall: (step, ms, outcome) => managed.stats.handlerCall(step, ms, outcome),
       dispatch: this.#options.dispatch,
       escapes: folder ? { registry: this.#options.escapes!, folder } : undefined,
-      metrics: this.#options.customMetrics?.forFunction(fn.name),
+      metrics: await this.#customMetrics(fn.name),
       readFile: async (relative) => (fn.entry ? await folderReader(platform, fn.entry.dir)(relative, { maxBytes: MAX_HANDLER_FILE_BYTES }) : undefined),
     });
   }
@@ -335,6 +335,13 @@ export class VersionLoaders {
     const problem = file.check?.(bytes.byteLength);
     if (problem) throw new RuntimeError("INVALID_ARG", `${shown} is ${bytes.byteLength} bytes${problem}`);
     return bytes;
+  }
+
+  /** `ctx.metrics` for a handler, prom-client loaded with the first one. */
+  async #customMetrics(name: string) {
+    const metrics = this.#options.customMetrics;
+    await metrics?.load();
+    return metrics?.forFunction(name);
   }
 
   /**

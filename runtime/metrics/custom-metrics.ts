@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { RuntimeError } from "../core/mod.ts";
 import type { CounterMetric, GaugeMetric, HandlerMetrics, HistogramMetric, Logger, MetricLabels, MetricSpec } from "../core/mod.ts";
 
@@ -18,6 +18,8 @@ export const MAX_SERIES_PER_FAMILY = 10_000;
 const MAX_BUCKETS = 64;
 
 type Kind = "counter" | "gauge" | "histogram";
+/** prom-client once loaded: instances made after that have it at once. */
+let promClient: typeof import("prom-client") | undefined;
 type Metric = Counter<string> | Gauge<string> | Histogram<string>;
 
 interface Family {
@@ -41,7 +43,9 @@ interface Family {
  * and the family with its last user.
  */
 export class CustomMetrics {
-  readonly #registry = new Registry();
+  /** prom-client, loaded with the first handler (`load`): a server without one never pays its import. */
+  #prom?: typeof import("prom-client");
+  #registry?: Registry;
   readonly #families = new Map<string, Family>();
   /** Bumped by `remove`: what a function's handler declared before its unload records nothing after it. */
   readonly #generations = new Map<string, number>();
@@ -50,10 +54,23 @@ export class CustomMetrics {
 
   constructor(options: { log?: Pick<Logger, "warn"> } = {}) {
     this.#log = options.log;
+    if (promClient) this.#use(promClient);
   }
 
-  /** `ctx.metrics` for the handler of function `fn`. */
+  /** Loads prom-client (once per process); `forFunction` needs it done (a handler's load awaits it). */
+  async load(): Promise<void> {
+    promClient ??= await import("prom-client");
+    if (!this.#prom) this.#use(promClient);
+  }
+
+  #use(prom: typeof import("prom-client")): void {
+    this.#prom = prom;
+    this.#registry = new prom.Registry();
+  }
+
+  /** `ctx.metrics` for the handler of function `fn` (after `load`). */
   forFunction(fn: string): HandlerMetrics {
+    if (!this.#prom) throw new RuntimeError("INTERNAL", "CustomMetrics.forFunction before load()");
     const generation = this.#generations.get(fn) ?? 0;
     const live = () => (this.#generations.get(fn) ?? 0) === generation;
     // prom-client's own overloads: (value) or (labels, value).
@@ -110,7 +127,7 @@ export class CustomMetrics {
       if (!family.users.delete(fn)) continue;
       family.series.delete(fn);
       if (family.users.size === 0) {
-        this.#registry.removeSingleMetric(name);
+        this.#registry!.removeSingleMetric(name);
         this.#families.delete(name);
         continue;
       }
@@ -126,7 +143,7 @@ export class CustomMetrics {
 
   /** Every custom family in Prometheus's text format ("" when there is none). */
   async render(): Promise<string> {
-    return this.#families.size === 0 ? "" : await this.#registry.metrics();
+    return this.#families.size === 0 ? "" : await this.#registry!.metrics();
   }
 
   #declare(fn: string, kind: Kind, spec: MetricSpec & { buckets?: readonly number[] }): Family {
@@ -160,7 +177,8 @@ export class CustomMetrics {
       return known;
     }
     if (this.#families.size >= MAX_CUSTOM_FAMILIES) throw fail(`the server holds ${MAX_CUSTOM_FAMILIES} custom metric families, its limit`);
-    const options = { name, help, labelNames: ["model", ...labelNames], registers: [this.#registry] };
+    const options = { name, help, labelNames: ["model", ...labelNames], registers: [this.#registry!] };
+    const { Counter, Gauge, Histogram } = this.#prom!;
     const metric = kind === "counter" ? new Counter(options) : kind === "gauge" ? new Gauge(options) : new Histogram({ ...options, ...(buckets ? { buckets } : {}) });
     const family: Family = { name, kind, shape, metric, users: new Set([fn]), labelNames: [...labelNames], series: new Map() };
     this.#families.set(name, family);

@@ -4,6 +4,7 @@ import { CustomMetrics, createPrometheus, MAX_SERIES_PER_FAMILY } from "../../..
 describe("CustomMetrics (ctx.metrics)", () => {
   it("writes counters, gauges and histograms with the function's name as the model label", async () => {
     const custom = new CustomMetrics();
+    await custom.load();
     const m = custom.forFunction("ocr");
     const words = m.counter({ name: "ocr_words_total", help: "Words read", labelNames: ["lang"] });
     words.inc({ lang: "en" }, 3);
@@ -19,8 +20,9 @@ describe("CustomMetrics (ctx.metrics)", () => {
     expect(text).toContain('ocr_box_count_count{model="ocr"} 2');
   });
 
-  it("answers the same metric to a second declaration with the same fields, and refuses one that differs", () => {
+  it("answers the same metric to a second declaration with the same fields, and refuses one that differs", async () => {
     const custom = new CustomMetrics();
+    await custom.load();
     const a = custom.forFunction("a");
     a.counter({ name: "calls_total", help: "Calls" }).inc();
     expect(() => a.counter({ name: "calls_total", help: "Calls" })).not.toThrow();
@@ -28,8 +30,10 @@ describe("CustomMetrics (ctx.metrics)", () => {
     expect(() => a.counter({ name: "calls_total", help: "Other" })).toThrow(/already declared as a counter/);
   });
 
-  it("refuses bad names, tensorfn's prefixes, the model label and bad buckets, naming the function", () => {
-    const m = new CustomMetrics().forFunction("fn");
+  it("refuses bad names, tensorfn's prefixes, the model label and bad buckets, naming the function", async () => {
+    const custom = new CustomMetrics();
+    await custom.load();
+    const m = custom.forFunction("fn");
     expect(() => m.counter({ name: "bad name", help: "h" })).toThrow(/function 'fn': ctx.metrics.counter\("bad name"\): name must match/);
     for (const name of ["nv_gpu_thing", "tensorfn_x", "vllm:x", "process_x", "nodejs_x"]) expect(() => m.gauge({ name, help: "h" })).toThrow(/tensorfn's own families/);
     expect(() => m.counter({ name: "x_total", help: "h", labelNames: ["model"] })).toThrow(/'model' label is tensorfn's/);
@@ -41,6 +45,7 @@ describe("CustomMetrics (ctx.metrics)", () => {
 
   it("remove() drops one function's series, keeps another's, and leaves the removed handler's metrics inert", async () => {
     const custom = new CustomMetrics();
+    await custom.load();
     const a = custom.forFunction("a").counter({ name: "shared_total", help: "Shared", labelNames: ["kind"] });
     const b = custom.forFunction("b").counter({ name: "shared_total", help: "Shared", labelNames: ["kind"] });
     custom.forFunction("a").histogram({ name: "only_a", help: "A" }).observe(1);
@@ -63,6 +68,7 @@ describe("CustomMetrics (ctx.metrics)", () => {
 
   it("is appended to tensorfn's own families by an asynchronous scrape", async () => {
     const custom = new CustomMetrics();
+    await custom.load();
     custom.forFunction("f").counter({ name: "my_total", help: "Mine" }).inc();
     const prometheus = createPrometheus({ entries: () => [], budgets: {}, extra: [() => custom.render(), () => "# TYPE proc_x gauge\nproc_x 1"] });
     const text = new TextDecoder().decode(await prometheus.renderBytesAsync());
@@ -76,6 +82,7 @@ describe("CustomMetrics' series limit", () => {
   it("drops updates of new label sets past MAX_SERIES_PER_FAMILY per function, says so once, and keeps the ones it has", async () => {
     const warnings: string[] = [];
     const custom = new CustomMetrics({ log: { warn: (m) => warnings.push(m) } });
+    await custom.load();
     const c = custom.forFunction("f").counter({ name: "by_user_total", help: "h", labelNames: ["user"] });
     for (let i = 0; i < MAX_SERIES_PER_FAMILY + 50; i++) c.inc({ user: `u${i}` });
     c.inc({ user: "u0" }, 4);
