@@ -3,6 +3,7 @@
 import { RuntimeError } from "../core/mod.ts";
 import type { Clock, InferRequest, InferResponse, Tensor } from "../core/mod.ts";
 import type { DeclaredConfig, LoadLimits } from "../config/mod.ts";
+import { functionNameProblem } from "../config/mod.ts";
 import { concatBatch, splitBatch } from "../tensor/mod.ts";
 import type { MetricsEntry, ModelStats } from "../metrics/mod.ts";
 import { AutoscaleLoop } from "./autoscale-loop.ts";
@@ -58,6 +59,9 @@ export class ModelManager {
   readonly #autoscale: AutoscaleLoop;
   #timers: unknown[] = [];
   #stopped = false;
+  /** The last scan a request for an unknown name started (#scanFor), and when it ended. */
+  #scan?: Promise<void>;
+  #scanDone?: number;
 
   constructor(options: ModelManagerOptions) {
     this.#options = options;
@@ -107,8 +111,19 @@ export class ModelManager {
    * `acquire`, answering a READY deployment itself rather than a promise of it (what the hot path
    * awaits costs a turn); a version that must load first comes as a promise. Refusals throw.
    */
-  acquireNow(name: string, version?: string, options: { signal?: AbortSignal; admission?: (header: string) => string | undefined } = {}): Deployment | Promise<Deployment> {
-    const fn = this.#registry.function(name);
+  acquireNow(name: string, version?: string, options: { signal?: AbortSignal; admission?: (header: string) => string | undefined } = {}, scanned = false): Deployment | Promise<Deployment> {
+    let fn: FunctionRecord;
+    try {
+      fn = this.#registry.function(name);
+    } catch (error) {
+      // Lazy mode: a folder added since the last scan (a `cp` the watcher has not reported yet)
+      // is scanned for now, not answered 404.
+      if (scanned || this.controlMode !== "lazy") throw error;
+      return this.#scanFor(name).then((found) => {
+        if (!found) throw error;
+        return this.acquireNow(name, version, options, true);
+      });
+    }
     const v = this.#registry.pick(fn, version);
     if (options.admission && fn.limiter) this.#admit(fn, v, options.admission);
     if (v.state === "READY" && v.deployment) {
@@ -123,6 +138,23 @@ export class ModelManager {
       throw new RuntimeError("UNAVAILABLE", `model '${name}' ${why}; load it first`);
     }
     return bounded(v.ensureReady(), { ms: this.#options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS, clock: this.#options.clock, signal: options.signal, what: `'${name}' version ${v.version}` });
+  }
+
+  /**
+   * Whether a rescan may have registered `name`: only for a valid name whose folder exists in the
+   * repository, and at most one scan a second (shared by the requests waiting on it), so requests
+   * for names that stay unknown cost a stat, never a scan each.
+   */
+  async #scanFor(name: string): Promise<boolean> {
+    if (functionNameProblem(name)) return false;
+    if (!(await this.#options.platform.stat(`${this.#options.repository}/${name}`))?.isDirectory) return false;
+    const now = this.#options.clock.now();
+    if (!this.#scan || (this.#scanDone && now - this.#scanDone >= 1000)) {
+      this.#scanDone = undefined;
+      this.#scan = this.poll().finally(() => (this.#scanDone = this.#options.clock.now()));
+    }
+    await this.#scan;
+    return true;
   }
 
   /**
