@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -47,6 +47,20 @@ await build({
           const contents = source.replaceAll(`"./${WORKER}.ts"`, `"./${WORKER}.mjs"`);
           if (contents === source) throw new Error(`${args.path} no longer names ./${WORKER}.ts: update build-dist.mjs`);
           return { contents, loader: "ts" };
+        });
+      },
+    },
+    {
+      // Every other source keeps its own import.meta.url, as a URL relative to the bundle (all of
+      // dist/deno/ is one folder): the native addon (native/build/), the function process's
+      // bootstrap and package.json are found where the package has them, not beside the bundle.
+      name: "source-urls",
+      setup(b) {
+        b.onLoad({ filter: /\.ts$/ }, async (args) => {
+          const source = await readFile(args.path, "utf8");
+          if (!source.includes("import.meta.url")) return undefined;
+          const url = `new URL(${JSON.stringify(relative(join(dist, "deno"), args.path))}, import.meta.url).href`;
+          return { contents: source.replaceAll("import.meta.url", url), loader: "ts" };
         });
       },
     },
