@@ -1,14 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
 import type { Browser, Page } from "playwright-core";
 import { startServer } from "../../harness/start-server.ts";
 import type { TestServer } from "../../harness/start-server.ts";
 import { tempRepository } from "../../harness/server-process.ts";
-import { requireTool } from "../support/require-tool.ts";
+import { openBrowser } from "../support/chromium.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 
 // What is broken shows on the page: a function whose function.yaml does not parse (it has no
 // version to measure) and one whose model is not ONNX, each with its reason in its row and in its
@@ -20,15 +18,13 @@ describe("dev dashboard: functions that fail (headless Chromium)", () => {
   let repo: string;
 
   beforeAll(async () => {
-    requireTool("chromium");
     repo = tempRepository("simple");
     cpSync(join(repo, "simple"), join(repo, "typo"), { recursive: true });
     writeFileSync(join(repo, "typo", "function.yaml"), readFileSync(join(repo, "simple", "function.yaml"), "utf8").replace("max_batch_size: 8", "max_batch_sise: 8"));
     cpSync(join(repo, "simple"), join(repo, "text"), { recursive: true });
     writeFileSync(join(repo, "text", "1", "model.onnx"), "a text file saved as model.onnx\n");
     server = await startServer({ repository: repo, dashboard: true });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"] });
-    page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+    ({ browser, page } = await openBrowser());
   }, 60_000);
 
   afterAll(async () => {

@@ -1,14 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromium } from "playwright-core";
 import type { Browser, Page } from "playwright-core";
 import { startServer } from "../../harness/start-server.ts";
 import type { TestServer } from "../../harness/start-server.ts";
 import { tempRepository } from "../../harness/server-process.ts";
-import { requireTool } from "../support/require-tool.ts";
+import { openBrowser } from "../support/chromium.ts";
 
 // The dashboard's generator picture (slots per iteration, a colour per sequence) and every
 // function's plots over the last minutes, in Debian's Chromium.
-const CHROMIUM = "/usr/bin/chromium";
 
 describe("dev dashboard: generators and plots", () => {
   let server: TestServer;
@@ -16,10 +14,8 @@ describe("dev dashboard: generators and plots", () => {
   let page: Page;
 
   beforeAll(async () => {
-    requireTool("chromium");
     server = await startServer({ repository: tempRepository("tiny_gpt", "simple"), dashboard: true, controlMode: "explicit", loadModels: ["tiny_gpt", "simple"] });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"] });
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    ({ browser, page } = await openBrowser(900));
   }, 60_000);
 
   afterAll(async () => {

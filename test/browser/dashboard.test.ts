@@ -1,15 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdirSync } from "node:fs";
-import { chromium } from "playwright-core";
 import type { Browser, Page } from "playwright-core";
 import { startServer } from "../../harness/start-server.ts";
 import type { TestServer } from "../../harness/start-server.ts";
 import { tempRepository } from "../../harness/server-process.ts";
-import { requireTool } from "../support/require-tool.ts";
+import { openBrowser } from "../support/chromium.ts";
 
-// Debian's Chromium (installed by .ci/run) driven by playwright-core; without it the test fails,
-// naming the package. The screenshot lands in test-output/ for a person to look at.
-const CHROMIUM = "/usr/bin/chromium";
+// The screenshot lands in test-output/ for a person to look at.
 
 describe("dev dashboard in headless Chromium", () => {
   let server: TestServer;
@@ -17,13 +14,8 @@ describe("dev dashboard in headless Chromium", () => {
   let page: Page;
 
   beforeAll(async () => {
-    requireTool("chromium");
     server = await startServer({ repository: tempRepository("simple", "mlp"), dashboard: true, traceRate: 1 });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
-    page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+    ({ browser, page } = await openBrowser());
   }, 60_000);
 
   afterAll(async () => {
