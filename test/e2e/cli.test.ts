@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { spawnSync } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { tmpdir } from "node:os";
 import { spawnServer, tempRepository } from "../../harness/server-process.ts";
 import { DataType, encodeModel, graph, node, valueInfo } from "../../models/onnx-graph.ts";
@@ -433,6 +433,8 @@ describe("tensorfn init", () => {
     const repo = tempRepository("simple");
     const fifo = join(mkdtempSync(join(tmpdir(), "tensorfn-fifo-")), "model.onnx");
     spawnSync("mkfifo", [fifo]);
+    const huge = join(dirname(fifo), "huge.onnx");
+    spawnSync("truncate", ["-s", "3G", huge]); // sparse: 3 GiB that take no room
     for (const [args, message] of [
       [[join(repo, "simple")], /is not empty/],
       [[join(repo, "bad name")], /the folder's name is the function's name: .*not a valid name/],
@@ -441,6 +443,7 @@ describe("tensorfn init", () => {
       // Read as a load reads a model: /dev/zero would be read until memory ran out, a FIFO wait for a writer.
       [[join(repo, "z"), "--model", "/dev/zero"], /init: model file \/dev\/zero is a device, not a regular file/],
       [[join(repo, "f"), "--model", fifo], /init: model file .*\/model\.onnx is a FIFO, not a regular file/],
+      [[join(repo, "g"), "--model", huge], /init: model file .*\/huge\.onnx is 3221225472 bytes, over the ceiling of 2147483648/],
     ] as const) {
       const run = init(...args);
       expect(run.status, args.join(" ")).toBe(2);
