@@ -5,11 +5,15 @@ import process from "node:process";
 // Only the function process and what it needs, not the whole server: a restart waits for this import.
 import { serveFunctionProcess } from "../runtime/pipeline/function-process.ts";
 import type { Logger, Platform } from "../runtime/core/mod.ts";
-import { CustomMetrics } from "../runtime/metrics/custom-metrics.ts";
+import * as promClient from "prom-client";
+import { CustomMetrics, providePromClient } from "../runtime/metrics/custom-metrics.ts";
 import { logOptionsFromEnv } from "./console-logger.ts";
 import { LANE_READY, processLane } from "./tensor-lane.ts";
 import { killTree, processTree } from "./process-tree.ts";
 
+// prom-client for ctx.metrics (checked by the server's rules here), imported with this module: no
+// await may come between the lane's word below and the message handler serveFunctionProcess sets.
+providePromClient(promClient);
 const label = process.env.TENSORFN_PROCESS_LABEL ?? "function";
 const log = logOptionsFromEnv(process.env);
 const platform: Platform =
@@ -18,8 +22,6 @@ const logger: Logger = platform.log;
 // Large tensors through /dev/shm, when the server handed over a lane (tensor-lane.ts); said first.
 const lane = processLane(process.env);
 if (lane) process.send?.(LANE_READY);
-// prom-client, for ctx.metrics to be checked by the server's rules here.
-await new CustomMetrics().load();
 serveFunctionProcess(
   { ...platform, log: { info: (m) => logger.info(`[${label} process] ${m}`), warn: (m) => logger.warn(`[${label} process] ${m}`), error: (m) => logger.error(`[${label} process] ${m}`) } },
   {

@@ -20,6 +20,14 @@ const MAX_BUCKETS = 64;
 type Kind = "counter" | "gauge" | "histogram";
 /** prom-client once loaded: instances made after that have it at once. */
 let promClient: typeof import("prom-client") | undefined;
+
+/**
+ * Hands over prom-client where it was imported statically (a function process: an await before its
+ * message handler is set would let a message through unheard, as Bun delivers them).
+ */
+export function providePromClient(prom: typeof import("prom-client")): void {
+  promClient ??= prom;
+}
 type Metric = Counter<string> | Gauge<string> | Histogram<string>;
 
 interface Family {
