@@ -153,6 +153,11 @@ export class FunctionRegistry {
     return this.#options.budgets ?? {};
   }
 
+  /** Whether `name` is registered. */
+  has(name: string): boolean {
+    return this.#functions.has(name);
+  }
+
   /** Every registered function, by name. */
   functions(): FunctionRecord[] {
     return [...this.#functions.values()].sort(byName);
@@ -363,6 +368,20 @@ export class FunctionRegistry {
         else if (this.#mode !== "lazy" && updated.wanted) void v.ensureReady().catch(() => undefined);
       }
     }
+  }
+
+  /**
+   * Registers `name` when the repository holds it now and it is not registered yet — lazy mode's
+   * request for a folder the watcher or poll has not reported — and nothing else: what changed or
+   * went elsewhere waits for the poll that looks at everything. True when `name` is registered.
+   */
+  async discover(name: string): Promise<boolean> {
+    if (this.#functions.has(name)) return true;
+    const entry = (await scanRepository(this.#options.platform, this.#options.repository, { warned: this.#warned }).catch(() => [])).find((e) => e.name === name);
+    if (!entry || this.#functions.has(name)) return this.#functions.has(name);
+    this.#options.platform.log.info(`${name}: new; registering (asked for before the repository was scanned again)`);
+    await this.#register(entry, this.#mode !== "explicit");
+    return true;
   }
 
   /** Cancels every load and reload in progress (a shutdown began); what serves keeps serving. */

@@ -59,9 +59,8 @@ export class ModelManager {
   readonly #autoscale: AutoscaleLoop;
   #timers: unknown[] = [];
   #stopped = false;
-  /** The last scan a request for an unknown name started (#scanFor), and when it ended. */
-  #scan?: Promise<void>;
-  #scanDone?: number;
+  /** The last scan a request for an unknown name started, by name (#scanFor), and when it ended. */
+  readonly #scans = new Map<string, { done: Promise<boolean>; doneAt?: number }>();
 
   constructor(options: ModelManagerOptions) {
     this.#options = options;
@@ -141,20 +140,23 @@ export class ModelManager {
   }
 
   /**
-   * Whether a rescan may have registered `name`: only for a valid name whose folder exists in the
-   * repository, and at most one scan a second (shared by the requests waiting on it), so requests
-   * for names that stay unknown cost a stat, never a scan each.
+   * Whether `name` is registered after a scan for it: only for a valid name whose folder exists in
+   * the repository, and at most one scan a second (shared by the requests waiting on it), so
+   * requests for names that stay unknown cost a stat, never a scan each.
    */
   async #scanFor(name: string): Promise<boolean> {
     if (functionNameProblem(name)) return false;
     if (!(await this.#options.platform.stat(`${this.#options.repository}/${name}`))?.isDirectory) return false;
     const now = this.#options.clock.now();
-    if (!this.#scan || (this.#scanDone && now - this.#scanDone >= 1000)) {
-      this.#scanDone = undefined;
-      this.#scan = this.poll().finally(() => (this.#scanDone = this.#options.clock.now()));
+    const last = this.#scans.get(name);
+    if (!last || (last.doneAt !== undefined && now - last.doneAt >= 1000)) {
+      // Keyed by names whose folder exists: as many as the repository has folders.
+      const scan: { done: Promise<boolean>; doneAt?: number } = { done: this.#registry.discover(name) };
+      scan.done = scan.done.finally(() => (scan.doneAt = this.#options.clock.now()));
+      this.#scans.set(name, scan);
     }
-    await this.#scan;
-    return true;
+    await this.#scans.get(name)!.done;
+    return this.#registry.has(name);
   }
 
   /**

@@ -26,6 +26,15 @@ describe("a request for a function not yet scanned", () => {
     expect(((await res.json()) as { input: { name: string }[] }).input[0]!.name).toBe("input");
   });
 
+  it("finds two new folders asked for at once, each by its own scan", async () => {
+    for (const name of ["one", "two"]) {
+      mkdirSync(join(repo, name, "1"), { recursive: true });
+      cpSync(join(FUNCTIONS, "simple", "1", "model.onnx"), join(repo, name, "1", "model.onnx"));
+    }
+    const statuses = await Promise.all(["one", "two"].map(async (name) => (await fetch(`${server.url}/v2/models/${name}/config`)).status));
+    expect(statuses).toEqual([200, 200]);
+  });
+
   it("answers 404 for a name with no folder, or no valid name, as before", async () => {
     for (const name of ["nothing_here", "..", ".hidden"]) {
       const res = await fetch(`${server.url}/v2/models/${encodeURIComponent(name)}/config`);
