@@ -10,6 +10,7 @@ import { createApp, createFastLane, metricsOnly, routeHandlers } from "./http/mo
 import type { AppContext, FastLane } from "./http/mod.ts";
 import { createPrometheus, CustomMetrics, deviceBudgetFrom, GpuTelemetry, TraceRecorder, visibleDevice } from "./metrics/mod.ts";
 import type { GrpcService } from "./grpc/mod.ts";
+import { createGrpcService } from "./grpc/mod.ts";
 import { ResponseCache } from "./cache/mod.ts";
 import { ResourceLimiter } from "./scheduler/mod.ts";
 import { HandlerEscapes } from "./pipeline/mod.ts";
@@ -80,8 +81,10 @@ export interface Runtime {
   /** The timeline of the last `seconds`, as Chrome trace JSON (`--trace-file` writes it at shutdown). */
   trace(seconds: number): unknown;
   /**
-   * KServe v2 over gRPC, for an adapter to serve on `--grpc-port` (adapters/grpc-server.ts). Made
-   * on the first call: a server without a gRPC port never loads the protocol's descriptors.
+   * KServe v2 over gRPC, for an adapter to serve on `--grpc-port` (adapters/grpc-server.ts), made
+   * on the first call. Its module stays a static import: imported dynamically, Bun kept what a
+   * destroyed connection's calls held (grpc-connections.test.ts; cause not found), so only grpc-js,
+   * which the adapter imports, waits for a gRPC port.
    */
   grpc(): Promise<GrpcService>;
   /** Serves only /metrics, for a separate metrics port. */
@@ -189,7 +192,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     app,
     lane: createFastLane(appContext, handlers),
     grpc: () =>
-      (grpc ??= import("./grpc/mod.ts").then(({ createGrpcService }) =>
+      (grpc ??= Promise.resolve().then(() =>
         createGrpcService({
           ...appContext,
           drained: drained.signal,
