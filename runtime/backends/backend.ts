@@ -62,6 +62,8 @@ export interface LoadOptions {
 export interface Backend {
   readonly name: string;
   load(model: Uint8Array, options: LoadOptions): Promise<Session>;
+  /** True where a load's `executionThread: worker` is honoured (the backend has worker threads). */
+  readonly workerThreads?: boolean;
   /**
    * Throws an INVALID_ARG RuntimeError when this backend would not represent the tensor
    * faithfully (e.g. NUL inside a string). Called per request before batching, so one bad request
@@ -107,8 +109,9 @@ export interface Session {
   computeTurn?(fn: () => void): void;
   /**
    * The fastest of `runs` executions of `feeds`, in µs, timed on the thread that computes (after one
-   * untimed run). Present where that thread is not the event loop (a worker), so the time is the
-   * model's own, not what else the server was doing; `execution_thread: auto` reads it at load.
+   * untimed run): the model's own cost, not what else the server was doing, as `execution_thread:
+   * auto` reads it at load. On the event loop that holds only while nothing else runs there (a
+   * server's start); elsewhere a worker's.
    */
   time?(feeds: Record<string, Tensor>, options: { runs: number }): Promise<number>;
   release(): Promise<void>;

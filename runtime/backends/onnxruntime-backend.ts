@@ -12,6 +12,7 @@ export function createOnnxRuntimeBackend(backends: { node?: Backend; web: Return
   const { node, web } = backends;
   return {
     name: "onnxruntime",
+    workerThreads: node?.workerThreads,
     checkInput: (name, tensor) => (node ?? web).checkInput?.(name, tensor),
     close: async () => {
       await node?.close?.();

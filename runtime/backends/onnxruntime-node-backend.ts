@@ -5,6 +5,7 @@ import { checkOrtInput, errorMessage, isOrtFormat, OrtSession } from "./_ort-ses
 import { ortNode } from "./_ort-node.ts";
 import type { OrtSessionSettings, PlainView } from "./_ort-session.ts";
 import { WorkerPool } from "./_worker-pool.ts";
+import { fastestRun } from "./fastest-run.ts";
 import { InlineGate } from "./_inline-gate.ts";
 
 /** What runs one session: in this thread or in a worker. */
@@ -12,7 +13,7 @@ interface Engine {
   signature: ModelSignature;
   /** Fetches `outputs` (all when undefined); tells `computed` the run's own time where only the engine knows it. */
   run(feeds: Record<string, Tensor>, outputs?: readonly string[], computed?: (ms: number) => void): Promise<Record<string, Tensor>>;
-  /** Worker engines time runs on their own thread (Session.time). */
+  /** Times runs on the thread that computes (Session.time). */
   time?(feeds: Record<string, Tensor>, runs: number): Promise<number>;
   release(): Promise<void>;
 }
@@ -58,9 +59,11 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
       if (!connection) {
         const create = (s: OrtSessionSettings) => OrtSession.create(ortNode, model, s, backendOptions.plainView);
         const clock = backendOptions.clock ?? systemClock;
-        if (!answersUnpackedFirst(model, settings, options)) return inlineEngine(await create(settings), gate, clock);
+        // Timed after the spare worker's start (it takes a core: see WorkerPool.settled).
+        const settled = () => pool?.settled();
+        if (!answersUnpackedFirst(model, settings, options)) return inlineEngine(await create(settings), gate, clock, settled);
         const build = () => create(settings);
-        return inlineEngine(await create({ ...settings, prepack: false }), gate, clock, { build, log: options.log });
+        return inlineEngine(await create({ ...settings, prepack: false }), gate, clock, settled, { build, log: options.log });
       }
       const signature = await connection.load(model, settings);
       return { signature, run: (feeds, outputs) => connection.run(feeds, outputs), time: async (feeds, runs) => (await pool!.settled(), connection.time(feeds, runs)), release: () => pool!.give(connection) };
@@ -120,7 +123,7 @@ export function createOnnxRuntimeNodeBackend(backendOptions: OnnxRuntimeNodeOpti
     throw new Error("unreachable: cpu is always a candidate");
   }
 
-  return { name: "onnxruntime-node", checkInput: checkOrtInput, load, close: async () => await pool?.drain() };
+  return { name: "onnxruntime-node", checkInput: checkOrtInput, load, workerThreads: pool !== undefined, close: async () => await pool?.drain() };
 }
 
 /**
@@ -154,7 +157,7 @@ interface Successor {
  * single build, after the first answer instead of before it — and takes the next runs; `session` is
  * released once the runs it took are done. A failed build leaves `session` answering, slower on batches.
  */
-function inlineEngine(session: OrtSession, gate: InlineGate, clock: Pick<Clock, "now" | "setTimeout" | "soon">, successor?: Successor): Engine {
+function inlineEngine(session: OrtSession, gate: InlineGate, clock: Pick<Clock, "now" | "setTimeout" | "soon">, settled: () => Promise<void> | undefined, successor?: Successor): Engine {
   let current = session;
   let running: Promise<unknown> = Promise.resolve();
   let released = false;
@@ -186,6 +189,11 @@ function inlineEngine(session: OrtSession, gate: InlineGate, clock: Pick<Clock, 
         handover = running.then(handOver).catch((error: unknown) => successor.log?.warn(`handing over to the prepacked session failed: ${errorMessage(error)}`));
       }
       return result;
+    },
+    // At a load, before any request: not through the gate, whose deferral is not the model's cost.
+    time: async (feeds, runs) => {
+      await settled();
+      return await fastestRun(() => current.run(feeds), runs);
     },
     release: async () => {
       released = true;

@@ -5,6 +5,7 @@
 import { RuntimeError } from "../core/mod.ts";
 import type { Tensor } from "../core/mod.ts";
 import { errorMessage, OrtSession } from "./_ort-session.ts";
+import { fastestRun } from "./fastest-run.ts";
 import type { PlainView } from "./_ort-session.ts";
 import { loadOrtWeb } from "./_ort-web.ts";
 import { transferables } from "./_worker-protocol.ts";
@@ -95,14 +96,8 @@ async function handle(request: WorkerRequest | WorkerNotice): Promise<void> {
       case "time": {
         // Timed here, where nothing else waits on this thread's event loop: the model's own cost.
         if (!session) throw new Error("time before load");
-        await session.run(request.feeds);
-        let best = Infinity;
-        for (let i = 0; i < request.runs; i++) {
-          const start = performance.now();
-          await session.run(request.feeds);
-          best = Math.min(best, (performance.now() - start) * 1000);
-        }
-        return scope.postMessage({ id: request.id, ok: true, us: best });
+        const timed = session;
+        return scope.postMessage({ id: request.id, ok: true, us: await fastestRun(() => timed.run(request.feeds), request.runs) });
       }
       case "release":
         await runPending();

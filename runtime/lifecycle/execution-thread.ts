@@ -1,6 +1,7 @@
 import type { FunctionConfig, WarmupSample } from "../config/mod.ts";
 import type { DeclaredConfig } from "../config/mod.ts";
 import type { ExecutionThread, Session } from "../backends/backend.ts";
+import { fastestRun } from "../backends/fastest-run.ts";
 import type { Tensor } from "../core/mod.ts";
 
 /**
@@ -16,6 +17,13 @@ import type { Tensor } from "../core/mod.ts";
 export const INLINE_THRESHOLD_US = 800;
 /** …and its largest batch less than this (µs): one inline run is the longest HTTP ever waits. */
 export const INLINE_MAX_BATCH_US = 6000;
+
+/**
+ * At a server's start, `auto` creates a model file up to this size on the event loop first (see
+ * load-deployment.ts): the bundled models inline there measure 244 B (simple) to 12.6 MB (mlp), while
+ * a 46 MB resnet computes 17 ms a run, and one created there first would only be created twice.
+ */
+export const MAIN_FIRST_MAX_BYTES = 16 * 2 ** 20;
 
 /** `parameters.execution_thread` (validated by the config schema); `auto` when unset. */
 export function executionThreadSetting(declared: DeclaredConfig): "auto" | ExecutionThread {
@@ -42,15 +50,17 @@ export interface InlineMeasurement {
 export type Timer = (feeds: Record<string, Tensor>, runs: number) => Promise<number>;
 
 /**
- * What `auto` decides on: the fastest of five runs at batch 1 — and of fifteen more when that is
- * within twice the threshold, where the choice is close (a session's first runs are slow while
- * onnxruntime sizes its buffers: mlp's fastest of five read 170–700 µs, of twenty 150–300) — and
- * of five at the largest batch when batch 1 is under the threshold (five more when that is within
- * a factor of two of its own threshold). So a large model runs a handful of times at load, a cheap
- * one some twenty to thirty. The fastest, not the median: noise only adds time.
+ * What `auto` decides on: the fastest of two runs at batch 1 — of five when that is within four
+ * times the threshold, of twenty when within twice, where the choice is close (a session's first
+ * runs are slow while onnxruntime sizes its buffers: mlp's fastest of five read 170–700 µs, of
+ * twenty 150–300) — and of five at the largest batch when batch 1 is under the threshold (five
+ * more when that is within a factor of two of its own threshold). So a large model runs three
+ * times at load (resnet's 17 ms runs are its first answer's wait when it loads on demand), a
+ * cheap one some twenty to thirty. The fastest, not the median: noise only adds time.
  */
 export async function measureInline(time: Timer, config: FunctionConfig, feeds: (batch: number) => Record<string, Tensor>): Promise<InlineMeasurement> {
-  let batch1Us = await time(feeds(1), 5);
+  let batch1Us = await time(feeds(1), 2);
+  if (batch1Us < 4 * INLINE_THRESHOLD_US) batch1Us = Math.min(batch1Us, await time(feeds(1), 3));
   if (batch1Us < 2 * INLINE_THRESHOLD_US) batch1Us = Math.min(batch1Us, await time(feeds(1), 15));
   const result: InlineMeasurement = { batch1Us };
   if (batch1Us < INLINE_THRESHOLD_US && config.max_batch_size > 1) {
@@ -130,16 +140,7 @@ function contentKey(bytes: Uint8Array): string {
  * busy loop inflates it, which `auto` then reads as a slow model — the safe side.
  */
 export function timeFromHere(session: Session): Timer {
-  return async (feeds, runs) => {
-    await session.run(feeds);
-    let best = Infinity;
-    for (let i = 0; i < runs; i++) {
-      const start = performance.now();
-      await session.run(feeds);
-      best = Math.min(best, (performance.now() - start) * 1000);
-    }
-    return best;
-  };
+  return (feeds, runs) => fastestRun(() => session.run(feeds), runs);
 }
 
 /** `auto`'s law: main when batch 1 is under INLINE_THRESHOLD_US and the largest batch under INLINE_MAX_BATCH_US. */

@@ -136,6 +136,7 @@ export class FunctionRegistry {
       pool: this.#pool,
       versions: () => [...this.#functions.values()].flatMap((f) => [...f.versions.values()]),
       includesItself: (name) => includesItself(name, this.#stepsOf),
+      starting: () => this.#starting,
     });
   }
 
@@ -195,8 +196,20 @@ export class FunctionRegistry {
   /** `text` as an answer may say it: no absolute path into the repository (path-redaction.ts; set by start()). */
   redact: (text: string) => string = (text) => text;
 
+  /** True while start() runs: the server serves nothing yet (VersionLoadersOptions.starting). */
+  #starting = false;
+
   /** Registers the repository and loads what the control mode says (every wanted version, unless lazy). */
   async start(): Promise<void> {
+    this.#starting = true;
+    try {
+      await this.#startLoads();
+    } finally {
+      this.#starting = false;
+    }
+  }
+
+  async #startLoads(): Promise<void> {
     this.redact = await pathRedaction(this.#options.platform, this.#options.repository);
     const entries = await scanRepository(this.#options.platform, this.#options.repository, { warned: this.#warned });
     const explicit = new Set(this.#options.loadModels ?? []);

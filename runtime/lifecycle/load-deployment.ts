@@ -17,6 +17,7 @@ import {
   chooseThread,
   executionThreadSetting,
   inlineCandidate,
+  MAIN_FIRST_MAX_BYTES,
   measureInline,
   threadParameters,
   timeFromHere,
@@ -61,6 +62,8 @@ export interface LoadDeploymentOptions {
   warmupFiles?: ReadonlyMap<string, Uint8Array>;
   /** The server's memory of what `auto` measured (absent: measure every load). */
   placements?: PlacementMemory;
+  /** Nothing else runs on the event loop (the server starts): `auto` may time a small model there first. */
+  quietLoop?: boolean;
   /** The response cache and this version's scope in it (the function enables `response_cache`). */
   cache?: DeploymentOptions["cache"];
   labels?: DeploymentOptions["labels"];
@@ -130,6 +133,11 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
   const costKey = probing ? placementKey(declared, shared) : "";
   let measured = probing ? options.placements?.recall(bytes, costKey) : undefined;
   if (measured) thread = chooseThread(measured);
+  // While the server starts, nothing else runs on the event loop: a model small enough to belong
+  // there is created and timed there first, sparing the wait for a worker to load it; one that
+  // measures too slow then moves to a worker.
+  const mainFirst = probing && !measured && options.quietLoop === true && backend.workerThreads === true && bytes.byteLength <= MAIN_FIRST_MAX_BYTES;
+  if (mainFirst) thread = "main";
   let next = 0;
   // What each instance needs from the rate limiter, from its placement's group.
   const needs = new WeakMap<Session, ResourceNeeds>();
@@ -174,8 +182,9 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
         log.warn(`${prefix}: execution_thread auto: timing the model on ${what} failed (${(error as Error).message}); it runs in a worker. Give it a model_warmup sample of real input (input_data_file or data) to time it, or set parameters.execution_thread`);
         measured = undefined;
       }
-      if (measured && chooseThread(measured) === "main" && session.executionThread === "worker") {
-        thread = "main";
+      const wanted = measured ? chooseThread(measured) : "worker";
+      if (wanted !== thread && (wanted === "main" ? session.executionThread === "worker" : mainFirst)) {
+        thread = wanted;
         await sessions.pop()!.release();
         next = 0;
         sessions.push(await createInstance());

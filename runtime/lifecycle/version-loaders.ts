@@ -38,6 +38,8 @@ export interface VersionLoadersOptions extends FunctionRegistryOptions {
   versions: () => ManagedVersion[];
   /** A path of ensemble steps from `name` back to itself, by the registered configs (ensemble-graph.ts). */
   includesItself: (name: string) => string[] | undefined;
+  /** True while the server starts: it serves no request yet, so nothing else runs on the event loop. */
+  starting?: () => boolean;
 }
 
 /**
@@ -130,6 +132,7 @@ export class VersionLoaders {
             signal,
             exclusive: this.#loadWork,
             placements: this.#placements,
+            quietLoop: this.#options.starting?.() ?? false,
             cache: this.#cacheFor(fn, version),
             handler,
             // Not under a memory budget: the session that makes the form would hold memory the budget does not see.

@@ -5,10 +5,12 @@ import { parseFunctionConfig } from "../../../runtime/config/mod.ts";
  * A backend whose sessions say where they run and, in a "worker", time themselves: batch 1 costs
  * `batch1Us`, any larger batch `maxBatchUs`. It records every load's thread and how often it timed.
  */
-export function timedBackend(us: { batch1Us: number; maxBatchUs?: number }) {
-  const seen = { threads: [] as ExecutionThread[], timings: 0, models: [] as Uint8Array[], released: 0 };
+export function timedBackend(us: { batch1Us: number; maxBatchUs?: number; failsOn?: ExecutionThread }, kind: { workerThreads?: boolean } = {}) {
+  const seen = { threads: [] as ExecutionThread[], timings: 0, timedOn: [] as ExecutionThread[], models: [] as Uint8Array[], released: 0 };
   const backend: Backend = {
     name: "timed",
+    // As onnxruntime-node's with workers: its event-loop sessions time themselves too.
+    ...(kind.workerThreads && { workerThreads: true }),
     async load(model, options) {
       const thread = options.executionThread ?? "worker";
       seen.threads.push(thread);
@@ -18,9 +20,11 @@ export function timedBackend(us: { batch1Us: number; maxBatchUs?: number }) {
         provider: "cpu",
         executionThread: thread,
         run: async (feeds) => ({ y: feeds.x! }),
-        ...(thread === "worker" && {
+        ...((thread === "worker" || kind.workerThreads) && {
           time: async (feeds) => {
             seen.timings++;
+            seen.timedOn.push(thread);
+            if (us.failsOn === thread) throw new Error("the probe's zeros are not this model's input");
             return feeds.x!.shape[0] === 1 ? us.batch1Us : (us.maxBatchUs ?? us.batch1Us);
           },
         }),

@@ -30,7 +30,7 @@ function version(backend: Backend, park: "host" | "none" = "host") {
 
 describe("ManagedVersion park and wake", () => {
   it("keeps the bytes in shared memory; every wake loads from them, reads no file, times nothing, and reports the measurement", async () => {
-    const { backend, seen } = timedBackend({ batch1Us: 2000 });
+    const { backend, seen } = timedBackend({ batch1Us: 4000 });
     const { managed, reads } = version(backend);
     await managed.ensureReady();
     const measured = managed.deployment!.config.parameters;
@@ -54,7 +54,7 @@ describe("ManagedVersion park and wake", () => {
   });
 
   it("a request arriving while a park releases the sessions wakes it again, and that deployment is the one kept (and later released)", async () => {
-    const { backend, seen } = timedBackend({ batch1Us: 2000 });
+    const { backend, seen } = timedBackend({ batch1Us: 4000 });
     const { managed } = version(backend);
     await managed.ensureReady();
     const parking = managed.park();
@@ -75,12 +75,12 @@ describe("ManagedVersion park and wake", () => {
     await managed.park();
     await managed.ensureReady();
     expect(seen.threads).toEqual(["worker", "main", "main"]);
-    expect(seen.timings).toBe(3); // one measurement: batch 1 twice (close to the threshold), the largest batch once
+    expect(seen.timings).toBe(4); // one measurement: batch 1 three times (close to the threshold), the largest batch once
     expect(managed.deployment!.config.parameters.execution_thread_measured_max_batch_us).toEqual({ string_value: "300.0" });
   });
 
   it("with `park: none`, keeps no bytes and loads the file as read", async () => {
-    const { backend, seen } = timedBackend({ batch1Us: 2000 });
+    const { backend, seen } = timedBackend({ batch1Us: 4000 });
     const { managed, reads } = version(backend, "none");
     await managed.ensureReady();
     expect(managed.footprintWhenParked()).toEqual({ host: 0, device: 0 });
@@ -92,7 +92,7 @@ describe("ManagedVersion park and wake", () => {
   });
 
   it("after a reload, parked or READY, reads the new file and measures it again; a wake after it does not", async () => {
-    const { backend, seen } = timedBackend({ batch1Us: 2000 });
+    const { backend, seen } = timedBackend({ batch1Us: 4000 });
     const { managed, loader, reads } = version(backend);
     reads.changing = true;
     await managed.ensureReady();
@@ -108,7 +108,7 @@ describe("ManagedVersion park and wake", () => {
   });
 
   it("an unload during a wake cancels it and drops the parked bytes: the next load reads the file", async () => {
-    const { backend: timed } = timedBackend({ batch1Us: 2000 });
+    const { backend: timed } = timedBackend({ batch1Us: 4000 });
     let hold: Promise<void> | undefined;
     let open = () => {};
     const backend: Backend = {
@@ -135,7 +135,7 @@ describe("ManagedVersion park and wake", () => {
   });
 
   it("keeps the parked bytes when a wake fails (its worker died), and the next wake loads from them", async () => {
-    const { backend: timed, seen } = timedBackend({ batch1Us: 2000 });
+    const { backend: timed, seen } = timedBackend({ batch1Us: 4000 });
     let failNext = false;
     const backend: Backend = {
       ...timed,
@@ -206,7 +206,7 @@ function optimizingVersion(timed: Backend, options: { failFromForm?: () => boole
 
 describe("ManagedVersion with a backend's optimised form of the model", () => {
   it("the first park makes it, the version keeps it instead of the file's bytes, and every wake loads from it without measuring again", async () => {
-    const { backend: timed, seen } = timedBackend({ batch1Us: 2000 });
+    const { backend: timed, seen } = timedBackend({ batch1Us: 4000 });
     const { managed, reads, saves, files } = optimizingVersion(timed);
     await managed.ensureReady();
     expect(saves).toEqual([undefined]); // a load, which a request waits for, makes none
@@ -231,7 +231,7 @@ describe("ManagedVersion with a backend's optimised form of the model", () => {
   });
 
   it("a park for memory room makes no optimised form (it needs the memory now); a later idle park does", async () => {
-    const { backend: timed } = timedBackend({ batch1Us: 2000 });
+    const { backend: timed } = timedBackend({ batch1Us: 4000 });
     const { managed, saves } = optimizingVersion(timed);
     await managed.ensureReady();
     await managed.park("budget");
@@ -242,7 +242,7 @@ describe("ManagedVersion with a backend's optimised form of the model", () => {
   });
 
   it("a wake the optimised form cannot serve loads the model file instead, says so, and the next park makes the form again", async () => {
-    const { backend: timed } = timedBackend({ batch1Us: 2000 });
+    const { backend: timed } = timedBackend({ batch1Us: 4000 });
     let fail = true;
     const { managed, reads, saves, warnings } = optimizingVersion(timed, { failFromForm: () => fail && !(fail = false) });
     await managed.ensureReady();
