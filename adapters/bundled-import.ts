@@ -5,7 +5,6 @@
 // module; Node forgets none of an ES module graph). Since nothing in it resolves relative to where
 // it lies, it is written to a temporary folder, so a repository mounted read-only works as well;
 // beside the handler (a dot-file the repository poll leaves out) where no temporary folder can be written.
-import { build } from "esbuild";
 import type { Plugin } from "esbuild";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -27,6 +26,8 @@ export async function importBundled(path: string, tag: string): Promise<Record<s
   const temporary = await mkdtemp(join(tmpdir(), "tensorfn-handler-")).catch(() => undefined);
   const dir = temporary ?? folder;
   try {
+    // esbuild's API is loaded with the first handler: a server of models alone never pays its import.
+    const { build } = await import("esbuild");
     const result = await build({
       entryPoints: [path], bundle: true, write: false, platform: "node", format: "esm", conditions: [],
       sourcemap: "inline", logLevel: "silent", absWorkingDir: folder, outfile: join(dir, name), plugins: [keepImportMeta, handlerPackages({ rewrite: true })],

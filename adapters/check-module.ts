@@ -2,7 +2,6 @@
 // and what it imports relatively with esbuild, bundling into memory and running nothing. Bare
 // imports (packages) stay external, but each must resolve as the import will resolve it
 // (handler-packages.ts): a package installed nowhere fails the check, named.
-import { build } from "esbuild";
 import type { Message } from "esbuild";
 import { isAbsolute, relative, resolve } from "node:path";
 import type { CompileProblem } from "../runtime/mod.ts";
@@ -12,6 +11,8 @@ export async function checkModule(path: string, folder: string): Promise<Compile
   const root = resolve(folder);
   path = resolve(path);
   try {
+    // Loaded with the first handler (see bundled-import.ts).
+    const { build } = await import("esbuild");
     await build({ entryPoints: [path], bundle: true, write: false, platform: "node", format: "esm", conditions: [], logLevel: "silent", absWorkingDir: root, plugins: [handlerPackages({ rewrite: false })] });
     return [];
   } catch (error) {

@@ -30,7 +30,7 @@ const ENTRIES = {
  * rest stay imports: onnxruntime's packages load native code or WebAssembly beside their own
  * files, and esbuild and tsx are only needed to compile.
  */
-const COMPILED_IN = new Set(["hono", "@hono/node-server", "zod", "yaml", "lru-cache", "@huggingface/tokenizers", "@huggingface/jinja"]);
+const COMPILED_IN = new Set(["hono", "@hono/node-server", "zod", "yaml", "lru-cache", "@huggingface/tokenizers", "@huggingface/jinja", "@bufbuild/protobuf"]);
 
 /** Build directories no start has used for this long are removed (a start uses its own at once). */
 const STALE_MS = 24 * 60 * 60 * 1000;
@@ -50,7 +50,7 @@ export async function compiledSources(options = {}) {
   try {
     // esbuild itself is imported only to build: its version comes from its package.json.
     const { version } = JSON.parse(await readFile(createRequire(import.meta.url).resolve("esbuild/package.json"), "utf8"));
-    const key = digest(JSON.stringify([version, process.versions.node, COMPILER_OPTIONS, ENTRIES]));
+    const key = digest(JSON.stringify([version, process.versions.node, COMPILER_OPTIONS, ENTRIES, [...COMPILED_IN]]));
     const current = join(cacheDir, "current.json");
     const manifest = await readFile(current, "utf8").then(JSON.parse, () => undefined);
     // The manifest names a build directory of this cache, nothing else.

@@ -1,6 +1,6 @@
 // Triton's `optimization.execution_accelerators` for ONNX Runtime: its schema, the parameters each
 // accelerator takes (Triton's onnxruntime backend's names), and what they mean for onnxruntime.
-import { z } from "zod";
+import * as z from "zod";
 import { modelPathProblem } from "./model-path.ts";
 import type { Accelerator, ExecutionAccelerators } from "./function-config.ts";
 

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import { suggestion } from "./_suggest.ts";
 
 /** A problem tied to a path in the config, before it is given a file and line. */

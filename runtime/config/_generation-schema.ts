@@ -1,6 +1,6 @@
 // function.yaml's `generation` (ours): a decoder served with continuous batching over a paged KV
 // cache — its schema and the rules that span fields.
-import { z } from "zod";
+import * as z from "zod";
 import type { RawConfig } from "./function-schema.ts";
 
 export const GENERATION_DEFAULTS = {

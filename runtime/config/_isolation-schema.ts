@@ -1,7 +1,7 @@
 // function.yaml's `isolation`: a function in the server's process (shared, the default) or in a
 // child process of its own, with a memory cap and environment. Its schema and the rules it has
 // with the other fields.
-import { z } from "zod";
+import * as z from "zod";
 import type { RawConfig } from "./function-schema.ts";
 
 export type IsolationMode = "shared" | "process";

@@ -1,5 +1,5 @@
 // The field kinds every section of a function's configuration is built from, in both dialects.
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Which text a schema reads: `yaml` is function.yaml (Triton's field names plus our own keys and a

@@ -1,6 +1,6 @@
 // function.yaml's and config.pbtxt's `sequence_batching` (Triton's sequence batcher, with our
 // batch_axis, shared_input and max_sequences): its schema and the rules that span its fields.
-import { z } from "zod";
+import * as z from "zod";
 import { CONFIG_DATA_TYPES } from "../tensor/mod.ts";
 import { dims, message, onlyDefault, protoInt } from "./_schema-fields.ts";
 import type { Dialect } from "./_schema-fields.ts";

@@ -1,6 +1,6 @@
 // Over 400 lines: one zod schema per section of function.yaml (Triton's model configuration has that many
 // fields, each with its own rules and messages); they read best together, as one description of the file.
-import { z } from "zod";
+import * as z from "zod";
 import type { Accelerator, DynamicBatching, ExecutionAccelerators, EnsembleScheduling, InstanceGroup, InstanceRateLimiter, RateLimitConfig, ScaleConfig, SequenceBatching, TritonDataType, WarmupSample } from "./function-config.ts";
 import { CONFIG_DATA_TYPES } from "../tensor/mod.ts";
 import { ensembleProblems } from "./_ensemble-rules.ts";
