@@ -180,6 +180,23 @@ describe(`isolation: process (${TARGET_RUNTIME})`, () => {
         }
       }),
     );
+    // The load stops with the test, whatever fails in it: a loop left running after the server
+    // stopped spun on refused connections for good and hung the whole run.
+    try {
+      await crashes();
+    } finally {
+      stop = true;
+      await load;
+    }
+    expect(outcomes.failed).toEqual([]);
+    expect(outcomes.ok).toBeGreaterThan(50);
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toMatch(/^tensorfn_lifecycle_events_total\{model="crashy",version="1",event="restart",reason="crashed"\} 5$/m);
+    expect(metrics).toMatch(/^tensorfn_handler_calls_total\{model="crashy",version="1",step="execute",outcome="ok"\} 6$/m);
+    expect((await fetch(`${server.url}/v2/models/crashy/ready`)).status).toBe(200);
+  }, 60_000);
+
+  async function crashes() {
     const first = await crashy("ok");
     expect(first.status).toBe(200);
     expect(first.body.env).toBe("MIG-test"); // the function's own environment
@@ -209,15 +226,7 @@ describe(`isolation: process (${TARGET_RUNTIME})`, () => {
       expect(again.body.pid).not.toBe(pid);
       pid = again.body.pid;
     }
-    stop = true;
-    await load;
-    expect(outcomes.failed).toEqual([]);
-    expect(outcomes.ok).toBeGreaterThan(50);
-    const metrics = await (await fetch(`${server.url}/metrics`)).text();
-    expect(metrics).toMatch(/^tensorfn_lifecycle_events_total\{model="crashy",version="1",event="restart",reason="crashed"\} 5$/m);
-    expect(metrics).toMatch(/^tensorfn_handler_calls_total\{model="crashy",version="1",step="execute",outcome="ok"\} 6$/m);
-    expect((await fetch(`${server.url}/v2/models/crashy/ready`)).status).toBe(200);
-  }, 60_000);
+  }
 
   it("the processes write their own log lines in the server's --log-format", async () => {
     expect((await crashy("log")).status).toBe(200);
