@@ -13,6 +13,9 @@ if (quick) {
 }
 const { compiledSources } = await import("./compiled-sources.mjs");
 const compiled = await compiledSources();
+// Compiled once ahead where the start cannot write (a read-only install: the image's install step
+// does it); otherwise every start is ~0.8 s slower, which a scale-from-zero pays. Said, not silent.
+if (!compiled) process.stderr.write("tensorfn: its sources could not be compiled ahead (is node_modules/.cache writable?); running from the TypeScript sources, which starts ~0.8 s slower. Compile once, as a user who can write there: node node_modules/tensorfn/adapters/node/compiled-sources.mjs\n");
 // A compiled CLI that fails to load (its files damaged since) is no reason not to start, but it
 // costs every start ~0.8 s more: say so, once, rather than run slower in silence.
 const cli =

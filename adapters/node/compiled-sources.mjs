@@ -9,7 +9,7 @@
 import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { COMPILER_OPTIONS } from "./compiler-options.mjs";
 
@@ -152,12 +152,22 @@ const dependencies = {
   setup(build) {
     build.onResolve({ filter: /^[^./]/ }, (args) => {
       if (args.path.startsWith("node:")) return { path: args.path, external: true };
-      if (args.importer.includes("/node_modules/")) return undefined;
+      // A compiled-in package's own imports are compiled in too. tensorfn's sources are told by
+      // where they lie, not by "node_modules" in their path: an installed tensorfn lies there too,
+      // and read so it compiled onnxruntime-node in and failed, so every installed start ran from
+      // the TypeScript sources.
+      if (!isOwnSource(args.importer)) return undefined;
       const name = args.path.startsWith("@") ? args.path.split("/").slice(0, 2).join("/") : args.path.split("/")[0];
       return COMPILED_IN.has(name) ? undefined : { path: args.path, external: true };
     });
   },
 };
+
+/** Whether `file` is one of tensorfn's own files (under ROOT, outside its node_modules). */
+function isOwnSource(file) {
+  const path = relative(ROOT, file);
+  return path !== "" && !path.startsWith("..") && !isAbsolute(path) && path.split(sep)[0] !== "node_modules";
+}
 
 function located(cacheDir, dir) {
   const url = (name) => pathToFileURL(join(cacheDir, dir, `${name}.mjs`)).href;

@@ -12,4 +12,5 @@ mkdir -p "$app"
 cd "$app"
 printf '{ "name": "tensorfn-server", "private": true }\n' > package.json
 ONNXRUNTIME_NODE_INSTALL="${ONNXRUNTIME_NODE_INSTALL:-skip}" npm install --omit=dev --no-audit --no-fund --no-update-notifier "$tarball"
-node node_modules/tensorfn/adapters/node/bin.mjs --help > /dev/null
+# --help answers before anything is compiled: compile explicitly.
+node node_modules/tensorfn/adapters/node/compiled-sources.mjs

@@ -79,6 +79,8 @@ export function execute(requests: FunctionRequest[], ctx: HandlerContext): strin
     const [command, args] = entry();
     const server = await spawnServer(command, [...args, "serve", "--repo", "functions", "--port", "0"], { cwd: project });
     try {
+      // Node runs the CLI compiled ahead (an installed tensorfn once never could: ~0.8 s more a start).
+      expect(server.output()).not.toMatch(/could not be compiled ahead/);
       const post = (path: string, body: unknown) => fetch(`${server.url}${path}`, { method: "POST", body: JSON.stringify(body) });
       let r = await post("/v1/functions/hello", { name: "ada" });
       expect([r.status, await r.json()]).toEqual([200, { greeting: "hello, ada" }]);
