@@ -10,6 +10,7 @@ import type { Accelerator, LoadLimits } from "../runtime/config/mod.ts";
 import type { Host } from "./host.ts";
 import { LOG_FORMATS, LOG_LEVELS } from "./console-logger.ts";
 import { createShutdown, RequestTracker } from "./graceful-shutdown.ts";
+import { collectAfterRelease } from "./collect-after-release.ts";
 import { connectionsThatFit, openFileLimit } from "./descriptor-limit.ts";
 import { PROBE_ROOM } from "./node/connection-limits.ts";
 import { quickAnswer, seeHelp } from "./cli-usage.mjs";
@@ -216,7 +217,7 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
   const grpcListener =
     grpcServer === undefined
       ? undefined
-      : await grpcServer.serveGrpc(await runtime.grpc(), { hostname: values.host!, port: grpcPort!, limits: { ...limits, idleTimeoutMs: grpcServer.DEFAULT_GRPC_LIMITS.idleTimeoutMs, maxBufferedBytes }, dropped: (message) => (runtime.clients.dropped(), grpcDrops(message)) }).catch((error: Error) =>
+      : await grpcServer.serveGrpc(await runtime.grpc(), { hostname: values.host!, port: grpcPort!, limits: { ...limits, idleTimeoutMs: grpcServer.DEFAULT_GRPC_LIMITS.idleTimeoutMs, maxBufferedBytes }, dropped: (message) => (runtime.clients.dropped(), grpcDrops(message)), released: collectAfterRelease(host.platform.collectGarbage) }).catch((error: Error) =>
           fail(host, `--grpc-port ${grpcPort}: ${listenError(error, values.host!, grpcPort!)}`),
         );
   let stopWatching = () => {};

@@ -40,7 +40,7 @@ export const DEFAULT_GRPC_LIMITS: GrpcLimits = {
  */
 export async function serveGrpc(
   service: GrpcService,
-  options: { hostname: string; port: number; limits?: GrpcLimits; dropped?: (message: string) => void },
+  options: { hostname: string; port: number; limits?: GrpcLimits; dropped?: (message: string) => void; released?: () => void },
 ): Promise<Listener & { port: number }> {
   const limits = options.limits ?? DEFAULT_GRPC_LIMITS;
   const server = new Server({
@@ -73,7 +73,7 @@ export async function serveGrpc(
   server.addService(definition, handlers);
   // Our own listener hands grpc-js its connections: so the port holds them as HTTP's are held.
   const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
-  const connections = new ConnectionWatch(limits, options.dropped ?? (() => {}), http2ServerOf(server));
+  const connections = new ConnectionWatch(limits, options.dropped ?? (() => {}), http2ServerOf(server), options.released);
   const listener = createNetServer((socket) => connections.admit(socket, () => injector.injectConnection(socket)));
   const host = options.hostname.includes(":") ? `[${options.hostname}]` : options.hostname;
   const port = await new Promise<number>((resolve, reject) => {
@@ -108,6 +108,9 @@ function http2ServerOf(server: Server): Http2Server {
   return made;
 }
 
+/** Unsent answer bytes a connection must have held for its end to ask for a collection. */
+const RELEASED_BYTES = 2 ** 20;
+
 /** What the watch keeps of one connection. */
 interface Watched {
   socket: Socket;
@@ -128,19 +131,22 @@ interface Watched {
  * - answer bytes a connection holds unsent are bounded by `maxBufferedBytes`: a write that would
  *   pass it cancels its stream (RST_STREAM ENHANCE_YOUR_CALM, which gRPC clients read as
  *   RESOURCE_EXHAUSTED) and the bytes that stream held are freed.
- * Each connection dropped is reported to `dropped`.
+ * Each connection dropped is reported to `dropped`; each gone (dropped or left) while it held a
+ * megabyte or more of answers unsent, to `released` (collect-after-release.ts).
  */
 class ConnectionWatch {
   readonly #limits: GrpcLimits;
   readonly #dropped: (message: string) => void;
+  readonly #released?: () => void;
   readonly #open = new Map<Socket, Watched>();
   readonly #sweep: ReturnType<typeof setInterval>;
   /** The connection being handed to grpc-js: its session is made as it is (session.socket is only a proxy of it). */
   #injecting?: Watched;
 
-  constructor(limits: GrpcLimits, dropped: (message: string) => void, http2Server: Http2Server) {
+  constructor(limits: GrpcLimits, dropped: (message: string) => void, http2Server: Http2Server, released?: () => void) {
     this.#limits = limits;
     this.#dropped = dropped;
+    this.#released = released;
     http2Server.on("session", (session: Http2Session) => {
       const watched = this.#injecting ?? [...this.#open.values()].find((w) => !w.session && w.socket.remotePort === session.socket?.remotePort && w.socket.remoteAddress === session.socket?.remoteAddress);
       if (!watched) return;
@@ -160,7 +166,10 @@ class ConnectionWatch {
     }
     const watched: Watched = { socket, streams: new Set(), opened: Date.now() };
     this.#open.set(socket, watched);
-    socket.once("close", () => this.#open.delete(socket));
+    socket.once("close", () => {
+      this.#open.delete(socket);
+      if (Math.max(watched.waiting?.bytes ?? 0, this.#unsent(watched)) >= RELEASED_BYTES) this.#released?.();
+    });
     // A client that resets its connection is no error of the server's.
     socket.on("error", () => {});
     this.#injecting = watched;

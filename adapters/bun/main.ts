@@ -34,7 +34,7 @@ const host: Host = {
     // node:http through a node:net listener of our own: Bun's node:http server, listening itself,
     // closes idle keep-alive sockets when it closes, as Bun.serve does; handed its connections,
     // it leaves them to drain (measured on Bun 1.4; docs/reference/cli.md, Graceful shutdown).
-    if (options.httpServer === "node") return await serveNodeHttp(platform.log, { ownListener: true, drainsUnread: false })(fetch, options);
+    if (options.httpServer === "node") return await serveNodeHttp(platform.log, { ownListener: true, drainsUnread: false, collect: platform.collectGarbage })(fetch, options);
     const { hostname, port, lane } = options;
     const server = Bun.serve({ fetch: lane ? withFastLane(fetch, lane) : fetch, hostname, port });
     // stop(false) (measured on Bun 1.4): refuses new connections, closes idle keep-alive sockets

@@ -21,7 +21,7 @@ export function nodeHost(args: string[], compiled?: CompiledModules): Host {
   return {
     platform,
     args,
-    serve: serveNodeHttp(platform.log),
+    serve: serveNodeHttp(platform.log, { collect: platform.collectGarbage }),
     httpServers: ["node"],
     // Where a watch fails, the dev server's one-second poll still catches every change.
     watch: watchRepositoryFolders,

@@ -34,11 +34,14 @@ interface Reading {
  * `holdsRequestTimeout: false` where the server does not enforce requestTimeout and headersTimeout
  * (Bun's node:http): then the sweep below does, from the bytes each connection read.
  */
+/** Unsent answer bytes a connection must have held for its end to ask for a collection. */
+const RELEASED_BYTES = 2 ** 20;
+
 export function limitConnections(
   server: Server,
   limits: ConnectionLimits,
   warn: (message: string) => void,
-  { holdsRequestTimeout = true }: { holdsRequestTimeout?: boolean } = {},
+  { holdsRequestTimeout = true, released }: { holdsRequestTimeout?: boolean; released?: () => void } = {},
 ): { guard(listener: (req: IncomingMessage, res: ServerResponse) => void): (req: IncomingMessage, res: ServerResponse) => void; stop(): void } {
   server.requestTimeout = limits.requestTimeoutMs;
   server.headersTimeout = Math.min(server.headersTimeout, limits.requestTimeoutMs);
@@ -53,7 +56,11 @@ export function limitConnections(
     if (open.size >= limits.maxConnections) excess.add(socket);
     open.add(socket);
     if (!holdsRequestTimeout) reading.set(socket, { consumed: 0 });
-    socket.once("close", () => open.delete(socket));
+    socket.once("close", () => {
+      open.delete(socket);
+      // Gone (dropped or left) with answers unsent: what it held is garbage now (collect-after-release.ts).
+      if (Math.max(waiting.get(socket)?.bytes ?? 0, socket.writableLength) >= RELEASED_BYTES) released?.();
+    });
   });
   // A slow client that reads keeps its connection (what waits shrinks); one that stops reading loses it.
   const sweep = setInterval(() => {

@@ -7,6 +7,7 @@ import type { Host, Listener } from "../host.ts";
 import { answerClientErrors } from "./client-error.ts";
 import { limitConnections } from "./connection-limits.ts";
 import { CHECK_INTERVAL_MS } from "../output-stall.ts";
+import { collectAfterRelease } from "../collect-after-release.ts";
 import { reportConnections, requestListener } from "./request-listener.ts";
 
 /**
@@ -15,9 +16,11 @@ import { reportConnections, requestListener } from "./request-listener.ts";
  * Node's host, and Deno's, whose `node:http` is a `net.Server` too and drains the same way.
  * `ownListener`: a `node:net` server listens and hands its connections to the HTTP server, whose
  * close then stops only that listener (Bun's HTTP server closes idle sockets on its own close).
- * `drainsUnread`: requestListener's option (false for Deno's and Bun's node:http).
+ * `drainsUnread`: requestListener's option (false for Deno's and Bun's node:http). `collect`: a full
+ * garbage collection, run soon after a connection holding unsent answers goes (collect-after-release.ts).
  */
-export function serveNodeHttp(log: Logger, { ownListener = false, drainsUnread = true } = {}): Host["serve"] {
+export function serveNodeHttp(log: Logger, { ownListener = false, drainsUnread = true, collect }: { ownListener?: boolean; drainsUnread?: boolean; collect?: () => void } = {}): Host["serve"] {
+  const released = collectAfterRelease(collect);
   return (fetch, { hostname, port, lane, clients, limits }) =>
     new Promise<Listener>((resolve, reject) => {
       const listener = requestListener(fetch, lane, { drainsUnread });
@@ -29,7 +32,7 @@ export function serveNodeHttp(log: Logger, { ownListener = false, drainsUnread =
         clients?.dropped();
         dropLine(message);
       };
-      const limited = limits && limitConnections(server, limits, dropped, { holdsRequestTimeout: !ownListener });
+      const limited = limits && limitConnections(server, limits, dropped, { holdsRequestTimeout: !ownListener, released });
       server.on("request", limited ? limited.guard(listener) : listener);
       server.on("close", () => limited?.stop());
       if (clients) reportConnections(server, clients);
