@@ -151,7 +151,7 @@ async function schedulerAlone(items: ReturnType<typeof workload>, mode: "continu
   const instance = decoderInstance(SPEC, {});
   const scheduler = new GenerationScheduler({
     name: "tiny_gpt", instance, clock: systemClock, mode, blockSize: 16, blocks: 4096, maxNumSeqs: 32, maxBatchedTokens: 512, maxModelLen: 2048,
-    maxWaiting: 1024, maxWaitingTokens: 1 << 24, prefixCaching: true, vocab: decoderVocabSize(), eosTokenIds: [], defaultMaxTokens: 16,
+    maxWaiting: 1024, maxWaitingTokens: 1 << 24, prefixCaching: true, vocab: decoderVocabSize(), eosTokenIds: [], samplingDefaults: GREEDY,
     geometry: decoderGeometry(SPEC),
   });
   let next = 0;

@@ -4,8 +4,8 @@
  * repetition_penalty, stop_token_ids, ignore_eos, min_tokens, priority). Every field is checked
  * before anything runs; an error names the field (OpenAI's `param`).
  */
-import { GREEDY, RuntimeError, shownJson } from "../core/mod.ts";
-import type { SamplingParams } from "../core/mod.ts";
+import { DEFAULT_MAX_TOKENS, GREEDY, readSampling, RuntimeError, SAMPLING_FIELDS, shownJson } from "../core/mod.ts";
+import type { SamplingFieldName, SamplingParams } from "../core/mod.ts";
 import type { ChatMessage, TokenCodec } from "../tensor/mod.ts";
 
 /** A request's mistake, with the field it is about (OpenAI's error `param`). */
@@ -22,7 +22,10 @@ export const paramError = (param: string, message: string) => new OpenAiParamErr
 const bad = paramError;
 
 /** Stop strings, prompts per request and n at most: each costs a sequence or a scan per token. */
-export const OPENAI_LIMITS = { stops: 16, stopLength: 256, prompts: 64, n: 16, logitBias: 1024, topLogprobs: 20 } as const;
+export const OPENAI_LIMITS = { stops: 16, stopLength: 256, prompts: 64, n: 16, logitBias: 1024 } as const;
+
+/** The shared sampling fields an OpenAI body sets as they are (max_tokens and top_logprobs have OpenAI's own rules). */
+const OPENAI_SAMPLING_FIELDS = ["temperature", "top_p", "top_k", "min_p", "seed", "repetition_penalty", "presence_penalty", "frequency_penalty", "min_tokens"] as const satisfies readonly SamplingFieldName[];
 
 export interface GenerationRequest {
   model: string;
@@ -59,12 +62,6 @@ export function parseOpenAiBody(bytes: Uint8Array): Body & { model: string } {
   return body as Body & { model: string };
 }
 
-const number = (body: Body, key: string, min: number, max: number, fallback: number): number => {
-  const value = body[key];
-  if (value === undefined || value === null) return fallback;
-  if (typeof value !== "number" || !Number.isFinite(value) || value < min || value > max) throw bad(key, `must be a number from ${min} to ${max}, not ${shownJson(value)}`);
-  return value;
-};
 const integer = (body: Body, key: string, min: number, max: number, fallback?: number): number | undefined => {
   const value = body[key];
   if (value === undefined || value === null) return fallback;
@@ -158,14 +155,15 @@ export function readGenerationRequest(body: Body & { model: string }, codec: Tok
   if (room < 1) throw bad(chat ? "messages" : "prompt", `${longest} tokens leave no room to generate within the model's ${options.maxModelLen}`);
   const echo = !chat && flag(body, "echo", false);
   // With echo, 0 tokens is a question about the prompt alone (its logprobs: how evaluation harnesses score text).
-  const requested = integer(body, "max_completion_tokens", 1, 1 << 24) ?? integer(body, "max_tokens", echo ? 0 : 1, 1 << 24);
+  const most = SAMPLING_FIELDS.max_tokens.max;
+  const requested = integer(body, "max_completion_tokens", 1, most) ?? integer(body, "max_tokens", echo ? 0 : 1, most);
   // OpenAI's completions default to 16 tokens; chat (as vLLM) to what the model's length leaves.
-  const maxTokens = requested ?? (chat ? room : Math.min(16, room));
+  const maxTokens = requested ?? (chat ? room : Math.min(DEFAULT_MAX_TOKENS, room));
   let topLogprobs = 0;
   let logprobs = false;
   if (chat) {
     logprobs = flag(body, "logprobs", false);
-    topLogprobs = integer(body, "top_logprobs", 0, OPENAI_LIMITS.topLogprobs, 0)!;
+    topLogprobs = integer(body, "top_logprobs", 0, SAMPLING_FIELDS.top_logprobs.max, 0)!;
     if (topLogprobs > 0 && !logprobs) throw bad("top_logprobs", "needs logprobs: true");
   } else {
     const count = integer(body, "logprobs", 0, 5);
@@ -191,30 +189,26 @@ export function readGenerationRequest(body: Body & { model: string }, codec: Tok
       logitBias.set(token, value);
     }
   }
-  const seed = integer(body, "seed", -(2 ** 53) + 1, 2 ** 53 - 1);
   const streamOptions = body.stream_options;
   if (streamOptions !== undefined && streamOptions !== null && (typeof streamOptions !== "object" || Array.isArray(streamOptions))) throw bad("stream_options", "must be an object");
   const stream = flag(body, "stream", false);
   const includeUsage = stream && flag((streamOptions ?? {}) as Body, "include_usage", false);
+  // The shared table's fields (core/sampling-fields.ts) over OpenAI's defaults (temperature 1, where
+  // greedy is KServe's) and the generator's generation_config.json; max_tokens and the logprobs are OpenAI's own above.
+  const base: SamplingParams = { ...GREEDY, temperature: 1, ...codec.samplingDefaults };
+  const fields = readSampling(base, (name) => body[name], (name, expected, value) => {
+    throw bad(name, `must be ${expected}, not ${shownJson(value)}`);
+  }, OPENAI_SAMPLING_FIELDS);
   const sampling: SamplingParams = {
-    ...GREEDY,
+    ...fields,
     maxTokens: Math.min(maxTokens, room),
-    temperature: number(body, "temperature", 0, 2, codec.defaults.temperature),
-    topP: number(body, "top_p", Number.MIN_VALUE, 1, codec.defaults.topP),
-    topK: Math.max(0, integer(body, "top_k", -1, 1 << 20, codec.defaults.topK)!),
-    minP: number(body, "min_p", 0, 1, 0),
-    repetitionPenalty: number(body, "repetition_penalty", Number.MIN_VALUE, 10, codec.defaults.repetitionPenalty),
-    presencePenalty: number(body, "presence_penalty", -2, 2, 0),
-    frequencyPenalty: number(body, "frequency_penalty", -2, 2, 0),
     stopTokenIds: stopTokenIds as number[],
     ignoreEos: flag(body, "ignore_eos", false),
-    minTokens: integer(body, "min_tokens", 0, 1 << 24, 0)!,
     topLogprobs,
     logprobs,
     // Completions' echo with logprobs: the prompt's tokens come with theirs, as OpenAI's and vLLM's do.
     ...(echo && logprobs ? { promptLogprobs: topLogprobs } : {}),
     ...(logitBias.size > 0 ? { logitBias } : {}),
-    ...(seed !== undefined ? { seed: seed >>> 0 } : {}),
   };
   if (requested !== undefined && requested > room) throw bad(requested === body.max_tokens ? "max_tokens" : "max_completion_tokens", `${requested} tokens after a prompt of ${longest} exceed the model's length of ${options.maxModelLen}`);
   const n = integer(body, "n", 1, OPENAI_LIMITS.n, 1)!;

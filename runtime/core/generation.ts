@@ -42,8 +42,11 @@ export interface SamplingParams {
   promptLogprobs?: number;
 }
 
+/** Tokens generated where a request names no max_tokens: OpenAI's completions' default, and KServe's (chat: what the model's length leaves). */
+export const DEFAULT_MAX_TOKENS = 16;
+
 export const GREEDY: SamplingParams = {
-  maxTokens: 16,
+  maxTokens: DEFAULT_MAX_TOKENS,
   temperature: 0,
   topK: 0,
   topP: 1,

@@ -5,6 +5,7 @@ export * from "./platform.ts";
 export * from "./inference.ts";
 export * from "./model-signature.ts";
 export * from "./generation.ts";
+export * from "./sampling-fields.ts";
 export * from "./random.ts";
 export * from "./handler-metrics.ts";
 export * from "./repeated-line.ts";

@@ -1,4 +1,5 @@
-import type { Clock } from "../core/mod.ts";
+import { GREEDY } from "../core/mod.ts";
+import type { Clock, SamplingParams } from "../core/mod.ts";
 import type { DynamicBatching, FunctionConfig, QueuePolicy, SequenceBatching } from "../config/mod.ts";
 import type { Tensor } from "../core/mod.ts";
 import { decodeBinaryTensor, decodeJsonData, fromConfigType } from "../tensor/mod.ts";
@@ -34,7 +35,7 @@ export interface SchedulerSetup {
   /** A sequence's first state by state input name, as raw bytes; absent: zeros. */
   initialStates?: ReadonlyMap<string, Uint8Array>;
   /** A generator's end-of-sequence tokens and the model's length (from its tokenizer's files). */
-  codec?: { eosTokenIds: readonly number[]; maxPositions?: number };
+  codec?: { eosTokenIds: readonly number[]; maxPositions?: number; samplingDefaults?: Partial<SamplingParams> };
 }
 
 /** Whether a scheduler executes on instances of its own (the deployment then scales them). */
@@ -97,7 +98,7 @@ function generationScheduler(config: FunctionConfig, setup: SchedulerSetup): Gen
     prefixCaching: g.prefix_caching,
     vocab: model.vocab,
     eosTokenIds: eos,
-    defaultMaxTokens: 16,
+    samplingDefaults: { ...GREEDY, ...setup.codec?.samplingDefaults },
     observer: setup.observer,
   });
 }

@@ -8,7 +8,8 @@
  */
 import { Template } from "@huggingface/jinja";
 import { Tokenizer } from "@huggingface/tokenizers";
-import { invalidArg } from "../core/mod.ts";
+import { generationConfigDefaults, invalidArg } from "../core/mod.ts";
+import type { SamplingParams } from "../core/mod.ts";
 
 export interface TokenizerFiles {
   "tokenizer.json": string;
@@ -33,8 +34,8 @@ export class TokenCodec {
   /** config.json's max_position_embeddings (else tokenizer_config.json's model_max_length), if either says. */
   readonly maxPositions?: number;
   readonly vocabSize: number;
-  /** Sampling defaults from generation_config.json (as vLLM takes them), else OpenAI's. */
-  readonly defaults: { temperature: number; topP: number; topK: number; repetitionPenalty: number };
+  /** The sampling defaults generation_config.json sets (as vLLM takes them), for every protocol's requests. */
+  readonly samplingDefaults: Partial<SamplingParams>;
 
   /** Throws INVALID_ARG naming the file at fault. */
   constructor(files: TokenizerFiles) {
@@ -74,11 +75,7 @@ export class TokenCodec {
     const ids = (Array.isArray(eos) ? eos : eos === undefined || eos === null ? [] : [eos]).filter((v): v is number => Number.isInteger(v));
     const fromTokenizer = this.#special.eos_token === undefined ? undefined : this.#tokenizer.token_to_id(this.#special.eos_token);
     this.eosTokenIds = ids.length > 0 ? ids : fromTokenizer === undefined ? [] : [fromTokenizer];
-    const setting = (key: string, fallback: number, min: number, max: number) => {
-      const value = generation[key];
-      return typeof value === "number" && value >= min && value <= max ? value : fallback;
-    };
-    this.defaults = { temperature: setting("temperature", 1, 0, 2), topP: setting("top_p", 1, Number.MIN_VALUE, 1), topK: setting("top_k", 0, 0, 1 << 20), repetitionPenalty: setting("repetition_penalty", 1, Number.MIN_VALUE, 10) };
+    this.samplingDefaults = generationConfigDefaults(generation);
     const model = json("config.json") ?? {};
     const positions = [model.max_position_embeddings, model.n_positions, config.model_max_length].find((v) => Number.isInteger(v) && (v as number) > 0 && (v as number) < 2 ** 31);
     if (positions !== undefined) this.maxPositions = positions as number;

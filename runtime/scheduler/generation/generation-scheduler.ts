@@ -42,8 +42,8 @@ export interface GenerationSchedulerOptions {
   vocab: number;
   /** The model's end-of-sequence tokens (generation_config.json's eos_token_id). */
   eosTokenIds: readonly number[];
-  /** Used where a request names no max_tokens. */
-  defaultMaxTokens: number;
+  /** A KServe or gRPC request's sampling where its parameters are silent: greedy, 16 tokens, the generator's generation_config.json. */
+  samplingDefaults: SamplingParams;
   /** Told each execution (statistics, the trace timeline), each request's wait, and the generator's own figures (`generation`: vLLM's metrics). */
   observer?: SchedulerObserver;
 }
@@ -237,7 +237,7 @@ export class GenerationScheduler implements Scheduler {
     // Checked here, not by the model: one bad id would fail every sequence of its batch.
     const bad = ids.findIndex((id) => !(id >= 0 && id < this.#o.vocab));
     if (bad >= 0) throw invalidArg(`input_ids[${bad}] is ${ids[bad]}, not a token of the model (0 to ${this.#o.vocab - 1})`);
-    const params = request.sampling ?? samplingFromParameters(request.parameters, this.#o.defaultMaxTokens);
+    const params = request.sampling ?? samplingFromParameters(request.parameters, this.#o.samplingDefaults);
     if (ids.length + params.maxTokens > this.#o.maxModelLen) {
       throw invalidArg(`the prompt's ${ids.length} tokens plus max_tokens ${params.maxTokens} exceed the model's length of ${this.#o.maxModelLen} tokens`);
     }

@@ -24,7 +24,7 @@ function scheduler(options: Partial<GenerationSchedulerOptions> = {}) {
     maxWaitingTokens: 1 << 20,
     prefixCaching: true, vocab: decoderVocabSize(),
     eosTokenIds: [],
-    defaultMaxTokens: 16,
+    samplingDefaults: GREEDY,
     ...options,
   });
   return { s, instance };
