@@ -1,9 +1,19 @@
-// What `tensorfn` prints for help and version: plain JavaScript with no imports of tensorfn's own,
+// What `tensorfn` prints for help and version: plain JavaScript that imports no module of the runtime's,
 // so that bin.mjs answers `--help` and `--version` without loading the runtime (a start costs
 // ~0.4 s of module loading; `tensorfn --help` should cost what `node -e 0` does). cli.ts prints the
 // same texts under Bun and Deno. Each command's flags are described in docs/reference/cli.md too.
 // It reads no file: bundles of it (the compiled CLI, the Deno package) lie elsewhere. The version
 // is handed in: bin.mjs reads the package's, cli.ts has the runtime's (a test holds them equal).
+// The ceilings come from their table, plain JavaScript too.
+import { LOAD_LIMIT_TABLE, shownDefault } from "../runtime/config/load-limit-table.mjs";
+
+/** The ceilings' flags and defaults, three to a line. */
+function ceilings() {
+  const items = LOAD_LIMIT_TABLE.map((row) => `${row.flag} ${shownDefault(row)}`);
+  const lines = [];
+  for (let i = 0; i < items.length; i += 3) lines.push(`  ${items.slice(i, i + 3).join(", ")}`);
+  return lines.join(",\n");
+}
 
 const SERVE_FLAGS = `
 where it listens
@@ -45,10 +55,7 @@ connections
   --dashboard-max-streams 32 dev dashboard event streams open at once
 
 ceilings on what a config may ask for (400 naming the field and the flag)
-  --max-instances 64, --max-threads <cores×4>, --max-batch-size 65536,
-  --max-warmup-elements 16M, --max-warmup-runs 1000, --max-upload-size 256M,
-  --max-upload-total 1G, --max-api-functions 64, --max-ensemble-steps 1024,
-  --max-ensemble-output-ratio 16
+${ceilings()}
 
 telemetry
   --metrics-config histogram_latencies=true   latency histograms on /metrics

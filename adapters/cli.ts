@@ -7,6 +7,7 @@ import type { ControlMode } from "../runtime/lifecycle/mod.ts";
 import { checkRepository, CONFIG_FILE_LIMITS, convertPbtxt, defaultLoadLimits, formatIssue, FUNCTION_FILE, LIMIT_FLAGS, TRITON_CONFIG_FILE } from "../runtime/config/mod.ts";
 import { parseKeyFile } from "../runtime/http/mod.ts";
 import type { Accelerator, LoadLimits } from "../runtime/config/mod.ts";
+import { LOAD_LIMIT_TABLE } from "../runtime/config/load-limit-table.mjs";
 import type { Host } from "./host.ts";
 import { LOG_FORMATS, LOG_LEVELS } from "./console-logger.ts";
 import { createShutdown, RequestTracker } from "./graceful-shutdown.ts";
@@ -47,19 +48,8 @@ export async function runCli(host: Host): Promise<void> {
 const MODES = ["lazy", "none", "poll", "explicit"] as const;
 const ACCELERATORS = ["auto", "cpu", "cuda", "tensorrt", "webgpu", "wasm"];
 
-/** The server-wide ceilings (docs/guides/security.md); `serve`, `dev` and `check` read the same flags. */
-export const LIMIT_OPTIONS = {
-  "max-instances": { type: "string" },
-  "max-threads": { type: "string" },
-  "max-batch-size": { type: "string" },
-  "max-warmup-elements": { type: "string" },
-  "max-warmup-runs": { type: "string" },
-  "max-upload-size": { type: "string" },
-  "max-upload-total": { type: "string" },
-  "max-api-functions": { type: "string" },
-  "max-ensemble-steps": { type: "string" },
-  "max-ensemble-output-ratio": { type: "string" },
-} as const;
+/** The server-wide ceilings (runtime/config/load-limit-table.mjs); `serve`, `dev` and `check` read the same flags. */
+export const LIMIT_OPTIONS = Object.fromEntries(LOAD_LIMIT_TABLE.map((row) => [row.flag.slice(2), { type: "string" }])) as Record<string, { type: "string" }>;
 
 /** `serve`'s and `dev`'s flags (cli-usage.mjs describes each; a test holds the two together). */
 export const SERVE_OPTIONS = {

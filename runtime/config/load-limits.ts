@@ -1,4 +1,6 @@
 import type { PathProblem } from "./_describe-issues.ts";
+import { LOAD_LIMIT_TABLE } from "./load-limit-table.mjs";
+import type { LoadLimitRow } from "./load-limit-table.mjs";
 import type { DeclaredConfig } from "./declared-config.ts";
 
 /**
@@ -35,34 +37,16 @@ export interface LoadLimits {
 /** Bytes an ensemble's answer may always hold, whatever its input's size (a small image may become large tensors). */
 export const ENSEMBLE_OUTPUT_FLOOR = 64 * 1024 * 1024;
 
-/** The flag that sets each ceiling, for error messages. */
-export const LIMIT_FLAGS: Record<keyof LoadLimits, string> = {
-  instances: "--max-instances",
-  threads: "--max-threads",
-  batchSize: "--max-batch-size",
-  warmupElements: "--max-warmup-elements",
-  warmupRuns: "--max-warmup-runs",
-  uploadBytes: "--max-upload-size",
-  uploadTotalBytes: "--max-upload-total",
-  apiFunctions: "--max-api-functions",
-  ensembleSteps: "--max-ensemble-steps",
-  ensembleOutputRatio: "--max-ensemble-output-ratio",
-};
+/** The table names every LoadLimits field and no other (a compile error otherwise). */
+const SAME_KEYS: [keyof LoadLimits] extends [LoadLimitRow["key"]] ? ([LoadLimitRow["key"]] extends [keyof LoadLimits] ? true : never) : never = true;
+void SAME_KEYS;
 
-/** The defaults: generous for real models, small enough that one config cannot sink the host. */
+/** The flag that sets each ceiling, for error messages (load-limit-table.mjs). */
+export const LIMIT_FLAGS = Object.fromEntries(LOAD_LIMIT_TABLE.map((row) => [row.key, row.flag])) as Record<keyof LoadLimits, string>;
+
+/** The defaults (load-limit-table.mjs): generous for real models, small enough that one config cannot sink the host. */
 export function defaultLoadLimits(cpuCount: number): LoadLimits {
-  return {
-    instances: 64,
-    threads: Math.max(4, cpuCount * 4),
-    batchSize: 65_536,
-    warmupElements: 16 * 1024 * 1024,
-    warmupRuns: 1000,
-    uploadBytes: 256 * 1024 * 1024,
-    uploadTotalBytes: 1024 * 1024 * 1024,
-    apiFunctions: 64,
-    ensembleSteps: 1024,
-    ensembleOutputRatio: 16,
-  };
+  return Object.fromEntries(LOAD_LIMIT_TABLE.map((row) => [row.key, row.perCore ? Math.max(row.default, cpuCount * row.perCore) : row.default])) as unknown as LoadLimits;
 }
 
 /** Every way `config` exceeds `limits` (or gives a thread count that is not a count), with its field. */
