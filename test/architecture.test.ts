@@ -47,8 +47,8 @@ const allowed: Record<string, string[]> = {
   // The call pipeline: admission, decode, schedule, encode — protocol-neutral, below every route.
   call: ["core", "config", "tensor", "lifecycle", "pipeline", "call"],
   http: ["core", "config", "tensor", "call", "metrics", "http"],
-  // gRPC is a protocol beside HTTP: the call pipeline below it, HTTP's access policy and error limits beside it.
-  grpc: ["core", "config", "tensor", "call", "http", "grpc"],
+  // gRPC is a protocol beside HTTP, never on it: access policy, API groups and error limits live in call/, below both.
+  grpc: ["core", "config", "tensor", "call", "grpc"],
 };
 
 // Third-party packages, each confined to its folder (STYLE.md).

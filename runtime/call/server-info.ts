@@ -2,9 +2,19 @@ import { toTritonJson } from "../config/mod.ts";
 import type { TensorConfig } from "../config/mod.ts";
 import type { Deployment, ModelManager } from "../lifecycle/mod.ts";
 import { fromConfigType } from "../tensor/mod.ts";
+import type { CallContext } from "./admission.ts";
 
 // What every protocol reports of the server and its models (KServe v2 HTTP now, gRPC next): one
 // definition each, as plain data the protocol encodes.
+
+/** What every protocol's server routes need beside the call pipeline: the server's identity and its health. */
+export interface ServerContext extends CallContext {
+  server: { name: string; version: string; extensions: string[] };
+  /** True once a shutdown began: readiness answers 503 so load balancers stop sending. */
+  draining?: () => boolean;
+  /** Triton's --strict-readiness (default true): readiness waits for the functions the control mode loads; false: responsive is ready. */
+  strictReadiness?: boolean;
+}
 
 /**
  * Server liveness or readiness (Kubernetes probes): undefined when it is, else why not. Liveness

@@ -1,7 +1,7 @@
 import { RuntimeError } from "../core/mod.ts";
 import type { ErrorCode } from "../core/mod.ts";
 import { ClientAbortedError } from "../call/mod.ts";
-import { MAX_ERROR_CHARS } from "../http/error-status.ts";
+import { MAX_ERROR_CHARS } from "../call/mod.ts";
 
 /** gRPC's status codes (grpc/doc/statuscodes.md). */
 export const GRPC_STATUS = {

@@ -2,10 +2,8 @@ import { create, fromBinary, fromJson, toBinary } from "@bufbuild/protobuf";
 import type { DescMessage, DescMethod, JsonValue, MessageShape } from "@bufbuild/protobuf";
 import { RuntimeError } from "../core/mod.ts";
 import { inferMessage, loadOverrides, modelConfig, modelMetadata, repositoryName, statistics, unhealthy } from "../call/mod.ts";
-import type { HeaderLookup } from "../call/mod.ts";
-import { createAuthorizer } from "../http/access.ts";
-import type { ApiGroup } from "../http/routes.ts";
-import type { AppContext } from "../http/create-app.ts";
+import { createAuthorizer } from "../call/mod.ts";
+import type { AccessOptions, ApiGroup, ErrorLog, HeaderLookup, ServerContext } from "../call/mod.ts";
 import { decodeModelInfer, encodeModelInfer } from "./infer-message.ts";
 import { grpcFailure } from "./grpc-status.ts";
 import { modelRuntimeMethods } from "./model-runtime-service.ts";
@@ -49,7 +47,10 @@ export interface GrpcService {
 }
 
 /** What the gRPC service needs from the runtime: what the HTTP routes are given. */
-export type GrpcContext = Pick<AppContext, "models" | "maxInputBytes" | "maxElements" | "server" | "draining" | "strictReadiness" | "access" | "log" | "sharedMemory"> & {
+export type GrpcContext = Pick<ServerContext, "models" | "maxInputBytes" | "maxElements" | "server" | "draining" | "strictReadiness" | "sharedMemory"> & {
+  /** Keys and trusted origins, as HTTP's (absent: no keys). */
+  access?: AccessOptions;
+  log: ErrorLog;
   /** Aborted when a shutdown begins: streams stop taking requests, answer those they hold and end. */
   drained?: AbortSignal;
   /** Serve ModelMesh's model-runtime SPI too (`--modelmesh-root`). */

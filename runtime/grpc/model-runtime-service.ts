@@ -2,8 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import type { DescMessage, DescMethod, MessageShape } from "@bufbuild/protobuf";
 import { loadPulledModel, modelSize, predictPulledModel, runtimeStatus, unloadPulledModel } from "../call/mod.ts";
 import type { ModelMeshOptions } from "../call/mod.ts";
-import type { ApiGroup } from "../http/routes.ts";
-import type { AppContext } from "../http/create-app.ts";
+import type { ApiGroup, CallContext } from "../call/mod.ts";
 import * as inference from "./proto/grpc_service_pb.ts";
 import { ModelRuntime, RuntimeStatusResponse_Status } from "./proto/model_runtime_pb.ts";
 import type { GrpcCall, GrpcMethod } from "./inference-service.ts";
@@ -24,7 +23,7 @@ type Unary = <I extends DescMessage, O extends DescMessage>(
  * ModelMesh's `mmesh.ModelRuntime` (call/model-runtime.ts) as gRPC methods. Control calls:
  * loopback-only without admin keys, as the repository API (ModelMesh calls from inside the pod).
  */
-export function modelRuntimeMethods(models: AppContext["models"], options: ModelMeshOptions, version: string, unary: Unary): GrpcMethod[] {
+export function modelRuntimeMethods(models: CallContext["models"], options: ModelMeshOptions, version: string, unary: Unary): GrpcMethod[] {
   const M = ModelRuntime.method;
   const model = (r: { modelId: string; modelPath: string; modelKey: string }) => ({ id: r.modelId, path: r.modelPath, key: r.modelKey });
   return [

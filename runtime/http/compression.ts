@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import type { Reply } from "../call/mod.ts";
 import { apiGroup } from "./routes.ts";
-import type { ApiGroup } from "./routes.ts";
+import type { ApiGroup } from "../call/mod.ts";
 
 /** The groups whose answers are compressed on request (see compressResponses). */
 export const COMPRESSED: ReadonlySet<ApiGroup> = new Set(["inference", "metrics"]);

@@ -1,7 +1,7 @@
 import { RuntimeError } from "../core/mod.ts";
 import type { ErrorCode } from "../core/mod.ts";
-import { ClientAbortedError, jsonReply } from "../call/mod.ts";
-import type { Reply } from "../call/mod.ts";
+import { ClientAbortedError, jsonReply, MAX_ERROR_CHARS } from "../call/mod.ts";
+import type { ErrorLog, Reply } from "../call/mod.ts";
 
 const statusByCode: Record<ErrorCode, number> = {
   INVALID_ARG: 400,
@@ -18,15 +18,6 @@ const statusByCode: Record<ErrorCode, number> = {
   INTERNAL: 500,
 };
 
-/** Characters of an error's message an answer carries: a message may quote whatever a client or a config held. */
-export const MAX_ERROR_CHARS = 8192;
-
-/** Where an answered error is logged: our own bugs to `error`; a client's aborted upload to `clientAborted` (else `error`). */
-export interface ErrorLog {
-  error(message: string): void;
-  /** Expected, and a client can repeat it at will: the server's is summarized (`repeatedLine`). */
-  clientAborted?(message: string): void;
-}
 
 /**
  * The one place where an error becomes an HTTP status, headers and a `{"error": ...}` body.

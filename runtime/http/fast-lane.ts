@@ -1,12 +1,13 @@
 import type { DirectBody, HeaderLookup, Reply } from "../call/mod.ts";
 import { requestBody } from "../call/mod.ts";
-import { createAuthorizer } from "./access.ts";
+import { createAuthorizer } from "../call/mod.ts";
 import { COMPRESSED, compressReply } from "./compression.ts";
 import type { AppContext } from "./create-app.ts";
 import { routeHandlers } from "./create-app.ts";
 import { errorReply, toResponse } from "./error-status.ts";
 import { pathPattern, ROUTES } from "./routes.ts";
-import type { ApiGroup, LaneHandler, LaneRouteId, RouteHandlers, RouteRequest } from "./routes.ts";
+import type { ApiGroup } from "../call/mod.ts";
+import type { LaneHandler, LaneRouteId, RouteHandlers, RouteRequest } from "./routes.ts";
 
 /** A request as an adapter's own HTTP server sees it, before any web `Request` is built. */
 export interface LaneRequest {

@@ -2,7 +2,7 @@ import { generateCall } from "../call/mod.ts";
 import type { CallContext, Reply } from "../call/mod.ts";
 import { invalidArg } from "../core/mod.ts";
 import { errorReply } from "./error-status.ts";
-import type { ErrorLog } from "./error-status.ts";
+import type { ErrorLog } from "../call/mod.ts";
 import type { RouteHandlers, RouteRequest } from "./routes.ts";
 
 const utf8 = new TextEncoder();

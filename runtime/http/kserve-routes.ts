@@ -1,15 +1,9 @@
 import { inferCall, jsonReply, modelConfig, modelMetadata, statistics, unhealthy } from "../call/mod.ts";
-import type { CallContext, Reply } from "../call/mod.ts";
+import type { Reply, ServerContext } from "../call/mod.ts";
 import type { RouteHandlers, RouteRequest } from "./routes.ts";
 
-/** What the KServe routes need from the runtime. */
-export interface KserveContext extends CallContext {
-  server: { name: string; version: string; extensions: string[] };
-  /** True once a shutdown began: readiness answers 503 so load balancers stop sending. */
-  draining?: () => boolean;
-  /** Triton's --strict-readiness (default true): readiness waits for the functions the control mode loads; false: responsive is ready. */
-  strictReadiness?: boolean;
-}
+/** What the KServe routes need from the runtime (gRPC's service needs the same: call/server-info.ts). */
+export type KserveContext = ServerContext;
 
 /** KServe v2 core routes plus Triton's model-configuration and statistics extensions (routes.ts holds their paths). */
 export function kserveHandlers(ctx: KserveContext) {

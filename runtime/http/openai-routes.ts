@@ -1,7 +1,7 @@
 import { embeddingsCall, openAiCall, openAiModels } from "../call/mod.ts";
 import type { CallContext, OpenAiKind, Reply } from "../call/mod.ts";
 import { openAiErrorReply } from "./error-status.ts";
-import type { ErrorLog } from "./error-status.ts";
+import type { ErrorLog } from "../call/mod.ts";
 import type { RouteHandlers, RouteRequest } from "./routes.ts";
 
 const utf8 = new TextEncoder();

@@ -1,27 +1,4 @@
-import type { DirectBody, HeaderLookup, Reply } from "../call/mod.ts";
-
-/**
- * The API groups, after Triton's `--http-restricted-api`: each route belongs to one group, and
- * access is decided per group (see access.ts for which key guards which).
- */
-export type ApiGroup =
-  | "health" // server liveness and readiness: open, for Kubernetes probes (they name no function)
-  | "metadata" // GET /v2, model metadata, configuration and readiness (it names the reason), GET /v1/functions, GET /v1/models
-  | "inference" // POST …/infer, …/generate[_stream], POST /v1/functions/{name}, OpenAI's /v1/completions, /v1/chat/completions, /v1/embeddings
-  | "statistics" // GET …/stats
-  | "repository" // index, load, unload, park
-  | "shared-memory" // register, list and unregister shared-memory regions
-  | "trace" // GET /v2/trace
-  | "metrics" // GET /metrics (Prometheus)
-  | "dashboard" // the dev dashboard's data: /v2/dashboard/*
-  | "dashboard-page" // the dashboard's static page and assets (no data in them)
-  | "other"; // anything else: answered 404/405 by the router, guarded like metadata
-
-/** Groups that change or reveal server state beyond inference: the operator's, not the client's. */
-export const CONTROL_GROUPS: ReadonlySet<ApiGroup> = new Set(["repository", "shared-memory", "trace", "dashboard", "dashboard-page"]);
-
-/** Groups an API key guards when one is configured. */
-export const API_GROUPS: ReadonlySet<ApiGroup> = new Set(["metadata", "inference", "statistics", "other"]);
+import type { ApiGroup, DirectBody, HeaderLookup, Reply } from "../call/mod.ts";
 
 const MODEL = "/v2/models/:name";
 const VERSION = "/v2/models/:name/versions/:version{[0-9]+}";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { KeySet, parseKeyFile, timingSafeEqual } from "../../../runtime/http/key-set.ts";
+import { KeySet, parseKeyFile, timingSafeEqual } from "../../../runtime/call/key-set.ts";
 
 /** A byte array that counts how many of its bytes are read. */
 function counted(bytes: number[]): { array: Uint8Array; reads: () => number } {
