@@ -7,3 +7,9 @@ export interface ErrorLog {
   /** Expected, and a client can repeat it at will: the server's is summarized (`repeatedLine`). */
   clientAborted?(message: string): void;
 }
+
+/** An error's message as every protocol's answer shows it: absolute paths made relative (`redact`), cut at MAX_ERROR_CHARS. */
+export function shownError(message: string, redact: (text: string) => string = (t) => t): string {
+  const text = redact(message);
+  return text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS)}… (${text.length - MAX_ERROR_CHARS} more characters)` : text;
+}

@@ -17,7 +17,7 @@ export { bearerKey } from "./bearer-key.ts";
 export { API_GROUPS, CONTROL_GROUPS, createAuthorizer } from "./access-policy.ts";
 export type { AccessOptions, ApiGroup, Authorize } from "./access-policy.ts";
 export { KeySet, parseKeyFile } from "./key-set.ts";
-export { MAX_ERROR_CHARS } from "./error-log.ts";
+export { MAX_ERROR_CHARS, shownError } from "./error-log.ts";
 export type { ErrorLog } from "./error-log.ts";
 export type { DirectBody, ServeEnv } from "./direct-body.ts";
 export { ClientConnections } from "./client-connections.ts";

@@ -1,7 +1,7 @@
 import { RuntimeError } from "../core/mod.ts";
 import type { ErrorCode } from "../core/mod.ts";
 import { ClientAbortedError } from "../call/mod.ts";
-import { MAX_ERROR_CHARS } from "../call/mod.ts";
+import { shownError } from "../call/mod.ts";
 
 /** gRPC's status codes (grpc/doc/statuscodes.md). */
 export const GRPC_STATUS = {
@@ -49,10 +49,7 @@ export interface GrpcFailure {
  * is our bug, logged whole and answered INTERNAL.
  */
 export function grpcFailure(error: unknown, log?: (message: string) => void, redact: (text: string) => string = (t) => t): GrpcFailure {
-  const shown = (message: string) => {
-    const text = redact(message);
-    return text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS)}… (${text.length - MAX_ERROR_CHARS} more characters)` : text;
-  };
+  const shown = (message: string) => shownError(message, redact);
   if (error instanceof ClientAbortedError) return { code: GRPC_STATUS.CANCELLED, details: shown(error.message) };
   if (error instanceof RuntimeError) {
     const failure: GrpcFailure = { code: statusByCode[error.code], details: shown(error.message) };

@@ -1,6 +1,6 @@
 import { RuntimeError } from "../core/mod.ts";
 import type { ErrorCode } from "../core/mod.ts";
-import { ClientAbortedError, jsonReply, MAX_ERROR_CHARS } from "../call/mod.ts";
+import { ClientAbortedError, jsonReply, shownError } from "../call/mod.ts";
 import type { ErrorLog, Reply } from "../call/mod.ts";
 
 const statusByCode: Record<ErrorCode, number> = {
@@ -25,10 +25,7 @@ const statusByCode: Record<ErrorCode, number> = {
  * is cut at MAX_ERROR_CHARS.
  */
 export function errorReply(error: unknown, log?: ErrorLog, redact: (text: string) => string = (t) => t): Reply {
-  const shown = (message: string) => {
-    const text = redact(message);
-    return text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS)}… (${text.length - MAX_ERROR_CHARS} more characters)` : text;
-  };
+  const shown = (message: string) => shownError(message, redact);
   if (error instanceof ClientAbortedError) {
     // Expected, and nobody is left to read an answer: one line, no stack.
     (log?.clientAborted ?? log?.error)?.(error.message);
