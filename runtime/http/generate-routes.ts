@@ -4,8 +4,7 @@ import { invalidArg } from "../core/mod.ts";
 import { errorReply } from "./error-status.ts";
 import type { ErrorLog } from "../call/mod.ts";
 import type { RouteHandlers, RouteRequest } from "./routes.ts";
-
-const utf8 = new TextEncoder();
+import { sseResponse } from "./sse.ts";
 
 /**
  * Triton's generate extension over HTTP: `generate` answers one JSON object; `generate_stream`
@@ -26,34 +25,7 @@ export function generateHandlers(ctx: CallContext & { log?: ErrorLog }) {
       }
       return { status: 200, headers: { "content-type": "application/json" }, body: first.value };
     },
-    "generate-stream": async (r: RouteRequest): Promise<Response> => {
-      const events = await call(r);
-      const first = await events.next(); // fails as an ordinary reply, before any status is sent
-      const stream = new ReadableStream<Uint8Array>({
-        start(controller) {
-          if (!first.done) controller.enqueue(event(first.value));
-          if (first.done) controller.close();
-        },
-        async pull(controller) {
-          try {
-            const next = await events.next();
-            if (next.done) return controller.close();
-            controller.enqueue(event(next.value));
-          } catch (error) {
-            controller.enqueue(event(errorReply(error, ctx.log, (t) => ctx.models.redact(t)).body as string));
-            controller.close();
-          }
-        },
-        // The client went away: the producer stops (scheduler/responses.ts).
-        async cancel() {
-          await events.return();
-        },
-      });
-      return new Response(stream, { headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" } });
-    },
+    "generate-stream": async (r: RouteRequest): Promise<Response> =>
+      await sseResponse(await call(r), (error) => errorReply(error, ctx.log, (t) => ctx.models.redact(t)).body as string),
   } satisfies Partial<RouteHandlers>;
-}
-
-function event(json: string): Uint8Array {
-  return utf8.encode(`data: ${json}\n\n`);
 }

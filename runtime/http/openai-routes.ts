@@ -3,8 +3,7 @@ import type { CallContext, OpenAiKind, Reply } from "../call/mod.ts";
 import { openAiErrorReply } from "./error-status.ts";
 import type { ErrorLog } from "../call/mod.ts";
 import type { RouteHandlers, RouteRequest } from "./routes.ts";
-
-const utf8 = new TextEncoder();
+import { sseResponse } from "./sse.ts";
 
 /**
  * OpenAI's API on the generators and encoders: `/v1/models`, `/v1/completions`, `/v1/chat/completions` and `/v1/embeddings`,
@@ -18,31 +17,7 @@ export function openAiHandlers(ctx: CallContext & { log?: ErrorLog }) {
   const complete = (kind: OpenAiKind) => async (r: RouteRequest): Promise<Reply | Response> => {
     const answer = await openAiCall(ctx, kind, r.header, r.body);
     if (!answer.stream) return { status: 200, headers: { "content-type": "application/json" }, body: answer.json };
-    const { chunks } = answer;
-    const first = await chunks.next(); // fails as an ordinary reply, before any status is sent
-    let done = false;
-    const stream = new ReadableStream<Uint8Array>({
-      start(controller) {
-        if (!first.done) controller.enqueue(event(first.value));
-      },
-      async pull(controller) {
-        if (done) return;
-        try {
-          const next = first.done ? first : await chunks.next();
-          if (!next.done) return controller.enqueue(event(next.value));
-        } catch (error) {
-          controller.enqueue(event(fail(error).body as string));
-        }
-        done = true;
-        controller.enqueue(event("[DONE]"));
-        controller.close();
-      },
-      // The client went away: every sequence of the request stops (the scheduler frees them next iteration).
-      async cancel() {
-        await chunks.return();
-      },
-    });
-    return new Response(stream, { headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" } });
+    return await sseResponse(answer.chunks, (error) => fail(error).body as string, "[DONE]");
   };
   return {
     "openai-models": () => ({ status: 200, headers: { "content-type": "application/json" }, body: openAiModels(ctx) }),
@@ -51,8 +26,3 @@ export function openAiHandlers(ctx: CallContext & { log?: ErrorLog }) {
     "openai-embeddings": async (r: RouteRequest): Promise<Reply> => ({ status: 200, headers: { "content-type": "application/json" }, body: await embeddingsCall(ctx, r.header, r.body) }),
   } satisfies Partial<RouteHandlers>;
 }
-
-function event(data: string): Uint8Array {
-  return utf8.encode(`data: ${data}\n\n`);
-}
-
