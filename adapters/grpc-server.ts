@@ -6,6 +6,7 @@ import { createServer as createNetServer } from "node:net";
 import type { Socket } from "node:net";
 import type { GrpcCall, GrpcMethod, GrpcService } from "../runtime/grpc/mod.ts";
 import { RuntimeError } from "../runtime/mod.ts";
+import { PushQueue } from "../runtime/core/mod.ts";
 import type { ConnectionLimits, Listener } from "./host.ts";
 import { CHECK_INTERVAL_MS, followOutput } from "./output-stall.ts";
 import type { Waiting } from "./output-stall.ts";
@@ -292,31 +293,17 @@ function handlerFor(service: GrpcService, method: GrpcMethod): UntypedHandleCall
  * the duplex at the end of the client's messages, and with it the answers still to be written.
  */
 async function* messages(call: ServerDuplexStream<Buffer, unknown>): AsyncIterable<Buffer> {
-  const queue: Buffer[] = [];
-  let ended = false;
-  let failed: unknown;
-  let wake: (() => void) | undefined;
-  const notify = () => {
-    wake?.();
-    wake = undefined;
-  };
+  const queue = new PushQueue<Buffer>();
   call.on("data", (message: Buffer) => {
     queue.push(message);
     call.pause();
-    notify();
   });
-  call.once("end", () => ((ended = true), notify()));
-  call.once("error", (error) => ((failed = error), notify()));
-  call.once("cancelled", () => ((ended = true), notify()));
-  for (;;) {
-    if (queue.length > 0) {
-      yield queue.shift()!;
-      if (queue.length === 0) call.resume();
-      continue;
-    }
-    if (failed !== undefined) throw failed;
-    if (ended) return;
-    await new Promise<void>((resolve) => (wake = resolve));
+  call.once("end", () => queue.end());
+  call.once("error", (error) => queue.end(error));
+  call.once("cancelled", () => queue.end());
+  for await (const message of queue.read()) {
+    yield message;
+    if (queue.length === 0) call.resume();
   }
 }
 

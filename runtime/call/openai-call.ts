@@ -6,7 +6,7 @@
  * next iteration), and the answer in OpenAI's shape — one JSON object, or chunks for Server-Sent
  * Events (the route frames them and ends with `[DONE]`).
  */
-import { RuntimeError } from "../core/mod.ts";
+import { PushQueue, RuntimeError } from "../core/mod.ts";
 import type { InferRequest, InferResponse } from "../core/mod.ts";
 import type { Deployment } from "../lifecycle/mod.ts";
 import type { TokenCodec } from "../tensor/mod.ts";
@@ -237,9 +237,7 @@ async function* interleave(
   chunk: (choice: Choice, delta: string, from: number, first: boolean) => string,
   usage?: () => string,
 ): AsyncGenerator<string, void, undefined> {
-  const ready: string[] = [];
-  let failure: unknown;
-  let wake: (() => void) | undefined;
+  const ready = new PushQueue<string>();
   let live = runs.length;
   const pump = async ({ choice, responses }: (typeof runs)[number]) => {
     let first = true;
@@ -250,28 +248,18 @@ async function* interleave(
         const delta = choice.delta();
         if (delta || first || choice.finish) ready.push(chunk(choice, delta, from, first));
         first = false;
-        wake?.();
         if (stopped) break;
       }
     } catch (error) {
-      failure ??= error;
+      ready.end(error); // the first failure ends the stream, after what was made before it
     } finally {
-      live--;
-      wake?.();
+      if (--live === 0) ready.end();
     }
   };
   const pumps = runs.map(pump);
+  if (runs.length === 0) ready.end();
   try {
-    for (;;) {
-      if (ready.length > 0) {
-        yield ready.shift()!;
-        continue;
-      }
-      if (failure) throw failure;
-      if (live === 0) break;
-      await new Promise<void>((resolve) => (wake = resolve));
-      wake = undefined;
-    }
+    yield* ready.read();
     if (usage) yield usage();
   } finally {
     await Promise.all(runs.map((r) => r.responses.return()));

@@ -9,4 +9,5 @@ export * from "./sampling-fields.ts";
 export * from "./random.ts";
 export * from "./handler-metrics.ts";
 export * from "./repeated-line.ts";
+export * from "./push-queue.ts";
 export * from "./shown-number.ts";

@@ -7,7 +7,7 @@
  * finishes (a stop token, max_tokens, the model's length) or the one after its client goes away,
  * and its blocks go to whoever waits.
  */
-import { RuntimeError, invalidArg } from "../../core/mod.ts";
+import { PushQueue, RuntimeError, invalidArg } from "../../core/mod.ts";
 import type { Clock, FinishReason, SamplingParams, Tensor } from "../../core/mod.ts";
 import { SignalWatch } from "../queue/signal-watch.ts";
 import type { ModelInstance, ScheduledRequest, ScheduledResult, Scheduler } from "../scheduler.ts";
@@ -91,38 +91,8 @@ interface Seq {
   promptSent?: boolean;
   cancelled?: RuntimeError;
   signal: AbortSignal;
-  sink: Sink;
-}
-
-/** A stream's buffer between the loop (producer) and the request's reader. */
-class Sink {
-  readonly #items: ScheduledResult[] = [];
-  #ended = false;
-  #error?: unknown;
-  #wake?: () => void;
-  push(item: ScheduledResult): void {
-    this.#items.push(item);
-    this.#wake?.();
-  }
-  end(error?: unknown): void {
-    this.#ended = true;
-    this.#error = error;
-    this.#wake?.();
-  }
-  async *read(): AsyncGenerator<ScheduledResult, void, undefined> {
-    for (;;) {
-      if (this.#items.length > 0) {
-        yield this.#items.shift()!;
-        continue;
-      }
-      if (this.#ended) {
-        if (this.#error) throw this.#error;
-        return;
-      }
-      await new Promise<void>((resolve) => (this.#wake = resolve));
-      this.#wake = undefined;
-    }
-  }
+  /** The stream's buffer between the loop and the request's reader. */
+  sink: PushQueue<ScheduledResult>;
 }
 
 const NO_IDS = new BigInt64Array(0);
@@ -271,7 +241,7 @@ export class GenerationScheduler implements Scheduler {
       deadlineMs: request.timeoutMs ? now + request.timeoutMs : Infinity,
       state: "waiting",
       signal,
-      sink: new Sink(),
+      sink: new PushQueue<ScheduledResult>(),
     };
     this.#byId.set(seq.id, seq);
     this.#enqueueWaiting(seq);
