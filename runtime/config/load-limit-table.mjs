@@ -1,3 +1,4 @@
+// @ts-self-types="./load-limit-table.d.mts"
 // The server-wide ceilings on what a function's config may ask for, once: each one's LoadLimits
 // key, its flag and its default. load-limits.ts builds LoadLimits, the flags' names and the
 // defaults from it; the CLI its options and its help (adapters/cli-usage.mjs). Plain JavaScript
