@@ -9,6 +9,7 @@ import { RuntimeError } from "../runtime/mod.ts";
 import { PushQueue } from "../runtime/core/mod.ts";
 import type { ConnectionLimits, Listener } from "./host.ts";
 import { CHECK_INTERVAL_MS, followOutput } from "./output-stall.ts";
+import { RELEASED_BYTES } from "./collect-after-release.ts";
 import type { Waiting } from "./output-stall.ts";
 
 // @grpc/grpc-js puts the runtime's gRPC methods on a port. It runs on node:http2, which Node, Bun
@@ -108,9 +109,6 @@ function http2ServerOf(server: Server): Http2Server {
   if (!made || typeof made.on !== "function") throw new Error("@grpc/grpc-js no longer keeps its HTTP/2 servers where tensorfn looks: the gRPC port cannot hold its connections to their limits");
   return made;
 }
-
-/** Unsent answer bytes a connection must have held for its end to ask for a collection. */
-const RELEASED_BYTES = 2 ** 20;
 
 /** What the watch keeps of one connection. */
 interface Watched {

@@ -4,6 +4,7 @@ import { isProbe } from "../../runtime/mod.ts";
 import type { ConnectionLimits } from "../host.ts";
 import { CHECK_INTERVAL_MS, followOutput } from "../output-stall.ts";
 import type { Waiting } from "../output-stall.ts";
+import { RELEASED_BYTES } from "../collect-after-release.ts";
 
 /** Connections past `maxConnections` that are still let in, answered 503 (probes served): past these they are closed at once. */
 export const PROBE_ROOM = 64;
@@ -34,9 +35,6 @@ interface Reading {
  * `holdsRequestTimeout: false` where the server does not enforce requestTimeout and headersTimeout
  * (Bun's node:http): then the sweep below does, from the bytes each connection read.
  */
-/** Unsent answer bytes a connection must have held for its end to ask for a collection. */
-const RELEASED_BYTES = 2 ** 20;
-
 export function limitConnections(
   server: Server,
   limits: ConnectionLimits,
