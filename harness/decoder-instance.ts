@@ -6,7 +6,7 @@
 import * as ort from "onnxruntime-node";
 import type { Tensor } from "../runtime/core/mod.ts";
 import type { KvGeometry, ModelInstance } from "../runtime/scheduler/mod.ts";
-import { DECODER, buildDecoder, specialTokenId } from "../models/decoder.ts";
+import { DECODER, buildDecoder, decoderReference, specialTokenId } from "../models/decoder.ts";
 import type { DecoderSpec } from "../models/decoder.ts";
 
 /** The KV geometry the scheduler needs for a decoder of `spec`. */
@@ -42,4 +42,16 @@ export function decoderInstance(spec: DecoderSpec = DECODER, options: { intraOpN
     },
   };
   return instance;
+}
+
+/** Greedy continuation by the float64 reference, recomputing the whole sequence each token. */
+export function referenceGreedy(ids: number[], tokens: number): number[] {
+  const seq = [...ids];
+  for (let i = 0; i < tokens; i++) {
+    const logits = decoderReference(seq).at(-1)!;
+    let best = 0;
+    for (let v = 1; v < logits.length; v++) if (logits[v]! > logits[best]!) best = v;
+    seq.push(best);
+  }
+  return seq.slice(ids.length);
 }

@@ -1,7 +1,7 @@
 import type { Clock, InferRequest, InferResponse } from "../core/mod.ts";
 import { RuntimeError } from "../core/mod.ts";
 import type { Backend, Session } from "../backends/backend.ts";
-import { createScheduler, GenerationScheduler, hasInstances, responses } from "../scheduler/mod.ts";
+import { createScheduler, hasInstances, isGenerator, responses } from "../scheduler/mod.ts";
 import type { GenerationUsage } from "../scheduler/mod.ts";
 import type { Arrivals, InstanceScheduler, ModelInstance, ResourceClaim, ResourceLimiter, ResourceNeeds, ScheduledRequest, ScheduledResult, Scheduler, SchedulerObserver, StepDispatch } from "../scheduler/mod.ts";
 import type { FunctionConfig } from "../config/mod.ts";
@@ -134,12 +134,12 @@ export class Deployment {
 
   /** A generator's scheduler state (running, waiting, KV cache use), for metrics and the dashboard. */
   get generation(): GenerationUsage | undefined {
-    return this.#scheduler instanceof GenerationScheduler ? this.#scheduler.usage : undefined;
+    return isGenerator(this.#scheduler) ? this.#scheduler.usage : undefined;
   }
 
-  /** A generator's last iterations' slots (see GenerationScheduler.recentSlots), for the dashboard. */
+  /** A generator's last iterations' slots (see GeneratorInstances.recentSlots), for the dashboard. */
   generationSlots(): number[][] | undefined {
-    return this.#scheduler instanceof GenerationScheduler ? this.#scheduler.recentSlots() : undefined;
+    return isGenerator(this.#scheduler) ? this.#scheduler.recentSlots() : undefined;
   }
 
   /** The classification labels of output `name` (its `label_filename`'s lines), when it has some. */

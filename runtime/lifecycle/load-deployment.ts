@@ -122,8 +122,10 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
   // own cost, not the event loop's) and moves it onto the event loop when it is cheap; bytes it
   // measured before (a wake from PARKED) load straight onto the thread it chose then.
   // A generator's step carries the whole batch's KV past as its inputs: a worker would copy it there
-  // and back every token, so it runs on the event loop unless told otherwise.
-  const setting = identity ? "worker" : declared.generation ? (declared.parameters.execution_thread?.string_value as "main" | "worker" | undefined) ?? "main" : executionThreadSetting(declared);
+  // and back every token, so one instance runs on the event loop unless told otherwise; several run
+  // in workers, where their steps overlap (on the event loop they would only take turns).
+  const generatorThread = () => (declared.parameters.execution_thread?.string_value as "main" | "worker" | undefined) ?? (initial > 1 ? "worker" : "main");
+  const setting = identity ? "worker" : declared.generation ? generatorThread() : executionThreadSetting(declared);
   if (setting === "main" && initial > 1) {
     log.warn(`${prefix}: execution_thread main with ${initial} instances: inline instances share the event loop and never overlap`);
   }

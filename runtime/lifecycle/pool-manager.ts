@@ -10,7 +10,8 @@ import type { Budgets, Footprint, RoomCandidate } from "./memory-budget.ts";
 export function estimateFootprint(declared: DeclaredConfig & { accelerator: Accelerator }, bytes: number): Footprint {
   const placements = instancePlacements(declared.instance_group, declared.accelerator);
   const onDevice = placements.filter((p) => holdsOnDevice(p.accelerator)).length;
-  return versionFootprint(bytes, placements.length - onDevice, onDevice, declared.generation?.kv_cache_bytes ?? 0);
+  // A generator's instances each hold a KV cache of their own.
+  return versionFootprint(bytes, placements.length - onDevice, onDevice, (declared.generation?.kv_cache_bytes ?? 0) * Math.max(1, placements.length));
 }
 
 /**

@@ -11,7 +11,7 @@ import type { LevelPolicy } from "./queue/priority-queue.ts";
 import type { SchedulerObserver, SequenceEvent } from "./scheduler-observer.ts";
 import type { Arrivals, InstanceScheduler, ModelInstance, Scheduler } from "./scheduler.ts";
 import { EnsembleScheduler } from "./ensemble/ensemble-scheduler.ts";
-import { GenerationScheduler } from "./generation/generation-scheduler.ts";
+import { GeneratorInstances } from "./generation/generator-instances.ts";
 import { KvStore } from "./generation/kv-cache.ts";
 import type { StepDispatch } from "./ensemble/ensemble-scheduler.ts";
 
@@ -74,17 +74,16 @@ export function createScheduler(config: FunctionConfig, setup: SchedulerSetup): 
   });
 }
 
-/** Continuous batching from `generation`, over a KV cache of `kv_cache_bytes` at most. */
-function generationScheduler(config: FunctionConfig, setup: SchedulerSetup): GenerationScheduler {
+/** Continuous batching from `generation`: a loop per instance, each over a KV cache of `kv_cache_bytes` at most. */
+function generationScheduler(config: FunctionConfig, setup: SchedulerSetup): GeneratorInstances {
   const g = config.generation!;
   const model = g.model!;
   const eos = setup.codec?.eosTokenIds ?? [];
   const geometry = { layers: model.layers, kvHeads: model.kv_heads, headDim: model.head_dim, positionIds: model.position_ids, padToken: eos[0] ?? 0 };
   const byBytes = Math.floor(g.kv_cache_bytes / KvStore.blockBytes(geometry, g.block_size));
   const maxModelLen = g.max_model_len ?? setup.codec?.maxPositions ?? 2048;
-  return new GenerationScheduler({
+  return new GeneratorInstances({
     name: config.name,
-    instance: setup.instances[0]!,
     geometry,
     clock: setup.clock,
     mode: g.mode,
@@ -100,7 +99,7 @@ function generationScheduler(config: FunctionConfig, setup: SchedulerSetup): Gen
     eosTokenIds: eos,
     samplingDefaults: { ...GREEDY, ...setup.codec?.samplingDefaults },
     observer: setup.observer,
-  });
+  }, setup.instances);
 }
 
 /** Triton's queue policy per priority level, in the scheduler's terms (levels 1..N). */

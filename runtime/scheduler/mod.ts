@@ -26,6 +26,8 @@ export { controlTensor, gatherAlong, initialState, scatterAlong } from "./sequen
 export type { ControlKind, ControlSpec, RowControl, StateSpec } from "./sequence/sequence-tensors.ts";
 export { GenerationScheduler } from "./generation/generation-scheduler.ts";
 export type { GenerationSchedulerOptions, GenerationUsage } from "./generation/generation-scheduler.ts";
+export { GeneratorInstances, isGenerator } from "./generation/generator-instances.ts";
+export type { Generator } from "./generation/generator-instances.ts";
 export { planIteration } from "./generation/generation-plan.ts";
 export type { IterationPlan, PlanState, PlannedSeq, PlannedStep } from "./generation/generation-plan.ts";
 export { BlockPool } from "./generation/block-pool.ts";

@@ -46,6 +46,9 @@ export interface GenerationSchedulerOptions {
   samplingDefaults: SamplingParams;
   /** Told each execution (statistics, the trace timeline), each request's wait, and the generator's own figures (`generation`: vLLM's metrics). */
   observer?: SchedulerObserver;
+  /** Which of the generator's instances this is (1-based; the trace's track), and how many there are: sequence ids are `index + k × of`, so no two instances' sequences share an id in the dashboard's slots. */
+  instanceIndex?: number;
+  instances?: number;
 }
 
 /** A generator's state now: sequences running and waiting, the KV cache's use (0–1) and size, prefix-cache counters (tokens). */
@@ -107,7 +110,7 @@ export class GenerationScheduler implements Scheduler {
   readonly #running: Seq[] = [];
   readonly #byId = new Map<number, Seq>();
   readonly #watch = new SignalWatch<Seq>((seq) => this.#cancel(seq, new RuntimeError("CANCELLED", "the request was cancelled")));
-  #nextId = 1;
+  #nextId: number;
   /** The sequence in each slot (0: empty), and the ring of the last iterations' copies. */
   readonly #slots: Int32Array;
   readonly #recent: Int32Array[] = [];
@@ -122,6 +125,7 @@ export class GenerationScheduler implements Scheduler {
 
   constructor(options: GenerationSchedulerOptions) {
     this.#o = options;
+    this.#nextId = options.instanceIndex ?? 1;
     this.#pool = new BlockPool(options.blocks, options.blockSize);
     this.#kv = new KvStore(options.geometry, options.blocks, options.blockSize);
     this.#slots = new Int32Array(options.maxNumSeqs);
@@ -225,7 +229,7 @@ export class GenerationScheduler implements Scheduler {
     }
     const now = this.#o.clock.now();
     const seq: Seq = {
-      id: this.#nextId++,
+      id: this.#takeId(),
       ids,
       promptLength: ids.length,
       computed: 0,
@@ -248,6 +252,18 @@ export class GenerationScheduler implements Scheduler {
     return seq;
   }
 
+  #takeId(): number {
+    const id = this.#nextId;
+    this.#nextId += this.#o.instances ?? 1;
+    return id;
+  }
+
+  /** How many of `ids`' full blocks this instance's prefix cache holds now (a router's tie-break). */
+  cachedBlocks(ids: ArrayLike<number>): number {
+    if (!this.#o.prefixCaching || ids.length === 0) return 0;
+    return this.#pool.lookup(ids, Math.floor((ids.length - 1) / this.#o.blockSize)).length;
+  }
+
   #enqueueWaiting(seq: Seq): void {
     seq.state = "waiting";
     let at = this.#waiting.length;
@@ -265,11 +281,18 @@ export class GenerationScheduler implements Scheduler {
   #loop(): void {
     if (this.#looping) return;
     this.#looping = true;
-    void this.#iterate().finally(() => {
-      this.#looping = false;
-      if (this.#waiting.length + this.#running.length > 0) this.#loop();
-      else this.#drained?.();
-    });
+    void this.#iterate()
+      .catch((error: unknown) => {
+        // A fault of the loop itself (not of a step): every sequence ends with it rather than the
+        // loop restarting into the same fault forever.
+        const failure = new RuntimeError("INTERNAL", `the generation loop failed: ${(error as Error).message}`);
+        for (const seq of [...this.#running, ...this.#waiting]) this.#finish(seq, failure);
+      })
+      .finally(() => {
+        this.#looping = false;
+        if (this.#waiting.length + this.#running.length > 0) this.#loop();
+        else this.#drained?.();
+      });
   }
 
   async #iterate(): Promise<void> {
@@ -300,32 +323,37 @@ export class GenerationScheduler implements Scheduler {
       const prefill = rows.filter((r) => r.row.tokens > 1);
       for (const group of [prefill, decode]) {
         if (group.length === 0) continue;
-        started = this.#o.clock.now();
-        const decoding = group === decode;
-        const keys = decoding ? group.map((g) => g.seq.id) : undefined;
-        const feeds = this.#kv.feeds(group.map((g) => g.row), keys);
-        const gathered = this.#o.clock.now();
-        this.#profile.gatherMs += gathered - started;
-        let outputs: Record<string, Tensor>;
         try {
-          outputs = await this.#o.instance.run(feeds);
+          await this.#step(group, group === decode);
         } catch (error) {
+          // The decoder failed, or a step's own work did: its sequences end with the reason; the
+          // rest go on over a past gathered afresh (what was carried may be half-written).
+          this.#kv.forget();
           const failure = new RuntimeError("INTERNAL", `the decoder failed: ${(error as Error).message}`);
           for (const { seq } of group) this.#finish(seq, failure);
-          continue;
         }
-        const ran = this.#o.clock.now();
-        this.#profile.runMs += ran - gathered;
-        this.#kv.scatter(outputs, group.map((g) => g.row), feeds, keys);
-        const scattered = this.#o.clock.now();
-        this.#profile.scatterMs += scattered - ran;
-        this.#sampleRows(group, outputs.logits!);
-        const sampled = this.#o.clock.now();
-        this.#profile.sampleMs += sampled - scattered;
-        // An execution as every scheduler reports one: its rows are the sequences it stepped.
-        this.#o.observer?.executed({ rows: group.length, requests: group.length, inputMs: gathered - started, inferMs: ran - gathered, waitMs: 0, outputMs: sampled - ran, startMs: started, instance: 1 });
       }
     }
+  }
+
+  /** One execution: a group's feeds gathered, the decoder run, the new keys and values written back, each finished row sampled. */
+  async #step(group: { seq: Seq; row: StepRow }[], decoding: boolean): Promise<void> {
+    const started = this.#o.clock.now();
+    const keys = decoding ? group.map((g) => g.seq.id) : undefined;
+    const feeds = this.#kv.feeds(group.map((g) => g.row), keys);
+    const gathered = this.#o.clock.now();
+    this.#profile.gatherMs += gathered - started;
+    const outputs = await this.#o.instance.run(feeds);
+    const ran = this.#o.clock.now();
+    this.#profile.runMs += ran - gathered;
+    this.#kv.scatter(outputs, group.map((g) => g.row), feeds, keys);
+    const scattered = this.#o.clock.now();
+    this.#profile.scatterMs += scattered - ran;
+    this.#sampleRows(group, outputs.logits!);
+    const sampled = this.#o.clock.now();
+    this.#profile.sampleMs += sampled - scattered;
+    // An execution as every scheduler reports one: its rows are the sequences it stepped.
+    this.#o.observer?.executed({ rows: group.length, requests: group.length, inputMs: gathered - started, inferMs: ran - gathered, waitMs: 0, outputMs: sampled - ran, startMs: started, instance: this.#o.instanceIndex ?? 1 });
   }
 
   #plan(): IterationPlan {

@@ -69,6 +69,17 @@ export class KvStore {
    * [rows, heads, longest past, head dim] gathered from the blocks.
    */
   feeds(rows: readonly StepRow[], keys?: readonly number[]): Record<string, Tensor> {
+    const feeds = this.#feeds(rows, keys);
+    // A run that takes its feeds' buffers (a worker's) leaves the mask detached: a decode step keeps a copy to carry.
+    if (keys && this.#runTakesFeeds) this.#maskCopy = (feeds.attention_mask!.data as BigInt64Array).slice();
+    return feeds;
+  }
+
+  /** Whether a run took a step's feeds (their buffers detached after it): carrying then needs the mask copied before the run. */
+  #runTakesFeeds = false;
+  #maskCopy?: BigInt64Array;
+
+  #feeds(rows: readonly StepRow[], keys?: readonly number[]): Record<string, Tensor> {
     const carried = keys && this.#carry(rows, keys);
     if (carried) return carried;
     // A prompt chunk's step drops the carried past too: kept beside arrivals every iteration, its
@@ -186,7 +197,15 @@ export class KvStore {
       }
     }
     const mask = feeds.attention_mask!;
-    this.#carried = { keys: [...keys], next: rows.map((r) => r.from + 1), mask: mask.data as BigInt64Array, total: mask.shape[1]!, presents };
+    let kept = mask.data as BigInt64Array;
+    if (kept.buffer.byteLength === 0) {
+      // Detached by the run: carry from the copy taken before it, or, the first time, learn to take one.
+      this.#runTakesFeeds = true;
+      if (this.#maskCopy?.length !== mask.shape[0]! * mask.shape[1]!) return void (this.#carried = undefined);
+      kept = this.#maskCopy;
+    }
+    this.#maskCopy = undefined;
+    this.#carried = { keys: [...keys], next: rows.map((r) => r.from + 1), mask: kept, total: mask.shape[1]!, presents };
   }
 
   /** Copies row `r`'s first `row.from` positions from its blocks in `source` into `dense` [rows, heads, `length`, head dim]. */

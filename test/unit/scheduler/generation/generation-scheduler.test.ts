@@ -5,7 +5,8 @@ import { GenerationScheduler } from "../../../../runtime/scheduler/generation/ge
 import type { GenerationSchedulerOptions } from "../../../../runtime/scheduler/generation/generation-scheduler.ts";
 import type { ScheduledRequest } from "../../../../runtime/scheduler/mod.ts";
 import { decoderReference, decoderVocabSize } from "../../../../models/decoder.ts";
-import { DECODER_GEOMETRY, decoderInstance } from "../../../../harness/decoder-instance.ts";
+import { DECODER_GEOMETRY, decoderInstance, referenceGreedy } from "../../../../harness/decoder-instance.ts";
+import { transferables } from "../../../../runtime/backends/_worker-protocol.ts";
 
 function scheduler(options: Partial<GenerationSchedulerOptions> = {}) {
   const instance = decoderInstance();
@@ -47,18 +48,6 @@ async function generate(s: GenerationScheduler, prompt: number[], sampling: Part
 function prompt(seed: number, length: number): number[] {
   let x = seed;
   return Array.from({ length }, () => (x = (x * 1103515245 + 12345) % 2147483648) % (decoderVocabSize() - 3));
-}
-
-/** Greedy continuation by the float64 reference, recomputing the whole sequence each token. */
-function referenceGreedy(ids: number[], tokens: number): number[] {
-  const seq = [...ids];
-  for (let i = 0; i < tokens; i++) {
-    const logits = decoderReference(seq).at(-1)!;
-    let best = 0;
-    for (let v = 1; v < logits.length; v++) if (logits[v]! > logits[best]!) best = v;
-    seq.push(best);
-  }
-  return seq.slice(ids.length);
 }
 
 describe("GenerationScheduler (continuous batching on the example decoder)", () => {
@@ -180,5 +169,29 @@ describe("GenerationScheduler (continuous batching on the example decoder)", () 
     expect(() => s.stream(request(prompt(4, 5)), { signal: new AbortController().signal })).toThrow(expect.objectContaining({ code: "UNAVAILABLE", retryAfterMs: 1000 }));
     expect(() => s.stream(request(prompt(4, 500), { maxTokens: 20 }), { signal: new AbortController().signal })).toThrow(/exceed the model's length of 512/);
     await Promise.all(running);
+  });
+
+  it("on an instance that takes its feeds' buffers (a worker's), decode steps still carry their past, with the same tokens", async () => {
+    const cases = Array.from({ length: 6 }, (_, i) => ({ ids: prompt(i + 60, 4 + i * 5), maxTokens: 12 + i * 3 }));
+    const alone: number[][] = [];
+    for (const c of cases) alone.push(await generate(scheduler({ maxNumSeqs: 1 }).s, c.ids, { maxTokens: c.maxTokens }));
+    const { s, instance } = scheduler();
+    const run = instance.run.bind(instance);
+    // What posting the feeds to a worker does: their buffers move, leaving the scheduler's detached.
+    instance.run = (feeds) => run(structuredClone(feeds, { transfer: transferables(feeds) }));
+    expect(await Promise.all(cases.map((c) => generate(s, c.ids, { maxTokens: c.maxTokens })))).toEqual(alone);
+    expect(s.profile.carried + s.profile.rebuilt).toBeGreaterThan(20);
+  });
+
+  it("a step that fails after the decoder ran ends its sequences with INTERNAL; the loop does not spin on it", async () => {
+    const { s, instance } = scheduler();
+    const run = instance.run.bind(instance);
+    // A decoder whose outputs lack its present.* (the KV scatter throws): every request must end, naming it.
+    instance.run = async (feeds) => ({ logits: (await run(feeds)).logits! });
+    const outcomes = await Promise.allSettled([generate(s, prompt(1, 6), { maxTokens: 4 }), generate(s, prompt(2, 9), { maxTokens: 4 })]);
+    for (const outcome of outcomes) expect(outcome).toMatchObject({ status: "rejected", reason: { code: "INTERNAL", message: expect.stringMatching(/present\.0\.key/) } });
+    expect(s.inflight()).toBe(0);
+    instance.run = run;
+    expect(await generate(s, prompt(3, 5), { maxTokens: 3 })).toEqual(referenceGreedy(prompt(3, 5), 3));
   });
 });
