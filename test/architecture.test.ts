@@ -147,3 +147,68 @@ describe("test/ and bench/", () => {
     expect(benchEdges.filter(({ file, target }) => file.startsWith("harness/") && target.startsWith("bench/"))).toEqual([]);
   });
 });
+
+describe("file length", () => {
+  // A runtime file over 400 lines says why in its first lines ("Over N lines: …"), N no more than it has.
+  const files = sources(join(root, "runtime")).map((path) => ({ file: relative(root, path), lines: readFileSync(path, "utf8").split("\n") }));
+
+  it("finds the files it checks", () => {
+    expect(files.length).toBeGreaterThan(150);
+  });
+
+  it("no runtime/ file is over 400 lines without its reason in its first lines", () => {
+    const unexplained = files
+      .filter(({ lines }) => lines.length > 400)
+      .filter(({ lines }) => {
+        const said = /over (\d+) lines/i.exec(lines.slice(0, 10).join("\n"));
+        return !said || Number(said[1]) > lines.length;
+      })
+      .map(({ file, lines }) => `${file} (${lines.length} lines)`);
+    expect(unexplained).toEqual([]);
+  });
+});
+
+describe("the walks of docs/design/architecture.md", () => {
+  const doc = readFileSync(join(root, "docs/design/architecture.md"), "utf8");
+  const section = doc.slice(doc.indexOf("## Three walks"), doc.indexOf("Other paths worth knowing"));
+  const walks = [...section.matchAll(/\*\*([^*]+)\*\* — (\d+) files[^\n]*\n([\s\S]*?)(?=\n\*\*|$)/g)].map((m) => ({
+    name: m[1]!,
+    count: Number(m[2]),
+    files: [...new Set([...m[3]!.matchAll(/`((?:runtime|adapters)\/[\w./-]+\.ts)`/g)].map((f) => f[1]!))],
+  }));
+  // Imports by name: a name imported from a barrel (mod.ts) counts as imported from the file that defines it.
+  const namedEdges = (dir: string) =>
+    sources(join(root, dir)).flatMap((path) => {
+      const text = readFileSync(path, "utf8");
+      return [...text.matchAll(/(?:import|export)\s+(?:type\s+)?(\{[^}]*\}|\*)?[^;]*?from\s+["']([^"']+)["']/g)].map((m) => ({
+        file: relative(root, path),
+        names: m[1] === "*" || !m[1] ? ["*"] : m[1].slice(1, -1).split(",").map((n) => n.trim().replace(/^type\s+/, "").split(/\s+as\s+/)[0]!).filter(Boolean),
+        target: m[2]!.startsWith(".") ? relative(root, resolve(dirname(path), m[2]!)) : m[2]!,
+      }));
+    });
+  const all = [...namedEdges("runtime"), ...namedEdges("adapters")];
+  const from = new Map<string, typeof all>();
+  for (const edge of all) from.set(edge.file, [...(from.get(edge.file) ?? []), edge]);
+  /** The files that define `name` as re-exported by barrel `target` (itself where it is not a barrel). */
+  const definers = (target: string, name: string, depth = 0): string[] => {
+    if (!target.endsWith("mod.ts") || depth > 5) return [target];
+    return (from.get(target) ?? []).filter((e) => e.names.includes(name) || e.names.includes("*")).flatMap((e) => definers(e.target, name, depth + 1));
+  };
+  const imports = (file: string) => new Set((from.get(file) ?? []).flatMap((e) => e.names.flatMap((name) => definers(e.target, name))));
+
+  it("finds the three walks and their files", () => {
+    expect(walks.map((w) => w.name)).toEqual(["A KServe infer on Node, from the socket to `session.run` and back", "An OpenAI streamed chat", "A lazy load, a park, a wake"]);
+    for (const walk of walks) expect(walk.files.length, walk.name).toBeGreaterThan(5);
+  });
+
+  it("says how many files each walk has, names only files that exist, each importing or imported by another of its walk", () => {
+    for (const walk of walks) {
+      expect(walk.files.length, walk.name).toBe(walk.count);
+      for (const file of walk.files) {
+        expect(statSync(join(root, file)).isFile(), file).toBe(true);
+        const linked = walk.files.some((other) => other !== file && (imports(file).has(other) || imports(other).has(file)));
+        expect(linked, `${file} is on the walk '${walk.name}'`).toBe(true);
+      }
+    }
+  });
+});

@@ -1,3 +1,5 @@
+// Over 400 lines: every state change of one version (load, reload, park, wake, evict, unload, the
+// retry after a failure) runs under one single-flight lock and one set of invariants.
 import { RuntimeError } from "../core/mod.ts";
 import type { Clock, Logger } from "../core/mod.ts";
 import { ModelStats } from "../metrics/mod.ts";

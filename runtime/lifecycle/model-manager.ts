@@ -1,4 +1,4 @@
-// Just over 400 lines: every question the call pipeline and the routes ask of the functions (lookup,
+// Over 500 lines: every question the call pipeline and the routes ask of the functions (lookup,
 // admission, infer, stream, readiness, statistics, the index) in one facade over the registry.
 import { RuntimeError } from "../core/mod.ts";
 import type { Clock, InferRequest, InferResponse, Tensor } from "../core/mod.ts";

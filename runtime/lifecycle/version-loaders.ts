@@ -1,3 +1,5 @@
+// Over 400 lines: one loader per function kind (a model, a handler in-process or in its own process,
+// an ensemble, a generator's tokenizer), sharing the reading of bytes, the budgets and the cache's scope.
 import { formatCompileProblem, RuntimeError } from "../core/mod.ts";
 import type { Platform } from "../core/mod.ts";
 import { computesTensors, DEFAULT_HANDLER_TIMEOUT_MS, MAX_HANDLER_FILE_BYTES, providerOptions, resolveInside, tritonAccelerator } from "../config/mod.ts";

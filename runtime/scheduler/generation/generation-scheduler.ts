@@ -7,7 +7,7 @@
  * finishes (a stop token, max_tokens, the model's length) or the one after its client goes away,
  * and its blocks go to whoever waits.
  */
-import { PushQueue, RuntimeError, invalidArg } from "../../core/mod.ts";
+import { RuntimeError } from "../../core/mod.ts";
 import type { Clock, FinishReason, SamplingParams, Tensor } from "../../core/mod.ts";
 import { SignalWatch } from "../queue/signal-watch.ts";
 import type { ModelInstance, ScheduledRequest, ScheduledResult, Scheduler } from "../scheduler.ts";
@@ -17,9 +17,11 @@ import { planIteration } from "./generation-plan.ts";
 import type { IterationPlan, PlannedSeq } from "./generation-plan.ts";
 import { KvStore } from "./kv-cache.ts";
 import type { KvGeometry, StepRow } from "./kv-cache.ts";
-import { logprobOf, sample, seededRandom } from "./sampling.ts";
-import type { SampledToken } from "./sampling.ts";
-import { samplingFromParameters } from "./sampling-parameters.ts";
+import { logprobOf, sample } from "./sampling.ts";
+import { SlotHistory } from "./slot-history.ts";
+import { checkedPrompt, newSequence } from "./generation-sequence.ts";
+import type { Seq } from "./generation-sequence.ts";
+import { promptTensors, tokenTensors, wholeTensors } from "./token-tensors.ts";
 
 export interface GenerationSchedulerOptions {
   name: string;
@@ -67,40 +69,7 @@ export interface GenerationUsage {
   slots: number;
 }
 
-/** How many recent iterations `recentSlots` keeps: the dashboard's "bus" picture. */
-const RECENT_ITERATIONS = 160;
-
-/** One request's sequence. */
-interface Seq {
-  id: number;
-  ids: number[];
-  promptLength: number;
-  computed: number;
-  table: number[];
-  params: SamplingParams;
-  random: () => number;
-  output: Map<number, number>;
-  prompt: Set<number>;
-  stops: Set<number>;
-  priority: number;
-  arrival: number;
-  arrivedMs: number;
-  lastTokenMs?: number;
-  started?: boolean;
-  deadlineMs: number;
-  state: "waiting" | "running" | "done";
-  /** `params.promptLogprobs`: each prompt position's logprob as its chunk is computed, until sent. */
-  promptLogprobs?: SampledToken[];
-  promptSent?: boolean;
-  cancelled?: RuntimeError;
-  signal: AbortSignal;
-  /** The stream's buffer between the loop and the request's reader. */
-  sink: PushQueue<ScheduledResult>;
-}
-
-const NO_IDS = new BigInt64Array(0);
-const NO_FLOATS = new Float32Array(0);
-const utf8 = new TextEncoder();
+type LoopProfile = Record<"iterations" | "planMs" | "gatherMs" | "runMs" | "scatterMs" | "sampleMs" | "rows", number>;
 
 export class GenerationScheduler implements Scheduler {
   readonly #o: GenerationSchedulerOptions;
@@ -111,29 +80,25 @@ export class GenerationScheduler implements Scheduler {
   readonly #byId = new Map<number, Seq>();
   readonly #watch = new SignalWatch<Seq>((seq) => this.#cancel(seq, new RuntimeError("CANCELLED", "the request was cancelled")));
   #nextId: number;
-  /** The sequence in each slot (0: empty), and the ring of the last iterations' copies. */
-  readonly #slots: Int32Array;
-  readonly #recent: Int32Array[] = [];
-  #recentNext = 0;
-  #recentCount = 0;
+  /** The sequence in each slot, and the last iterations' (the dashboard's picture). */
+  readonly #slots: SlotHistory;
   #arrivals = 0;
   #looping = false;
   #stopping = false;
   #drained?: () => void;
   /** Time in the iteration's own work (planning, gathering, scattering, sampling) and in the decoder, for the bench. */
-  readonly #profile = { iterations: 0, planMs: 0, gatherMs: 0, runMs: 0, scatterMs: 0, sampleMs: 0, rows: 0 };
+  readonly #profile: LoopProfile = { iterations: 0, planMs: 0, gatherMs: 0, runMs: 0, scatterMs: 0, sampleMs: 0, rows: 0 };
 
   constructor(options: GenerationSchedulerOptions) {
     this.#o = options;
     this.#nextId = options.instanceIndex ?? 1;
     this.#pool = new BlockPool(options.blocks, options.blockSize);
     this.#kv = new KvStore(options.geometry, options.blocks, options.blockSize);
-    this.#slots = new Int32Array(options.maxNumSeqs);
-    for (let i = 0; i < RECENT_ITERATIONS; i++) this.#recent.push(new Int32Array(options.maxNumSeqs));
+    this.#slots = new SlotHistory(options.maxNumSeqs);
   }
 
   /** `#profile`, with how the decode steps got their past (the KV store's counts). */
-  get profile(): { iterations: number; planMs: number; gatherMs: number; runMs: number; scatterMs: number; sampleMs: number; rows: number; carried: number; rebuilt: number } {
+  get profile(): LoopProfile & { carried: number; rebuilt: number } {
     return { ...this.#profile, carried: this.#kv.stats.carried, rebuilt: this.#kv.stats.rebuilt };
   }
 
@@ -155,35 +120,16 @@ export class GenerationScheduler implements Scheduler {
     return { running: this.#running.length, waiting: this.#waiting.length, kvUsage: this.#pool.used / this.#pool.size, blocks: this.#pool.size, prefix: this.#pool.prefixStats, maxModelLen: this.#o.maxModelLen, kvBytes: this.#pool.size * KvStore.blockBytes(this.#o.geometry, this.#o.blockSize), mode: this.#o.mode, slots: this.#o.maxNumSeqs };
   }
 
-  /**
-   * The last iterations' slots, oldest first: per iteration, the sequence in each of the
-   * `max_num_seqs` slots (0: empty). A sequence keeps its slot from admission to its end, so a
-   * picture of them shows request-level batching's emptying batches and continuous batching's refills.
-   */
+  /** The last iterations' slots, oldest first (see SlotHistory). */
   recentSlots(): number[][] {
-    const start = this.#recentCount < RECENT_ITERATIONS ? 0 : this.#recentNext;
-    const out: number[][] = [];
-    for (let i = 0; i < Math.min(this.#recentCount, RECENT_ITERATIONS); i++) out.push(Array.from(this.#recent[(start + i) % RECENT_ITERATIONS]!));
-    return out;
+    return this.#slots.recent();
   }
 
   /** Every token at once: the tokens, their logprobs and the finish reason of the whole generation. */
   async enqueue(request: ScheduledRequest, options: { signal?: AbortSignal } = {}): Promise<ScheduledResult> {
-    const ids: bigint[] = [];
-    const logprobs: number[] = [];
-    let finish: Tensor | undefined;
-    for await (const part of this.stream(request, { signal: options.signal ?? new AbortController().signal })) {
-      ids.push(...(part.output_ids!.data as BigInt64Array));
-      logprobs.push(...(part.logprobs!.data as Float32Array));
-      if (part.finish_reason!.shape[0]) finish = part.finish_reason;
-    }
-    return {
-      output_ids: { datatype: "INT64", shape: [ids.length], data: BigInt64Array.from(ids) },
-      logprobs: { datatype: "FP32", shape: [logprobs.length], data: Float32Array.from(logprobs) },
-      top_logprob_ids: { datatype: "INT64", shape: [0], data: NO_IDS },
-      top_logprobs: { datatype: "FP32", shape: [0], data: NO_FLOATS },
-      finish_reason: finish ?? { datatype: "BYTES", shape: [0], data: [] },
-    };
+    const parts: ScheduledResult[] = [];
+    for await (const part of this.stream(request, { signal: options.signal ?? new AbortController().signal })) parts.push(part);
+    return wholeTensors(parts);
   }
 
   stream(request: ScheduledRequest, options: { signal: AbortSignal }): AsyncIterable<ScheduledResult> {
@@ -204,21 +150,7 @@ export class GenerationScheduler implements Scheduler {
   /** Checks a request before it waits: cheap refusals first, its prompt's fit in the cache last. */
   #admit(request: ScheduledRequest, signal: AbortSignal): Seq {
     if (this.#stopping) throw new RuntimeError("UNAVAILABLE", `'${this.#o.name}' is unloading`);
-    const prompt = request.feeds.input_ids;
-    if (!prompt || prompt.datatype !== "INT64") throw invalidArg(`a generation request's prompt is 'input_ids' (INT64)`);
-    const ids = Array.from(prompt.data as BigInt64Array, Number);
-    if (ids.length === 0) throw invalidArg("the prompt is empty: give at least one token");
-    // Checked here, not by the model: one bad id would fail every sequence of its batch.
-    const bad = ids.findIndex((id) => !(id >= 0 && id < this.#o.vocab));
-    if (bad >= 0) throw invalidArg(`input_ids[${bad}] is ${ids[bad]}, not a token of the model (0 to ${this.#o.vocab - 1})`);
-    const params = request.sampling ?? samplingFromParameters(request.parameters, this.#o.samplingDefaults);
-    if (ids.length + params.maxTokens > this.#o.maxModelLen) {
-      throw invalidArg(`the prompt's ${ids.length} tokens plus max_tokens ${params.maxTokens} exceed the model's length of ${this.#o.maxModelLen} tokens`);
-    }
-    const blocksNeeded = Math.ceil((ids.length + params.maxTokens) / this.#o.blockSize);
-    if (blocksNeeded > this.#pool.size) {
-      throw invalidArg(`the prompt's ${ids.length} tokens plus max_tokens ${params.maxTokens} need ${blocksNeeded} KV blocks, more than the cache holds (${this.#pool.size}; generation.kv_cache_blocks)`);
-    }
+    const { ids, params } = checkedPrompt(request, { ...this.#o, blocks: this.#pool.size });
     const retryAfterMs = 1000;
     if (this.#waiting.length >= this.#o.maxWaiting) {
       throw new RuntimeError("UNAVAILABLE", `'${this.#o.name}' has ${this.#waiting.length} requests waiting (generation.max_waiting_requests): try again shortly`, { retryAfterMs });
@@ -227,35 +159,12 @@ export class GenerationScheduler implements Scheduler {
     if (waitingTokens + ids.length > this.#o.maxWaitingTokens && this.#waiting.length > 0) {
       throw new RuntimeError("UNAVAILABLE", `'${this.#o.name}' has ${waitingTokens} prompt tokens waiting (generation.max_waiting_tokens ${this.#o.maxWaitingTokens}): try again shortly`, { retryAfterMs });
     }
-    const now = this.#o.clock.now();
-    const seq: Seq = {
-      id: this.#takeId(),
-      ids,
-      promptLength: ids.length,
-      computed: 0,
-      table: [],
-      params,
-      random: seededRandom(params.seed ?? Math.floor(Math.random() * 2 ** 32)),
-      output: new Map(),
-      prompt: new Set(ids),
-      stops: new Set([...params.stopTokenIds]),
-      priority: request.priority || 1,
-      arrival: this.#arrivals++,
-      arrivedMs: now,
-      deadlineMs: request.timeoutMs ? now + request.timeoutMs : Infinity,
-      state: "waiting",
-      signal,
-      sink: new PushQueue<ScheduledResult>(),
-    };
+    const id = this.#nextId;
+    this.#nextId += this.#o.instances ?? 1;
+    const seq = newSequence({ id, ids, params, request, arrival: this.#arrivals++, now: this.#o.clock.now(), signal });
     this.#byId.set(seq.id, seq);
     this.#enqueueWaiting(seq);
     return seq;
-  }
-
-  #takeId(): number {
-    const id = this.#nextId;
-    this.#nextId += this.#o.instances ?? 1;
-    return id;
   }
 
   /** How many of `ids`' full blocks this instance's prefix cache holds now (a router's tie-break). */
@@ -315,9 +224,7 @@ export class GenerationScheduler implements Scheduler {
       }
       this.#profile.iterations++;
       this.#profile.rows += rows.length;
-      this.#recent[this.#recentNext]!.set(this.#slots);
-      this.#recentNext = (this.#recentNext + 1) % RECENT_ITERATIONS;
-      this.#recentCount++;
+      this.#slots.record();
       // Decode rows (one token) run together; prompt chunks together: padding a decode row to a chunk's length would waste its compute.
       const decode = rows.filter((r) => r.row.tokens === 1);
       const prefill = rows.filter((r) => r.row.tokens > 1);
@@ -391,7 +298,7 @@ export class GenerationScheduler implements Scheduler {
       seq.computed = 0;
       if (!seq.promptSent && seq.promptLogprobs) seq.promptLogprobs = [];
       this.#running.splice(this.#running.indexOf(seq), 1);
-      this.#slots[this.#slots.indexOf(seq.id)] = 0;
+      this.#slots.free(seq.id);
       this.#enqueueWaiting(seq);
       this.#o.observer?.generation?.preempted?.();
     }
@@ -402,7 +309,7 @@ export class GenerationScheduler implements Scheduler {
         this.#waiting.splice(this.#waiting.indexOf(seq), 1);
         this.#running.push(seq);
         seq.state = "running";
-        this.#slots[this.#slots.indexOf(0)] = seq.id;
+        this.#slots.seat(seq.id);
         // Its wait, once: a preempted sequence's second wait is the scheduler's, not the queue's.
         if (!seq.started) {
           seq.started = true;
@@ -452,13 +359,7 @@ export class GenerationScheduler implements Scheduler {
       seq.lastTokenMs = now;
       const stopped = seq.stops.has(chosen.token) || (!seq.params.ignoreEos && this.#o.eosTokenIds.includes(chosen.token));
       const finish: FinishReason | undefined = stopped ? "stop" : generated + 1 >= seq.params.maxTokens || seq.ids.length >= this.#o.maxModelLen ? "length" : undefined;
-      seq.sink.push({
-        output_ids: { datatype: "INT64", shape: [1], data: BigInt64Array.of(BigInt(chosen.token)) },
-        logprobs: { datatype: "FP32", shape: [1], data: Float32Array.of(chosen.logprob) },
-        top_logprob_ids: chosen.top ? { datatype: "INT64", shape: [chosen.top.tokens.length], data: BigInt64Array.from(chosen.top.tokens, BigInt) } : { datatype: "INT64", shape: [0], data: NO_IDS },
-        top_logprobs: chosen.top ? { datatype: "FP32", shape: [chosen.top.logprobs.length], data: Float32Array.from(chosen.top.logprobs) } : { datatype: "FP32", shape: [0], data: NO_FLOATS },
-        finish_reason: finish ? { datatype: "BYTES", shape: [1], data: [utf8.encode(finish)] } : { datatype: "BYTES", shape: [0], data: [] },
-      });
+      seq.sink.push(tokenTensors(chosen, finish));
       if (finish) this.#finish(seq, undefined, finish);
     });
   }
@@ -477,16 +378,7 @@ export class GenerationScheduler implements Scheduler {
     const top = seq.params.promptLogprobs!;
     const entries = kept.slice(0, seq.promptLength - 1);
     seq.promptLogprobs = undefined;
-    seq.sink.push({
-      output_ids: { datatype: "INT64", shape: [0], data: NO_IDS },
-      logprobs: { datatype: "FP32", shape: [0], data: NO_FLOATS },
-      top_logprob_ids: { datatype: "INT64", shape: [0], data: NO_IDS },
-      top_logprobs: { datatype: "FP32", shape: [0], data: NO_FLOATS },
-      finish_reason: seq.params.maxTokens === 0 ? { datatype: "BYTES", shape: [1], data: [utf8.encode("length")] } : { datatype: "BYTES", shape: [0], data: [] },
-      prompt_logprobs: { datatype: "FP32", shape: [entries.length], data: Float32Array.from(entries, (e) => e.logprob) },
-      prompt_top_logprob_ids: { datatype: "INT64", shape: [entries.length, top], data: BigInt64Array.from(entries.flatMap((e) => e.top?.tokens ?? []), BigInt) },
-      prompt_top_logprobs: { datatype: "FP32", shape: [entries.length, top], data: Float32Array.from(entries.flatMap((e) => e.top?.logprobs ?? [])) },
-    });
+    seq.sink.push(promptTensors(entries, top, seq.params.maxTokens === 0 ? "length" : undefined));
   }
 
   /** A sequence leaves: its blocks freed, its stream ended (with `error` when it failed or was cancelled). */
@@ -494,7 +386,7 @@ export class GenerationScheduler implements Scheduler {
     if (seq.state === "done") return;
     const list = seq.state === "running" ? this.#running : this.#waiting;
     list.splice(list.indexOf(seq), 1);
-    if (seq.state === "running") this.#slots[this.#slots.indexOf(seq.id)] = 0;
+    if (seq.state === "running") this.#slots.free(seq.id);
     this.#release(seq);
     seq.state = "done";
     this.#byId.delete(seq.id);

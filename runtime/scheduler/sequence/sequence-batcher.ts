@@ -1,3 +1,5 @@
+// Over 400 lines: the sequences, their slots, the backlog and the idle timer change together on every
+// request and execution, as one state machine; the decisions are sequence-plan.ts's, the tensors sequence-tensors.ts's.
 import { invalidArg, RuntimeError } from "../../core/mod.ts";
 import type { Clock, Tensor } from "../../core/mod.ts";
 import { concatBatch, copyTensor, splitBatch } from "../../tensor/mod.ts";
