@@ -1,5 +1,6 @@
-import type { Deployment, ModelManager } from "../lifecycle/mod.ts";
+import type { Deployment, Lease, ModelManager } from "../lifecycle/mod.ts";
 import { Admission, CallOptions } from "./call-options.ts";
+import type { SignalSource } from "./call-options.ts";
 import type { ClientConnections } from "./client-connections.ts";
 import type { DirectBody } from "./direct-body.ts";
 import { refuseDeclaredOversize, takeBody } from "./read-body.ts";
@@ -27,8 +28,9 @@ export interface Call {
   body: DirectBody;
 }
 
-/** A call let in: its deployment, its whole body and the options its scheduling carries. */
+/** A call let in: its lease (the deployment, found once, its inference runs on), its whole body and the options its scheduling carries. */
 export interface Admitted {
+  lease: Lease;
   deployment: Deployment;
   bytes: Uint8Array;
   options: CallOptions;
@@ -45,13 +47,23 @@ export async function admit(ctx: CallContext, call: Call, beforeBody?: (d: Deplo
   const { name, version, header, body } = call;
   const refused = refuseDeclaredOversize(header, body, ctx.maxInputBytes);
   if (refused) await refused;
-  // One lookup for admission (rate_limit, 429, before any load) and the deployment, which
-  // inference then uses (a retry on a reload's successor looks up again, without admission).
-  // A READY deployment comes back at once, without a turn of the event loop.
-  const found = ctx.models.acquireNow(name, version, new Admission(header, body));
-  const deployment = found instanceof Promise ? await found : found;
-  if (beforeBody) await beforeBody(deployment);
-  deployment.checkRoom();
+  const lease = await admitTo(ctx, name, version, header, body, beforeBody);
   const bytes = await takeBody(header, body, ctx.maxInputBytes);
-  return { deployment, bytes, options: new CallOptions(body, deployment) };
+  return { lease, deployment: lease.deployment, bytes, options: new CallOptions(body) };
+}
+
+/**
+ * The part of admission every call runs, whatever framed its body (HTTP's unread one, a gRPC
+ * message, an OpenAI body that names its model): one lookup for the function's rate limit (429,
+ * before any load) and the deployment, loading it on demand (404, 503), `before` (a refusal of
+ * the call's own that needs the deployment), then room in the queue (503). The lease it answers
+ * is what the inference runs on: no second lookup. A READY deployment comes back without a turn
+ * of the event loop.
+ */
+export async function admitTo(ctx: CallContext, name: string, version: string | undefined, header: HeaderLookup, client: SignalSource, before?: (d: Deployment) => void | Promise<void>): Promise<Lease> {
+  const found = ctx.models.leaseNow(name, version, new Admission(header, client));
+  const lease = found instanceof Promise ? await found : found;
+  if (before) await before(lease.deployment);
+  lease.deployment.checkRoom();
+  return lease;
 }

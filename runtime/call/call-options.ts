@@ -37,14 +37,8 @@ export class Admission extends BodySignal {
   }
 }
 
-/** What a call hands the model manager with its request. */
+/** What a call hands its lease with its request. */
 export class CallOptions extends BodySignal {
-  acquired: Deployment | undefined;
   /** The deployment whose checkRequest passed on the request's header while decoding. */
   checked: Deployment | undefined = undefined;
-
-  constructor(body: SignalSource, acquired?: Deployment) {
-    super(body);
-    this.acquired = acquired;
-  }
 }

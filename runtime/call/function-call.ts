@@ -19,7 +19,7 @@ const text = new TextDecoder();
  */
 export async function functionCall(ctx: CallContext, call: Omit<Call, "version">): Promise<Reply> {
   let viaExecute = false;
-  const { deployment: d, bytes, options } = await admit(ctx, { ...call, version: undefined }, async (d) => {
+  const { lease, deployment: d, bytes, options } = await admit(ctx, { ...call, version: undefined }, async (d) => {
     const tensors = computesTensors(d.config);
     viaExecute = d.config.backend === "handler" && !tensors;
     if (!viaExecute && (!d.handler || (tensors && !(await d.handler.exports("preprocess"))))) {
@@ -30,7 +30,7 @@ export async function functionCall(ctx: CallContext, call: Omit<Call, "version">
   const contentType = call.header("content-type") ?? "";
   const version = String(d.version);
   if (viaExecute) {
-    const response = await ctx.models.infer(d.name, version, handlerRequest(d, bytes, contentType), options);
+    const response = await lease.infer(handlerRequest(d, bytes, contentType), options);
     const out = (n: string) => (response.outputs.find((o) => o.name === n)!.tensor.data as Uint8Array[])[0]!;
     return { status: 200, headers: { "content-type": headerSafe(text.decode(out(HANDLER_TENSORS.contentType))) }, body: out(HANDLER_TENSORS.body) };
   }
@@ -38,7 +38,7 @@ export async function functionCall(ctx: CallContext, call: Omit<Call, "version">
   const request = functionRequest(bytes, contentType, call.body.signal);
   const inputs = checkHandlerInputs(d.name, await handler.preprocess(request));
   const inferRequest: InferRequest = { parameters: {}, inputs: Object.entries(inputs).map(([input, tensor]) => ({ name: input, tensor })) };
-  const response = await ctx.models.infer(d.name, version, inferRequest, options);
+  const response = await lease.infer(inferRequest, options);
   const outputs = Object.fromEntries(response.outputs.map((o) => [o.name, o.tensor]));
   const post = await handler.postprocess(outputs, request);
   const answer = post ? encodeAnswer(post.answer) : outputsAnswer(outputs);

@@ -23,16 +23,16 @@ const text = new TextDecoder();
  * from a streaming one. Errors before the first response reject the first `next()`.
  */
 export async function generateCall(ctx: CallContext, call: Call, stream = true): Promise<AsyncGenerator<string, void, undefined>> {
-  const { deployment: d, bytes, options } = await admit(ctx, call);
+  const { lease, deployment: d, bytes, options } = await admit(ctx, call);
   // A generator takes text and sampling parameters, as Triton's vLLM backend does.
-  if (d.codec) return await generateOnGenerator(ctx, d, parseBody(bytes), call.body, stream);
+  if (d.codec) return await generateOnGenerator(lease, parseBody(bytes), call.body, stream);
   const limit = elementLimit(ctx, d);
   const request = decodeInferRequest(utf8.encode(JSON.stringify(kserveForm(parseBody(bytes), d.config, limit))), {
     check: (h: RequestHeader) => d.checkRequest(h),
     ...limit,
   });
   options.checked = d;
-  const responses = ctx.models.stream(call.name, call.version, request, options);
+  const responses = lease.stream(request, options);
   return (async function* () {
     for await (const response of responses) yield encodeEvent(response, d);
   })();

@@ -25,7 +25,7 @@ import type { Reply } from "./reply.ts";
  */
 export async function inferCall(ctx: CallContext, call: Call): Promise<Reply> {
   const { body, header } = call;
-  const { deployment: d, bytes, options } = await admit(ctx, call);
+  const { lease, deployment: d, bytes, options } = await admit(ctx, call);
   const framing = header("inference-header-content-length");
   // With response_cache: a request of exactly these bytes answered before gets that reply as it was sent
   // (not one whose tensors live in shared memory: the same bytes may name other data, and outputs must be written).
@@ -49,7 +49,7 @@ export async function inferCall(ctx: CallContext, call: Call): Promise<Reply> {
   clients?.settled(connection!);
   let response;
   try {
-    response = await ctx.models.infer(call.name, call.version, request, options);
+    response = await lease.infer(request, options);
   } finally {
     clients?.answered(connection!);
   }

@@ -1,10 +1,12 @@
 import type { InferRequest, InferResponse } from "../core/mod.ts";
 import type { Deployment } from "../lifecycle/mod.ts";
+import { admitTo } from "./admission.ts";
 import type { CallContext } from "./admission.ts";
-import { Admission, CallOptions } from "./call-options.ts";
+import { CallOptions } from "./call-options.ts";
 import { classifiedResponse } from "./classified-response.ts";
 import { writeSharedOutputs } from "./shared-outputs.ts";
 import type { SharedMemoryReader } from "../tensor/mod.ts";
+import type { OwnedRegions } from "./shared-memory-regions.ts";
 import type { SignalSource } from "./call-options.ts";
 import { elementLimit } from "./infer-call.ts";
 import type { HeaderLookup } from "./read-body.ts";
@@ -34,16 +36,17 @@ export interface MessageCall {
  * answers (its requested outputs), for the protocol to encode.
  */
 export async function inferMessage(ctx: CallContext, call: MessageCall): Promise<{ request: InferRequest; response: InferResponse }> {
-  const found = ctx.models.acquireNow(call.name, call.version, new Admission(call.header, call.client));
-  const d = found instanceof Promise ? await found : found;
   // The caller's own regions (another key's read as ones that do not exist), before the room check:
   // from there to the queue nothing yields.
-  const regions = ctx.sharedMemory?.as(ctx.sharedMemory.registered ? await ctx.sharedMemory.ownerOf(call.header) : "");
-  d.checkRoom();
+  let regions: OwnedRegions | undefined;
+  const lease = await admitTo(ctx, call.name, call.version, call.header, call.client, async () => {
+    regions = ctx.sharedMemory?.as(ctx.sharedMemory.registered ? await ctx.sharedMemory.ownerOf(call.header) : "");
+  });
+  const d = lease.deployment;
   const request = call.decode(d, { ...elementLimit(ctx, d), sharedMemory: regions });
-  const options = new CallOptions(call.client, d);
+  const options = new CallOptions(call.client);
   options.checked = d;
-  const response = await ctx.models.infer(call.name, call.version, request, options);
+  const response = await lease.infer(request, options);
   const answer = classifiedResponse(response, request, d);
   writeSharedOutputs(answer, request, regions);
   return { request, response: answer };

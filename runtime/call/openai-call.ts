@@ -8,9 +8,10 @@
  */
 import { PushQueue, RuntimeError } from "../core/mod.ts";
 import type { InferRequest, InferResponse } from "../core/mod.ts";
-import type { Deployment } from "../lifecycle/mod.ts";
+import type { Deployment, Lease } from "../lifecycle/mod.ts";
 import type { TokenCodec } from "../tensor/mod.ts";
-import { Admission, CallOptions } from "./call-options.ts";
+import { CallOptions } from "./call-options.ts";
+import { admitTo } from "./admission.ts";
 import type { CallContext } from "./admission.ts";
 import { OpenAiParamError, parseOpenAiBody, readGenerationRequest } from "./openai-request.ts";
 import type { GenerationRequest } from "./openai-request.ts";
@@ -109,21 +110,20 @@ class Choice {
 }
 
 /** Admission for a body that names its model: the body first (bounded), then the lookup, rate limit and queue room. */
-export async function admitOpenAi(ctx: CallContext, header: HeaderLookup, body: DirectBody, kind: "generation" | "embedding" = "generation"): Promise<{ d: Deployment; parsed: ReturnType<typeof parseOpenAiBody> }> {
+export async function admitOpenAi(ctx: CallContext, header: HeaderLookup, body: DirectBody, kind: "generation" | "embedding" = "generation"): Promise<{ lease: Lease; d: Deployment; parsed: ReturnType<typeof parseOpenAiBody> }> {
   const refused = refuseDeclaredOversize(header, body, ctx.maxInputBytes);
   if (refused) await refused;
   const parsed = parseOpenAiBody(await takeBody(header, body, ctx.maxInputBytes));
-  const found = ctx.models.acquireNow(parsed.model, undefined, new Admission(header, body));
-  const d = found instanceof Promise ? await found : found;
-  if (kind === "generation" && (!d.codec || !d.generation)) throw new RuntimeError("NOT_FOUND", `'${parsed.model}' is not a generator (a function with generation and a tokenizer): GET /v1/models lists them`);
-  if (kind === "embedding" && (!d.codec || !d.config.embedding)) throw new RuntimeError("NOT_FOUND", `'${parsed.model}' is not an encoder (a function with embedding and a tokenizer): GET /v1/models lists them`);
-  d.checkRoom();
-  return { d, parsed };
+  const lease = await admitTo(ctx, parsed.model, undefined, header, body, (d) => {
+    if (kind === "generation" && (!d.codec || !d.generation)) throw new RuntimeError("NOT_FOUND", `'${parsed.model}' is not a generator (a function with generation and a tokenizer): GET /v1/models lists them`);
+    if (kind === "embedding" && (!d.codec || !d.config.embedding)) throw new RuntimeError("NOT_FOUND", `'${parsed.model}' is not an encoder (a function with embedding and a tokenizer): GET /v1/models lists them`);
+  });
+  return { lease, d: lease.deployment, parsed };
 }
 
-/** One sequence per prompt and per n, started through the model manager's stream. */
-function startChoices(ctx: CallContext, d: Deployment, request: GenerationRequest, body: DirectBody, prefixes: (prompt: number[]) => string) {
-  const codec = d.codec!;
+/** One sequence per prompt and per n, each a stream on the call's lease. */
+function startChoices(lease: Lease, request: GenerationRequest, body: DirectBody, prefixes: (prompt: number[]) => string) {
+  const codec = lease.deployment.codec!;
   return request.prompts.flatMap((prompt, p) =>
     Array.from({ length: request.n }, (_, k) => {
       const choice = new Choice(p * request.n + k, codec, request, prefixes(prompt), prompt);
@@ -133,7 +133,7 @@ function startChoices(ctx: CallContext, d: Deployment, request: GenerationReques
         inputs: [{ name: "input_ids", tensor: { datatype: "INT64", shape: [prompt.length], data: BigInt64Array.from(prompt, BigInt) } }],
         sampling,
       };
-      return { choice, responses: ctx.models.stream(d.name, String(d.version), infer, new CallOptions(body, d)) };
+      return { choice, responses: lease.stream(infer, new CallOptions(body)) };
     }),
   );
 }
@@ -155,7 +155,7 @@ async function runToEnd(runs: Run[]): Promise<void> {
 }
 
 export async function openAiCall(ctx: CallContext, kind: OpenAiKind, header: HeaderLookup, body: DirectBody): Promise<OpenAiAnswer> {
-  const { d, parsed } = await admitOpenAi(ctx, header, body);
+  const { lease, d, parsed } = await admitOpenAi(ctx, header, body);
   const codec = d.codec!;
   const chat = kind === "chat";
   const request = readGenerationRequest(parsed, codec, { chat, vocab: d.config.generation!.model!.vocab, maxModelLen: d.generation!.maxModelLen });
@@ -163,7 +163,7 @@ export async function openAiCall(ctx: CallContext, kind: OpenAiKind, header: Hea
   const created = Math.floor(Date.now() / 1000);
   const head = { id, object: chat ? "chat.completion" : "text_completion", created, model: request.model };
   const promptTokens = request.prompts.reduce((n, p) => n + p.length, 0);
-  const runs = startChoices(ctx, d, request, body, (prompt) => (request.echo ? codec.decode(prompt) : ""));
+  const runs = startChoices(lease, request, body, (prompt) => (request.echo ? codec.decode(prompt) : ""));
   const usage = () => {
     const completion = runs.reduce((n, r) => n + r.choice.tokens, 0);
     return { prompt_tokens: promptTokens, completion_tokens: completion, total_tokens: promptTokens + completion };
@@ -201,7 +201,8 @@ export async function openAiCall(ctx: CallContext, kind: OpenAiKind, header: Hea
  * (vLLM's names); `exclude_input_in_output`. Answers `text_output`: the prompt and the whole text
  * (generate), or each new piece (generate_stream).
  */
-export async function generateOnGenerator(ctx: CallContext, d: Deployment, body: Record<string, unknown>, source: DirectBody, stream: boolean): Promise<AsyncGenerator<string, void, undefined>> {
+export async function generateOnGenerator(lease: Lease, body: Record<string, unknown>, source: DirectBody, stream: boolean): Promise<AsyncGenerator<string, void, undefined>> {
+  const d = lease.deployment;
   const { text_input: text, parameters, sampling_parameters: sampling, exclude_input_in_output: exclude, stream: _stream, id, ...fields } = body;
   if (typeof text !== "string") throw new OpenAiParamError("text_input", "text_input: required, the prompt as a string");
   const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
@@ -219,7 +220,7 @@ export async function generateOnGenerator(ctx: CallContext, d: Deployment, body:
   const merged = { ...fields, ...parameters, ...extra, model: d.name, prompt: text, stream: false, n: 1 };
   const request = readGenerationRequest(merged, d.codec!, { chat: false, vocab: d.config.generation!.model!.vocab, maxModelLen: d.generation!.maxModelLen });
   const echo = !stream && exclude !== true;
-  const [run] = startChoices(ctx, d, request, source, () => (echo ? text : ""));
+  const [run] = startChoices(lease, request, source, () => (echo ? text : ""));
   const head = `{${typeof id === "string" ? `"id":${JSON.stringify(id)},` : ""}"model_name":${JSON.stringify(d.name)},"model_version":${JSON.stringify(String(d.version))}`;
   const event = (piece: string) => `${head},"text_output":${JSON.stringify(piece)}}`;
   if (!stream) {

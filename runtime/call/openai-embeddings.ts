@@ -9,7 +9,7 @@
 import { RuntimeError } from "../core/mod.ts";
 import type { InferRequest, Tensor } from "../core/mod.ts";
 import { embeddingOutput } from "../config/mod.ts";
-import type { Deployment } from "../lifecycle/mod.ts";
+import type { Lease } from "../lifecycle/mod.ts";
 import type { CallContext } from "./admission.ts";
 import { CallOptions } from "./call-options.ts";
 import type { DirectBody } from "./direct-body.ts";
@@ -23,7 +23,7 @@ export const MAX_EMBEDDING_INPUTS = 2048;
 const DEFAULT_MAX_TOKENS = 512;
 
 export async function embeddingsCall(ctx: CallContext, header: HeaderLookup, body: DirectBody): Promise<string> {
-  const { d, parsed } = await admitOpenAi(ctx, header, body, "embedding");
+  const { lease, d, parsed } = await admitOpenAi(ctx, header, body, "embedding");
   const codec = d.codec!;
   const { name: output, pooled } = embeddingOutput(d.config);
   const maxTokens = codec.maxPositions ?? DEFAULT_MAX_TOKENS;
@@ -42,7 +42,7 @@ export async function embeddingsCall(ctx: CallContext, header: HeaderLookup, bod
   const group = Math.max(1, d.config.max_batch_size || inputs.length);
   const groups: number[][][] = [];
   for (let i = 0; i < inputs.length; i += group) groups.push(inputs.slice(i, i + group));
-  const vectors = (await Promise.all(groups.map((g) => embedGroup(ctx, d, body, g, output, pooled)))).flat();
+  const vectors = (await Promise.all(groups.map((g) => embedGroup(lease, body, g, output, pooled)))).flat();
   const hidden = vectors[0]!.length;
   if (dimensions !== undefined && dimensions > hidden) throw bad("dimensions", `${dimensions} is more than the model's ${hidden}`);
   const data = vectors.map((vector, index) => {
@@ -69,7 +69,8 @@ function readInputs(input: unknown, encode: (text: string, param: string) => num
 }
 
 /** One group through the model, padded to its longest input: a vector per input. */
-async function embedGroup(ctx: CallContext, d: Deployment, body: DirectBody, inputs: number[][], output: string, pooled: boolean): Promise<Float32Array[]> {
+async function embedGroup(lease: Lease, body: DirectBody, inputs: number[][], output: string, pooled: boolean): Promise<Float32Array[]> {
+  const d = lease.deployment;
   const rows = inputs.length;
   const length = Math.max(...inputs.map((ids) => ids.length));
   const idData = new BigInt64Array(rows * length);
@@ -85,7 +86,7 @@ async function embedGroup(ctx: CallContext, d: Deployment, body: DirectBody, inp
     ],
     outputs: [{ name: output }],
   };
-  const response = await ctx.models.infer(d.name, String(d.version), request, new CallOptions(body, d));
+  const response = await lease.infer(request, new CallOptions(body));
   const result = response.outputs.find((o) => o.name === output)?.tensor;
   if (!result) throw new RuntimeError("INTERNAL", `'${d.name}' answered without its output '${output}'`);
   const data = result.data as Float32Array;

@@ -7,7 +7,8 @@ import { functionNameProblem } from "../config/mod.ts";
 import { concatBatch, splitBatch } from "../tensor/mod.ts";
 import type { MetricsEntry, ModelStats } from "../metrics/mod.ts";
 import { AutoscaleLoop } from "./autoscale-loop.ts";
-import { DeploymentClosedError } from "./deployment.ts";
+import { Lease } from "./lease.ts";
+import type { LeaseRunOptions } from "./lease.ts";
 import type { Deployment } from "./deployment.ts";
 import type { DeploymentState } from "./deployment-state.ts";
 import { DEFAULT_LOAD_TIMEOUT_MS } from "./load-timeout.ts";
@@ -209,38 +210,24 @@ export class ModelManager {
   }
 
   /**
-   * Runs one request on the right deployment; if that one starts closing first, on its successor.
-   * `acquired`: the deployment the caller already looked up for this request (tried first).
+   * `acquireNow` as a lease: the deployment found, on which the call's inference runs (on its
+   * successor should it start closing first). A READY one comes back at once, not as a promise.
    */
-  async infer(name: string, version: string | undefined, request: InferRequest, options: { signal?: AbortSignal; acquired?: Deployment; checked?: Deployment } = {}): Promise<InferResponse> {
-    for (let attempt = 0; ; attempt++) {
-      const deployment = attempt === 0 && options.acquired ? options.acquired : await this.acquire(name, version, options);
-      try {
-        return await deployment.infer(request, options);
-      } catch (error) {
-        if (!(error instanceof DeploymentClosedError) || attempt >= 2) throw error;
-      }
-    }
+  leaseNow(name: string, version: string | undefined, options: { signal?: AbortSignal; admission?: (header: string) => string | undefined } = {}): Lease | Promise<Lease> {
+    const found = this.acquireNow(name, version, options);
+    return found instanceof Promise ? found.then((d) => new Lease(d, this.#reacquire, name, version)) : new Lease(found, this.#reacquire, name, version);
   }
 
-  /**
-   * Runs one request and yields its responses (one from a one-shot scheduler); if its deployment
-   * starts closing before the first response, it runs on the successor, as `infer` does.
-   */
-  async *stream(name: string, version: string | undefined, request: InferRequest, options: { signal?: AbortSignal; acquired?: Deployment; checked?: Deployment } = {}): AsyncGenerator<InferResponse, void, undefined> {
-    for (let attempt = 0; ; attempt++) {
-      const deployment = attempt === 0 && options.acquired ? options.acquired : await this.acquire(name, version, options);
-      let yielded = false;
-      try {
-        for await (const response of deployment.stream(request, options)) {
-          yielded = true;
-          yield response;
-        }
-        return;
-      } catch (error) {
-        if (yielded || !(error instanceof DeploymentClosedError) || attempt >= 2) throw error;
-      }
-    }
+  readonly #reacquire = (name: string, version: string | undefined, options: { signal?: AbortSignal }) => this.acquire(name, version, options);
+
+  /** Runs one request on the deployment serving `name` now (a function's own call: a handler's ctx.infer, an ensemble's step). */
+  async infer(name: string, version: string | undefined, request: InferRequest, options: LeaseRunOptions = {}): Promise<InferResponse> {
+    return (await this.leaseNow(name, version, options)).infer(request, options);
+  }
+
+  /** Runs one request and yields its responses (one from a one-shot scheduler). */
+  async *stream(name: string, version: string | undefined, request: InferRequest, options: LeaseRunOptions = {}): AsyncGenerator<InferResponse, void, undefined> {
+    yield* (await this.leaseNow(name, version, options)).stream(request, options);
   }
 
   /**
@@ -447,11 +434,12 @@ export class ModelManager {
    * more rows than its `max_batch_size` is served, and one while instances stand idle uses them.
    */
   async #dispatch(name: string, version: string | undefined, inputs: Record<string, Tensor>, signal: AbortSignal, outputs?: readonly string[]): Promise<Record<string, Tensor>> {
-    const acquired = await this.acquire(name, version, { signal });
+    const lease = await this.leaseNow(name, version, { signal });
+    const acquired = lease.deployment;
     const run = async (part: Record<string, Tensor>) => {
       const request: InferRequest = { parameters: {}, inputs: Object.entries(part).map(([input, tensor]) => ({ name: input, tensor })) };
       if (outputs) request.outputs = outputs.map((output) => ({ name: output }));
-      const response = await this.infer(name, version, request, { signal, acquired });
+      const response = await lease.infer(request, { signal });
       return Object.fromEntries(response.outputs.map((o) => [o.name, o.tensor]));
     };
     const shares = acquired.config.ensemble_scheduling ? undefined : rowShares(inputs, acquired.config.max_batch_size, acquired.instanceCount);

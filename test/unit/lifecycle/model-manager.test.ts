@@ -316,6 +316,21 @@ describe("ModelManager", () => {
       expect(backend.live).toBe(1);
     });
 
+    it("a lease runs on the deployment it found; taken before a reload, on the successor (looked up again by the name it was taken for)", async () => {
+      const { manager, platform } = setup(repo(["a", 1]), { controlMode: "explicit", loadModels: ["*"] });
+      await manager.start();
+      const lease = await manager.leaseNow("a", undefined);
+      expect((await lease.infer(request())).outputs[0]!.tensor.data[0]).toBe(2);
+      platform.write("repo/a/1/model.onnx", fakeModel(7));
+      await manager.load("a");
+      // The leased deployment has closed: answering on it now refuses, the lease goes on to its successor.
+      await expect(lease.deployment.infer(request())).rejects.toMatchObject({ code: "UNAVAILABLE", message: expect.stringMatching(/being unloaded/) });
+      expect((await lease.infer(request())).outputs[0]!.tensor.data[0]).toBe(8);
+      const streamed = [];
+      for await (const response of lease.stream(request())) streamed.push(response.outputs[0]!.tensor.data[0]);
+      expect(streamed).toEqual([8]);
+    });
+
     it("`acquire()` with `admission` rate-limits on the same lookup, before any load: a refused request loads nothing", async () => {
       const files = repo(["a", 1]);
       files["repo/a/function.yaml"] = `${YAML}rate_limit: { requests_per_second: 0.001, burst: 1, key_header: x-tenant }\n`;

@@ -1,0 +1,67 @@
+/**
+ * What a call gets when it is let in: the deployment that serves it, found once, on which its
+ * inference runs. Only when that deployment starts closing first (a reload swapping in its
+ * successor, an unload) does the lease look the function up again, by the name and version the
+ * call asked for, at most twice.
+ */
+import type { InferRequest, InferResponse } from "../core/mod.ts";
+import { DeploymentClosedError } from "./deployment.ts";
+import type { Deployment } from "./deployment.ts";
+
+/** Finds the deployment serving `name` (and `version`) now, loading it on demand. */
+export type Acquire = (name: string, version: string | undefined, options: { signal?: AbortSignal }) => Promise<Deployment>;
+
+/** Where a request's inference is checked and cancelled. */
+export interface LeaseRunOptions {
+  signal?: AbortSignal;
+  /** The deployment whose checkRequest passed on the request's header while decoding. */
+  checked?: Deployment;
+}
+
+/** Attempts on a closing deployment's successor before the call fails. */
+const RETRIES = 2;
+
+export class Lease {
+  readonly deployment: Deployment;
+  readonly #acquire: Acquire;
+  readonly #name: string;
+  readonly #version: string | undefined;
+
+  constructor(deployment: Deployment, acquire: Acquire, name: string, version: string | undefined) {
+    this.deployment = deployment;
+    this.#acquire = acquire;
+    this.#name = name;
+    this.#version = version;
+  }
+
+  /** Runs the request on the leased deployment, or on its successor if it closed first. */
+  async infer(request: InferRequest, options: LeaseRunOptions = {}): Promise<InferResponse> {
+    let deployment = this.deployment;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await deployment.infer(request, options);
+      } catch (error) {
+        if (!(error instanceof DeploymentClosedError) || attempt >= RETRIES) throw error;
+      }
+      deployment = await this.#acquire(this.#name, this.#version, options);
+    }
+  }
+
+  /** Runs the request and yields its responses; on the successor if the deployment closed before the first. */
+  async *stream(request: InferRequest, options: LeaseRunOptions = {}): AsyncGenerator<InferResponse, void, undefined> {
+    let deployment = this.deployment;
+    for (let attempt = 0; ; attempt++) {
+      let yielded = false;
+      try {
+        for await (const response of deployment.stream(request, options)) {
+          yielded = true;
+          yield response;
+        }
+        return;
+      } catch (error) {
+        if (yielded || !(error instanceof DeploymentClosedError) || attempt >= RETRIES) throw error;
+      }
+      deployment = await this.#acquire(this.#name, this.#version, options);
+    }
+  }
+}
