@@ -1,20 +1,13 @@
-import { parseArgs } from "node:util";
-import type { ParseArgsConfig } from "node:util";
-import { createRuntime, DEFAULT_MAX_INPUT_BYTES, modelSignatureReader, VERSION } from "../runtime/mod.ts";
-import { parseByteSize } from "../runtime/lifecycle/mod.ts";
+import { createRuntime, modelSignatureReader, VERSION } from "../runtime/mod.ts";
 import { repeatedLine, systemClock } from "../runtime/core/mod.ts";
-import type { ControlMode } from "../runtime/lifecycle/mod.ts";
-import { checkRepository, CONFIG_FILE_LIMITS, convertPbtxt, defaultLoadLimits, formatIssue, FUNCTION_FILE, LIMIT_FLAGS, TRITON_CONFIG_FILE } from "../runtime/config/mod.ts";
-import { parseKeyFile } from "../runtime/http/mod.ts";
-import type { Accelerator, LoadLimits } from "../runtime/config/mod.ts";
-import { LOAD_LIMIT_TABLE } from "../runtime/config/load-limit-table.mjs";
+import { checkRepository, CONFIG_FILE_LIMITS, convertPbtxt, defaultLoadLimits, formatIssue, FUNCTION_FILE, TRITON_CONFIG_FILE } from "../runtime/config/mod.ts";
 import type { Host } from "./host.ts";
-import { LOG_FORMATS, LOG_LEVELS } from "./console-logger.ts";
 import { createShutdown, RequestTracker } from "./graceful-shutdown.ts";
 import { collectAfterRelease } from "./collect-after-release.ts";
 import { connectionsThatFit, openFileLimit } from "./descriptor-limit.ts";
 import { PROBE_ROOM } from "./node/connection-limits.ts";
 import { quickAnswer, seeHelp } from "./cli-usage.mjs";
+import { fail, LIMIT_OPTIONS, loadLimits, parseFlags, readServeFlags } from "./cli-flags.ts";
 
 /** The `tensorfn` command line, shared by the Node, Bun and Deno entry points. */
 export async function runCli(host: Host): Promise<void> {
@@ -45,160 +38,23 @@ export async function runCli(host: Host): Promise<void> {
   }
 }
 
-const MODES = ["lazy", "none", "poll", "explicit"] as const;
-const ACCELERATORS = ["auto", "cpu", "cuda", "tensorrt", "webgpu", "wasm"];
-
-/** The server-wide ceilings (runtime/config/load-limit-table.mjs); `serve`, `dev` and `check` read the same flags. */
-export const LIMIT_OPTIONS = Object.fromEntries(LOAD_LIMIT_TABLE.map((row) => [row.flag.slice(2), { type: "string" }])) as Record<string, { type: "string" }>;
-
-/** `serve`'s and `dev`'s flags (cli-usage.mjs describes each; a test holds the two together). */
-export const SERVE_OPTIONS = {
-  repo: { type: "string" },
-  host: { type: "string", default: "127.0.0.1" },
-  port: { type: "string", default: "8000" },
-  "max-input-size": { type: "string" },
-  "max-elements": { type: "string" },
-  accelerator: { type: "string" },
-  "model-control-mode": { type: "string", default: "lazy" },
-  "load-model": { type: "string", multiple: true },
-  "repository-poll-secs": { type: "string", default: "15" },
-  "host-memory-budget": { type: "string" },
-  "cache-size": { type: "string" },
-  "device-memory-budget": { type: "string" },
-  "idle-timeout-secs": { type: "string" },
-  "load-timeout-secs": { type: "string", default: "120" },
-  "metrics-port": { type: "string" },
-  "grpc-port": { type: "string" },
-  "modelmesh-root": { type: "string" },
-  "trace-rate": { type: "string" },
-  "trace-file": { type: "string" },
-  "metrics-config": { type: "string", multiple: true },
-  "allow-gpu-metrics": { type: "string", default: "true" },
-  "metrics-interval-ms": { type: "string", default: "2000" },
-  "rate-limit": { type: "string", default: "off" },
-  "rate-limit-resource": { type: "string", multiple: true },
-  ...LIMIT_OPTIONS,
-  "api-key-file": { type: "string" },
-  "admin-key-file": { type: "string" },
-  "cors-origin": { type: "string", multiple: true },
-  "dashboard-max-streams": { type: "string" },
-  "strict-readiness": { type: "string", default: "true" },
-  "shutdown-timeout": { type: "string", default: "30" },
-  "request-body-timeout": { type: "string", default: "30" },
-  "write-timeout": { type: "string", default: "30" },
-  "max-connections": { type: "string", default: "8192" },
-  "max-answer-buffer": { type: "string", default: "256M" },
-  "http-server": { type: "string" },
-  // Read by the entry point before the platform exists (logOptionsFrom); checked here.
-  "log-level": { type: "string", default: "info" },
-  "log-format": { type: "string", default: "text" },
-} as const satisfies ParseArgsConfig["options"];
-
 async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Promise<void> {
-  const { values, positionals } = parseFlags(host, dev ? "dev" : "serve", {
-    args,
-    allowPositionals: dev,
-    options: SERVE_OPTIONS,
-  });
-  const httpServer = values["http-server"] ?? host.httpServers[0];
-  if (!host.httpServers.includes(httpServer)) fail(host, `--http-server '${httpServer}' is not one this runtime has (${host.httpServers.join(", ")})`);
-  if (!["true", "false"].includes(values["allow-gpu-metrics"]!)) fail(host, `--allow-gpu-metrics '${values["allow-gpu-metrics"]}' is not true or false`);
-  const metricsIntervalMs = Number(values["metrics-interval-ms"]);
-  if (!Number.isInteger(metricsIntervalMs) || metricsIntervalMs < 100 || metricsIntervalMs > 3_600_000) fail(host, `--metrics-interval-ms '${values["metrics-interval-ms"]}' is not a whole number of milliseconds from 100 to 3600000`);
-  if (!["true", "false"].includes(values["strict-readiness"]!)) fail(host, `--strict-readiness '${values["strict-readiness"]}' is not true or false`);
-  if (!(LOG_LEVELS as readonly string[]).includes(values["log-level"]!)) fail(host, `--log-level '${values["log-level"]}' is not one of ${LOG_LEVELS.join(", ")}`);
-  if (!(LOG_FORMATS as readonly string[]).includes(values["log-format"]!)) fail(host, `--log-format '${values["log-format"]}' is not one of ${LOG_FORMATS.join(", ")}`);
-  const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) fail(host, `--port '${values.port}' is not a port number`);
-  const grpcPort = values["grpc-port"] === undefined ? undefined : Number(values["grpc-port"]);
-  if (grpcPort !== undefined && (!Number.isInteger(grpcPort) || grpcPort < 0 || grpcPort > 65535)) fail(host, `--grpc-port '${values["grpc-port"]}' is not a port number`);
-  const flags = values as unknown as Record<string, string | undefined>;
-  const size = (flag: string) => {
-    const text = flags[flag];
-    if (text === undefined) return undefined;
-    return parseByteSize(text) ?? fail(host, `--${flag} '${text}' is not a size (bytes, or with a k/M/G suffix)`);
-  };
-  const elements = (flag: string) => {
-    const text = flags[flag];
-    if (text === undefined) return undefined;
-    const n = parseByteSize(text); // a count, with the same k/M/G suffixes (1024-based)
-    return n !== undefined && Number.isSafeInteger(n) && n >= 1 ? n : fail(host, `--${flag} '${text}' is not a positive integer (k/M/G suffixes allowed)`);
-  };
-  const seconds = (flag: string) => {
-    const text = flags[flag];
-    if (text === undefined) return undefined;
-    const n = Number(text);
-    return Number.isFinite(n) && n >= 0 ? n * 1000 : fail(host, `--${flag} '${text}' is not a number of seconds`);
-  };
-  const maxBufferedBytes = size("max-answer-buffer")!;
-  if (maxBufferedBytes < 1) fail(host, `--max-answer-buffer '${flags["max-answer-buffer"]}' is not a size over 0`);
-  if (values.accelerator && !ACCELERATORS.includes(values.accelerator)) {
-    fail(host, `--accelerator '${values.accelerator}' is not one of ${ACCELERATORS.join(", ")}`);
-  }
-  const mode = values["model-control-mode"] as ControlMode;
-  if (!MODES.includes(mode)) fail(host, `--model-control-mode '${mode}' is not one of ${MODES.join(", ")}`);
-  if (dev && mode !== "lazy") fail(host, "the dev server always runs in lazy mode");
-  const modelmeshRoot = values["modelmesh-root"];
-  if (modelmeshRoot !== undefined) {
-    // ModelMesh decides what loads, talks gRPC, and places models by the capacity the runtime reports.
-    if (grpcPort === undefined) fail(host, "--modelmesh-root serves ModelMesh's model-runtime API on the gRPC port: give --grpc-port too");
-    if (mode !== "explicit") fail(host, "--modelmesh-root needs --model-control-mode explicit: ModelMesh decides what loads");
-    if (values["host-memory-budget"] === undefined) fail(host, "--modelmesh-root needs --host-memory-budget: ModelMesh places models by the capacity it reports");
-    if (!(await host.platform.stat(modelmeshRoot))?.isDirectory) fail(host, `--modelmesh-root '${modelmeshRoot}' is not a directory`);
-  }
-  if (values.repo !== undefined && positionals.length > 0) fail(host, `dev takes the repository once: --repo '${values.repo}' or '${positionals[0]}'`);
-  if (positionals.length > 1) fail(host, `dev takes one repository folder, not '${positionals.join("' '")}'`);
-  const given = values.repo ?? positionals[0];
-  const repository = (given ?? "functions").replace(/\/+$/, "") || ".";
-  // The error names what the user typed: a flag, a positional folder, or the default they left out.
-  const named = values.repo !== undefined ? `--repo '${given}'` : given !== undefined ? `'${given}'` : `'functions' (the default; name the repository: tensorfn ${dev ? "dev <dir>" : "serve --repo <dir>"})`;
-  const found = await host.platform.stat(repository);
-  if (!found?.isDirectory) fail(host, `${named} ${found ? "is not a directory" : "does not exist"}`);
-
-  const runtime = await createRuntime({
-    platform: host.platform,
-    repository,
-    maxInputBytes: size("max-input-size") ?? DEFAULT_MAX_INPUT_BYTES,
-    maxElements: elements("max-elements"),
-    accelerator: values.accelerator as Accelerator | undefined,
-    controlMode: mode,
-    loadModels: values["load-model"],
-    pollIntervalMs: seconds("repository-poll-secs"),
-    loadTimeoutMs: seconds("load-timeout-secs"),
-    idleTimeoutMs: seconds("idle-timeout-secs"),
-    budgets: { host: size("host-memory-budget"), device: size("device-memory-budget") },
-    cacheSize: size("cache-size"),
-    histogramLatencies: metricsConfig(host, values["metrics-config"] ?? []).histogram_latencies === "true",
-    gpuMetrics: values["allow-gpu-metrics"] === "true",
-    metricsIntervalMs,
-    traceRate: traceRate(host, values["trace-rate"], dev),
-    dashboard: dev,
-    ...(await accessFlags(host, flags, values["cors-origin"] ?? [])),
-    dashboardMaxStreams: count(host, "dashboard-max-streams", flags["dashboard-max-streams"]),
-    strictReadiness: values["strict-readiness"] === "true",
-    ...rateLimiting(host, values["rate-limit"]!, values["rate-limit-resource"] ?? []),
-    limits: loadLimits(host, flags),
-    ...(modelmeshRoot !== undefined && { modelmesh: { root: modelmeshRoot } }),
-  });
+  const settings = await readServeFlags(host, args, dev);
+  const { repository, hostname, port, grpcPort } = settings;
+  const runtime = await createRuntime(settings.runtime);
   // From here on, a handler's stray error or exit call fails its function, not the server.
   host.guard((error, kind) => runtime.escaped(error, kind));
-  const shutdownTimeoutMs = seconds("shutdown-timeout")!;
   const tracker = new RequestTracker();
-  const requestedConnections = count(host, "max-connections", flags["max-connections"])!;
   // Every port full at once must still leave descriptors for files, threads and processes.
-  const maxConnections = connectionsThatFit(requestedConnections, grpcPort === undefined ? 1 : 2, PROBE_ROOM);
-  if (maxConnections < requestedConnections) {
-    host.platform.log.warn(`--max-connections ${requestedConnections} lowered to ${maxConnections} per port: this process may open ${openFileLimit()} files (ulimit -n); raise that limit to serve more connections`);
+  const maxConnections = connectionsThatFit(settings.maxConnections, grpcPort === undefined ? 1 : 2, PROBE_ROOM);
+  if (maxConnections < settings.maxConnections) {
+    host.platform.log.warn(`--max-connections ${settings.maxConnections} lowered to ${maxConnections} per port: this process may open ${openFileLimit()} files (ulimit -n); raise that limit to serve more connections`);
   }
-  const limits = {
-    requestTimeoutMs: positiveSeconds(host, "request-body-timeout", flags["request-body-timeout"]!),
-    writeTimeoutMs: positiveSeconds(host, "write-timeout", flags["write-timeout"]!),
-    maxConnections,
-  };
+  const limits = { requestTimeoutMs: settings.requestTimeoutMs, writeTimeoutMs: settings.writeTimeoutMs, maxConnections };
   // A port that cannot be listened on ends the start, naming the address: a pod or a script must not wait on a server that never serves.
   const listener = await host
-    .serve(tracker.wrap(runtime.app.fetch), { hostname: values.host!, port, lane: tracker.wrapLane(runtime.lane), clients: runtime.clients, limits, httpServer })
-    .catch((error: Error) => fail(host, `--port ${port}: ${listenError(error, values.host!, port)}`));
+    .serve(tracker.wrap(runtime.app.fetch), { hostname, port, lane: tracker.wrapLane(runtime.lane), clients: runtime.clients, limits, httpServer: settings.httpServer })
+    .catch((error: Error) => fail(host, `--port ${port}: ${listenError(error, hostname, port)}`));
   let metricsListener: { url: string; close(): Promise<void> } | undefined;
   // gRPC on its own port when asked for (Triton's is 8001; 0 picks a free one), before the URL line.
   const grpcDrops = repeatedLine((message) => host.platform.log.warn(message), systemClock);
@@ -207,14 +63,14 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
   const grpcListener =
     grpcServer === undefined
       ? undefined
-      : await grpcServer.serveGrpc(await runtime.grpc(), { hostname: values.host!, port: grpcPort!, limits: { ...limits, idleTimeoutMs: grpcServer.DEFAULT_GRPC_LIMITS.idleTimeoutMs, maxBufferedBytes }, dropped: (message) => (runtime.clients.dropped(), grpcDrops(message)), released: collectAfterRelease(host.platform.collectGarbage) }).catch((error: Error) =>
-          fail(host, `--grpc-port ${grpcPort}: ${listenError(error, values.host!, grpcPort!)}`),
-        );
+      : await grpcServer
+          .serveGrpc(await runtime.grpc(), { hostname, port: grpcPort!, limits: { ...limits, idleTimeoutMs: grpcServer.DEFAULT_GRPC_LIMITS.idleTimeoutMs, maxBufferedBytes: settings.maxBufferedBytes }, dropped: (message) => (runtime.clients.dropped(), grpcDrops(message)), released: collectAfterRelease(host.platform.collectGarbage) })
+          .catch((error: Error) => fail(host, `--grpc-port ${grpcPort}: ${listenError(error, hostname, grpcPort!)}`));
   let stopWatching = () => {};
   // Before the URL is announced: whoever saw it may send SIGTERM at once, and must get a drain.
   host.onShutdown(
     createShutdown({
-      timeoutMs: shutdownTimeoutMs,
+      timeoutMs: settings.shutdownTimeoutMs,
       clock: systemClock,
       log: host.platform.log,
       tracker,
@@ -224,9 +80,9 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
       },
       listeners: () => [listener, ...(metricsListener ? [metricsListener] : []), ...(grpcListener ? [grpcListener] : [])],
       finish: async () => {
-        if (values["trace-file"]) {
-          await host.writeTextFile(values["trace-file"], JSON.stringify(runtime.trace(24 * 3600)));
-          host.platform.log.info(`trace written to ${values["trace-file"]} (open it in Perfetto or chrome://tracing)`);
+        if (settings.traceFile) {
+          await host.writeTextFile(settings.traceFile, JSON.stringify(runtime.trace(24 * 3600)));
+          host.platform.log.info(`trace written to ${settings.traceFile} (open it in Perfetto or chrome://tracing)`);
         }
         await runtime.stop();
       },
@@ -235,12 +91,11 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
   );
   console.log(`tensorfn serving ${repository} at ${listener.url}`);
   if (grpcListener) console.log(`tensorfn gRPC (KServe v2) at ${grpcListener.url}`);
-  if (values["metrics-port"] !== undefined) {
-    const metricsPort = Number(values["metrics-port"]);
-    if (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535) fail(host, `--metrics-port '${values["metrics-port"]}' is not a port number`);
+  if (settings.metricsPort !== undefined) {
+    const metricsPort = settings.metricsPort;
     metricsListener = await host
-      .serve(tracker.wrap(runtime.metricsFetch), { hostname: values.host!, port: metricsPort })
-      .catch((error: Error) => fail(host, `--metrics-port ${metricsPort}: ${listenError(error, values.host!, metricsPort)}`));
+      .serve(tracker.wrap(runtime.metricsFetch), { hostname, port: metricsPort })
+      .catch((error: Error) => fail(host, `--metrics-port ${metricsPort}: ${listenError(error, hostname, metricsPort)}`));
     console.log(`tensorfn metrics at ${metricsListener.url}/metrics`);
   }
   if (dev) {
@@ -248,7 +103,7 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
     for (const line of devUrls(listener.url, runtime.models.index().map((r) => r.name))) console.log(line);
   }
   console.log(
-    values["admin-key-file"]
+    settings.adminKeys
       ? "  control routes (repository, trace, dashboard) need an admin key: Authorization: Bearer <key>"
       : "  control routes (repository, trace, dashboard) answer only requests to 127.0.0.1/localhost/[::1], not from other sites (no --admin-key-file)",
   );
@@ -286,28 +141,6 @@ function watchRepository(host: Host, repository: string, reload: () => Promise<v
   };
 }
 
-/** `--trace-rate`: the share of requests traced, 0..1 (default: 0 in serve, 1 in dev). */
-function traceRate(host: Host, text: string | undefined, dev: boolean): number {
-  if (text === undefined) return dev ? 1 : 0;
-  const rate = Number(text);
-  return rate >= 0 && rate <= 1 ? rate : fail(host, `--trace-rate '${text}' must be a number between 0 and 1`);
-}
-
-/** Triton's `--rate-limit off|execution_count` and `--rate-limit-resource name:count[:device]` (device: a GPU index, or cpu). */
-function rateLimiting(host: Host, mode: string, resources: string[]) {
-  if (mode !== "off" && mode !== "execution_count") fail(host, `--rate-limit '${mode}' is not one of off, execution_count`);
-  const rateLimitResources = resources.map((text) => {
-    const [name, count, device, extra] = text.split(":");
-    const n = Number(count);
-    if (!name || !Number.isInteger(n) || n < 0 || extra !== undefined || (device !== undefined && !/^([0-9]+|cpu)$/.test(device))) {
-      fail(host, `--rate-limit-resource '${text}' is not <name>:<count>[:<device>] (device: a GPU index, or cpu)`);
-    }
-    return device === undefined ? { name, count: n } : { name, count: n, device: device === "cpu" ? "cpu" : `gpu${device}` };
-  });
-  if (mode === "off" && rateLimitResources.length > 0) fail(host, "--rate-limit-resource needs --rate-limit execution_count");
-  return { rateLimit: mode as "off" | "execution_count", rateLimitResources };
-}
-
 /** Why a port could not be listened on, naming the address (Bun's own message does not). */
 function listenError(error: Error, hostname: string, port: number): string {
   const address = `${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
@@ -316,55 +149,6 @@ function listenError(error: Error, hostname: string, port: number): string {
   if (code === "EADDRNOTAVAIL") return `${address} is not an address of this machine`;
   if (code === "EACCES") return `${address} needs privileges to listen on`;
   return error.message.includes(String(port)) ? error.message : `${address}: ${error.message}`;
-}
-
-/** A key file's ceiling: a million keys of 16 bytes; a FIFO or a device named by mistake is refused, not read forever. */
-const KEY_FILE_MAX_BYTES = 16 * 1024 * 1024;
-
-/**
- * `--api-key-file`/`--admin-key-file` (one key per line, read through the platform) and
- * `--cors-origin` (repeatable). Errors name the file and line, never a key.
- */
-async function accessFlags(host: Host, flags: Record<string, string | undefined>, corsOrigins: string[]) {
-  const keys = async (flag: string) => {
-    const file = flags[flag];
-    if (file === undefined) return undefined;
-    const text = await host.platform.readTextFile(file, { maxBytes: KEY_FILE_MAX_BYTES }).catch((e: Error) => fail(host, `--${flag} '${file}' cannot be read: ${e.message}`));
-    try {
-      return parseKeyFile(text, file);
-    } catch (e) {
-      return fail(host, `--${flag}: ${(e as Error).message}`);
-    }
-  };
-  for (const origin of corsOrigins) {
-    if (origin !== "*" && !/^https?:\/\/[^/\s]+$/.test(origin)) fail(host, `--cors-origin '${origin}' must be '*' or scheme://host[:port], e.g. https://app.example.com`);
-  }
-  return { apiKeys: await keys("api-key-file"), adminKeys: await keys("admin-key-file"), corsOrigins };
-}
-
-/** A number of seconds over zero, in milliseconds. */
-function positiveSeconds(host: Host, flag: string, text: string): number {
-  const n = Number(text);
-  return Number.isFinite(n) && n > 0 ? n * 1000 : fail(host, `--${flag} '${text}' is not a number of seconds over 0`);
-}
-
-/** A positive integer flag, or undefined when absent. */
-function count(host: Host, flag: string, text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const n = Number(text);
-  return Number.isInteger(n) && n > 0 ? n : fail(host, `--${flag} '${text}' is not a positive whole number`);
-}
-
-/** Triton's `--metrics-config key=value` (repeatable): histogram_latencies=true is what we read. */
-function metricsConfig(host: Host, entries: string[]): Record<string, string> {
-  const known = ["histogram_latencies", "counter_latencies", "summary_latencies"];
-  const config: Record<string, string> = {};
-  for (const entry of entries) {
-    const [key, value] = entry.split("=", 2);
-    if (!key || value === undefined || !known.includes(key)) fail(host, `--metrics-config '${entry}': expected one of ${known.map((k) => `${k}=true|false`).join(", ")}`);
-    config[key] = value;
-  }
-  return config;
 }
 
 function devUrls(url: string, names: string[]): string[] {
@@ -377,20 +161,6 @@ function devUrls(url: string, names: string[]): string[] {
     `  trace      ${url}/v2/trace?seconds=30  (open in https://ui.perfetto.dev or chrome://tracing)`,
     ...unique.map((name) => `  ${name.padEnd(10)} ${url}/v2/models/${name}  (infer: POST …/infer)`),
   ];
-}
-
-/** The ceilings given on the command line (unset ones keep the runtime's defaults). */
-function loadLimits(host: Host, flags: Record<string, string | undefined>): Partial<LoadLimits> {
-  const limits: Partial<LoadLimits> = {};
-  for (const [key, flag] of Object.entries(LIMIT_FLAGS) as [keyof LoadLimits, string][]) {
-    const text = flags[flag.slice(2)];
-    if (text === undefined) continue;
-    // Sizes take k/M/G (1024-based, as --max-input-size); counts must be positive integers.
-    const n = parseByteSize(text);
-    if (n === undefined || !Number.isSafeInteger(n) || n < 1) fail(host, `${flag} '${text}' is not a positive integer (k/M/G suffixes allowed)`);
-    limits[key] = n;
-  }
-  return limits;
 }
 
 async function check(host: Host, args: string[]): Promise<void> {
@@ -462,21 +232,3 @@ async function init(host: Host, args: string[]): Promise<void> {
   }
 }
 
-/**
- * `parseArgs`, answering a flag it does not know (or a value missing) with one line and where the
- * command's flags are listed, exit 2, instead of a stack trace. (`--help` was answered before.)
- */
-function parseFlags<T extends ParseArgsConfig>(host: Host, command: string, config: T): ReturnType<typeof parseArgs<T>> {
-  try {
-    return parseArgs(config);
-  } catch (error) {
-    const code = (error as { code?: string }).code ?? "";
-    if (!code.startsWith("ERR_PARSE_ARGS")) throw error;
-    return fail(host, `${(error as Error).message.split(/\n|\. To specify/)[0]}\n${seeHelp(command)}`);
-  }
-}
-
-function fail(host: Host, message: string): never {
-  console.error(`tensorfn: ${message}`);
-  return host.exit(2);
-}

@@ -47,7 +47,8 @@ export async function admit(ctx: CallContext, call: Call, beforeBody?: (d: Deplo
   const { name, version, header, body } = call;
   const refused = refuseDeclaredOversize(header, body, ctx.maxInputBytes);
   if (refused) await refused;
-  const lease = await admitTo(ctx, name, version, header, body, beforeBody);
+  const found = admitTo(ctx, name, version, header, body, beforeBody);
+  const lease = found instanceof Promise ? await found : found;
   const bytes = await takeBody(header, body, ctx.maxInputBytes);
   return { lease, deployment: lease.deployment, bytes, options: new CallOptions(body) };
 }
@@ -57,13 +58,18 @@ export async function admit(ctx: CallContext, call: Call, beforeBody?: (d: Deplo
  * message, an OpenAI body that names its model): one lookup for the function's rate limit (429,
  * before any load) and the deployment, loading it on demand (404, 503), `before` (a refusal of
  * the call's own that needs the deployment), then room in the queue (503). The lease it answers
- * is what the inference runs on: no second lookup. A READY deployment comes back without a turn
- * of the event loop.
+ * is what the inference runs on: no second lookup. A READY deployment's comes back at once, not
+ * as a promise (awaiting one costs the hot path a turn).
  */
-export async function admitTo(ctx: CallContext, name: string, version: string | undefined, header: HeaderLookup, client: SignalSource, before?: (d: Deployment) => void | Promise<void>): Promise<Lease> {
+export function admitTo(ctx: CallContext, name: string, version: string | undefined, header: HeaderLookup, client: SignalSource, before?: (d: Deployment) => void | Promise<void>): Lease | Promise<Lease> {
   const found = ctx.models.leaseNow(name, version, new Admission(header, client));
-  const lease = found instanceof Promise ? await found : found;
-  if (before) await before(lease.deployment);
+  return found instanceof Promise ? found.then((lease) => withRoom(lease, before)) : withRoom(found, before);
+}
+
+/** `before`, then the queue's room; a promise only where `before` answers one. */
+function withRoom(lease: Lease, before?: (d: Deployment) => void | Promise<void>): Lease | Promise<Lease> {
+  const pending = before?.(lease.deployment);
+  if (pending instanceof Promise) return pending.then(() => (lease.deployment.checkRoom(), lease));
   lease.deployment.checkRoom();
   return lease;
 }

@@ -39,9 +39,12 @@ export async function inferMessage(ctx: CallContext, call: MessageCall): Promise
   // The caller's own regions (another key's read as ones that do not exist), before the room check:
   // from there to the queue nothing yields.
   let regions: OwnedRegions | undefined;
-  const lease = await admitTo(ctx, call.name, call.version, call.header, call.client, async () => {
-    regions = ctx.sharedMemory?.as(ctx.sharedMemory.registered ? await ctx.sharedMemory.ownerOf(call.header) : "");
+  const shared = ctx.sharedMemory;
+  const found = admitTo(ctx, call.name, call.version, call.header, call.client, () => {
+    if (!shared?.registered) return void (regions = shared?.as(""));
+    return shared.ownerOf(call.header).then((owner) => void (regions = shared.as(owner)));
   });
+  const lease = found instanceof Promise ? await found : found;
   const d = lease.deployment;
   const request = call.decode(d, { ...elementLimit(ctx, d), sharedMemory: regions });
   const options = new CallOptions(call.client);

@@ -114,10 +114,11 @@ export async function admitOpenAi(ctx: CallContext, header: HeaderLookup, body: 
   const refused = refuseDeclaredOversize(header, body, ctx.maxInputBytes);
   if (refused) await refused;
   const parsed = parseOpenAiBody(await takeBody(header, body, ctx.maxInputBytes));
-  const lease = await admitTo(ctx, parsed.model, undefined, header, body, (d) => {
+  const found = admitTo(ctx, parsed.model, undefined, header, body, (d) => {
     if (kind === "generation" && (!d.codec || !d.generation)) throw new RuntimeError("NOT_FOUND", `'${parsed.model}' is not a generator (a function with generation and a tokenizer): GET /v1/models lists them`);
     if (kind === "embedding" && (!d.codec || !d.config.embedding)) throw new RuntimeError("NOT_FOUND", `'${parsed.model}' is not an encoder (a function with embedding and a tokenizer): GET /v1/models lists them`);
   });
+  const lease = found instanceof Promise ? await found : found;
   return { lease, d: lease.deployment, parsed };
 }
 

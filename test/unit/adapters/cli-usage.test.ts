@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LIMIT_OPTIONS, SERVE_OPTIONS } from "../../../adapters/cli.ts";
+import { LIMIT_OPTIONS, SERVE_OPTIONS } from "../../../adapters/cli-flags.ts";
 import { commandHelp, quickAnswer } from "../../../adapters/cli-usage.mjs";
 
 describe("the CLI's help", () => {

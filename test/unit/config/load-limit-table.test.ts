@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { defaultLoadLimits, LIMIT_FLAGS } from "../../../runtime/config/mod.ts";
 import { LOAD_LIMIT_TABLE, shownDefault } from "../../../runtime/config/load-limit-table.mjs";
-import { LIMIT_OPTIONS } from "../../../adapters/cli.ts";
+import { LIMIT_OPTIONS } from "../../../adapters/cli-flags.ts";
 import { commandHelp } from "../../../adapters/cli-usage.mjs";
 
 // The load ceilings are one table (runtime/config/load-limit-table.mjs): the runtime's defaults and
