@@ -29,6 +29,7 @@ export default defineConfig({
     // End-to-end tests start real servers and load real models; none of them sleeps.
     testTimeout: 60_000,
     setupFiles: ["test/support/client-keep-alive.ts"],
+    globalSetup: ["test/support/temp-root.ts"],
     hookTimeout: 60_000,
   },
 });
