@@ -121,8 +121,15 @@ describe(`connection bounds (${TARGET_RUNTIME})`, () => {
       }
       await until(async () => (await dropped()) === 6 * round, 20_000);
       expect(await simple()).toBe(200);
-      // The full collection that follows the round's last drop (~0.1 s: collect-after-release.ts) has run.
+      // The full collection that follows the round's last drop runs 0.1–2 s after it
+      // (collect-after-release.ts: at most one every 2 s), later on a loaded machine: from the third
+      // round on, RSS is read until it is back within the bound or 6 s have passed (CI once read
+      // 205, 201, 360 MiB after a fixed 0.5 s).
       await new Promise((r) => setTimeout(r, 500));
+      if (round === 3 && TARGET_RUNTIME !== "deno") {
+        const deadline = performance.now() + 6_000;
+        while (rssMiB(pid) - rss[1]! >= 100 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+      }
       rss.push(rssMiB(pid));
     }
     // Pinned, each round would add 6 × 16 MB of answers and more: ~150 MB a round here. Measured from
