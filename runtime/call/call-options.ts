@@ -1,4 +1,3 @@
-import type { Deployment } from "../lifecycle/mod.ts";
 import type { DirectBody } from "./direct-body.ts";
 import type { HeaderLookup } from "./read-body.ts";
 
@@ -38,7 +37,4 @@ export class Admission extends BodySignal {
 }
 
 /** What a call hands its lease with its request. */
-export class CallOptions extends BodySignal {
-  /** The deployment whose checkRequest passed on the request's header while decoding. */
-  checked: Deployment | undefined = undefined;
-}
+export class CallOptions extends BodySignal {}

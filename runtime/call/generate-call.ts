@@ -2,11 +2,10 @@ import { elementCount, invalidArg } from "../core/mod.ts";
 import type { InferResponse } from "../core/mod.ts";
 import type { FunctionConfig } from "../config/mod.ts";
 import type { Deployment } from "../lifecycle/mod.ts";
-import { checkElementBudget, decodeInferRequest, encodeJsonData, fromConfigType } from "../tensor/mod.ts";
-import type { RequestHeader } from "../tensor/mod.ts";
+import { checkElementBudget, encodeJsonData, fromConfigType, readInferRequest } from "../tensor/mod.ts";
 import { admit } from "./admission.ts";
 import type { Call, CallContext } from "./admission.ts";
-import { elementLimit } from "./infer-call.ts";
+import { decodeFor, elementLimit } from "./infer-call.ts";
 import { generateOnGenerator } from "./openai-call.ts";
 
 const utf8 = new TextEncoder();
@@ -27,11 +26,7 @@ export async function generateCall(ctx: CallContext, call: Call, stream = true):
   // A generator takes text and sampling parameters, as Triton's vLLM backend does.
   if (d.codec) return await generateOnGenerator(lease, parseBody(bytes), call.body, stream);
   const limit = elementLimit(ctx, d);
-  const request = decodeInferRequest(utf8.encode(JSON.stringify(kserveForm(parseBody(bytes), d.config, limit))), {
-    check: (h: RequestHeader) => d.checkRequest(h),
-    ...limit,
-  });
-  options.checked = d;
+  const request = decodeFor(ctx, d, readInferRequest(utf8.encode(JSON.stringify(kserveForm(parseBody(bytes), d.config, limit)))));
   const responses = lease.stream(request, options);
   return (async function* () {
     for await (const response of responses) yield encodeEvent(response, d);

@@ -1,16 +1,8 @@
-import { elementCount, fillVariableDim, invalidArg } from "../core/mod.ts";
+import { invalidArg } from "../core/mod.ts";
 import type { InferRequest } from "../core/mod.ts";
 import type { FunctionConfig } from "../config/mod.ts";
-import {
-  byteSize,
-  checkElementBudget,
-  DEFAULT_MAX_ELEMENTS,
-  decodeInferRequest,
-  decodeRawBinaryRequest,
-  encodeInferResponse,
-  fromConfigType,
-} from "../tensor/mod.ts";
-import type { RequestHeader, SharedMemoryReader } from "../tensor/mod.ts";
+import { DEFAULT_MAX_ELEMENTS, encodeInferResponse, fromConfigType, readInferRequest, readRawBinaryRequest } from "../tensor/mod.ts";
+import type { RawInputSignature, ReadRequest, SharedMemoryReader } from "../tensor/mod.ts";
 import type { Deployment } from "../lifecycle/mod.ts";
 import { admit } from "./admission.ts";
 import { classifiedResponse } from "./classified-response.ts";
@@ -40,9 +32,7 @@ export async function inferCall(ctx: CallContext, call: Call): Promise<Reply> {
   // every body under Deno's node:http) others may have filled the queue. Measured under Deno at 3×
   // mlp's capacity: every refusal came from the queue, each after a 0.5 ms decode.
   d.checkRoom();
-  const request = decode(bytes, framing, d, { ...elementLimit(ctx, d), sharedMemory: regions });
-  // A raw binary request is shaped from the config, not checked while decoding: the deployment checks it.
-  if (framing === undefined || Number(framing) > 0) options.checked = d;
+  const request = decodeFor(ctx, d, read(bytes, framing, d.config, regions));
   // Settled: read whole and bound for a function that sends no requests of its own (client-connections.ts).
   const connection = body.connection;
   const clients = connection && !sendsRequests(d.config) ? ctx.clients : undefined;
@@ -74,33 +64,29 @@ export function elementLimit(ctx: CallContext, d: Deployment): { maxElements: nu
   return own !== undefined && own < server ? { maxElements: own, limitName: `max_input_elements of '${d.name}'` } : { maxElements: server, limitName: "--max-elements" };
 }
 
-function decode(body: Uint8Array, header: string | undefined, d: Deployment, limit: { maxElements: number; limitName: string; sharedMemory?: SharedMemoryReader }): InferRequest {
-  const check = (h: RequestHeader) => d.checkRequest(h);
-  if (header === undefined) return decodeInferRequest(body, { check, ...limit });
-  if (!/^[0-9]+$/.test(header.trim())) throw invalidArg(`Inference-Header-Content-Length '${header}' is not a byte count`);
-  const headerLength = Number(header);
-  if (headerLength > 0) return decodeInferRequest(body, { headerLength, check, ...limit });
-  const input = rawInput(d.config, body.byteLength);
-  checkElementBudget([{ name: input.name, datatype: input.datatype, elements: elementCount(input.shape) }], limit.maxElements, limit.limitName);
-  return decodeRawBinaryRequest(body, input);
+/**
+ * A request's data decoded for `d`, whoever framed it: what it declares checked against `d`'s
+ * config first, then its element counts against the budget, and only then its tensor data.
+ */
+export function decodeFor(ctx: CallContext, d: Deployment, read: ReadRequest): InferRequest {
+  d.checkRequest(read.header);
+  return read.decode(elementLimit(ctx, d));
 }
 
-/**
- * The single input a raw binary request (header length 0) fills: batch 1, and the one variable
- * dimension, if any, resolved from the body size.
- */
-function rawInput(config: FunctionConfig, bytes: number) {
+/** A body read by the framing its `Inference-Header-Content-Length` names (none: JSON; 0: raw binary). */
+function read(body: Uint8Array, header: string | undefined, config: FunctionConfig, sharedMemory: SharedMemoryReader | undefined): ReadRequest {
+  if (header === undefined) return readInferRequest(body, { sharedMemory });
+  if (!/^[0-9]+$/.test(header.trim())) throw invalidArg(`Inference-Header-Content-Length '${header}' is not a byte count`);
+  const headerLength = Number(header);
+  if (headerLength > 0) return readInferRequest(body, { headerLength, sharedMemory });
+  return readRawBinaryRequest(body, rawInput(config));
+}
+
+/** The single input a raw binary request (header length 0) fills, batch 1, as its config declares it. */
+function rawInput(config: FunctionConfig): RawInputSignature {
   if (config.input.length !== 1) {
     throw invalidArg(`raw binary requests (Inference-Header-Content-Length: 0) need a model with exactly one input; '${config.name}' has ${config.input.length}`);
   }
   const input = config.input[0]!;
-  const datatype = fromConfigType(input.data_type);
-  const dims = config.max_batch_size > 0 ? [1, ...input.dims] : [...input.dims];
-  if (datatype === "BYTES") {
-    if (dims.some((d) => d !== 1 && d !== -1)) throw invalidArg(`raw binary BYTES input '${input.name}' must have shape [1]`);
-    return { name: input.name, datatype, shape: dims.map(() => 1) };
-  }
-  const variable = dims.filter((d) => d === -1).length;
-  if (variable > 1) throw invalidArg(`raw binary input '${input.name}' has more than one variable dimension`);
-  return { name: input.name, datatype, shape: fillVariableDim(dims, bytes / byteSize(datatype)) };
+  return { name: input.name, datatype: fromConfigType(input.data_type), shape: config.max_batch_size > 0 ? [1, ...input.dims] : [...input.dims] };
 }

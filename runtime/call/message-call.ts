@@ -1,14 +1,13 @@
 import type { InferRequest, InferResponse } from "../core/mod.ts";
-import type { Deployment } from "../lifecycle/mod.ts";
 import { admitTo } from "./admission.ts";
 import type { CallContext } from "./admission.ts";
 import { CallOptions } from "./call-options.ts";
 import { classifiedResponse } from "./classified-response.ts";
 import { writeSharedOutputs } from "./shared-outputs.ts";
-import type { SharedMemoryReader } from "../tensor/mod.ts";
+import type { ReadRequest, SharedMemoryReader } from "../tensor/mod.ts";
 import type { OwnedRegions } from "./shared-memory-regions.ts";
 import type { SignalSource } from "./call-options.ts";
-import { elementLimit } from "./infer-call.ts";
+import { decodeFor } from "./infer-call.ts";
 import type { HeaderLookup } from "./read-body.ts";
 
 /**
@@ -22,11 +21,8 @@ export interface MessageCall {
   header: HeaderLookup;
   /** Carries the client's signal, read only where the call waits (a gRPC call's builds it on first read). */
   client: SignalSource;
-  /**
-   * The request as the scheduler takes it. Must check the request's names, datatypes and shapes
-   * with `d.checkRequest` and its element counts against `limit` before it decodes any tensor data.
-   */
-  decode(d: Deployment, limit: { maxElements: number; limitName: string; sharedMemory?: SharedMemoryReader }): InferRequest;
+  /** The request read as far as what it declares, by its protocol's codec; its data decoded later. */
+  read(sharedMemory: SharedMemoryReader | undefined): ReadRequest;
 }
 
 /**
@@ -46,10 +42,8 @@ export async function inferMessage(ctx: CallContext, call: MessageCall): Promise
   });
   const lease = found instanceof Promise ? await found : found;
   const d = lease.deployment;
-  const request = call.decode(d, { ...elementLimit(ctx, d), sharedMemory: regions });
-  const options = new CallOptions(call.client);
-  options.checked = d;
-  const response = await lease.infer(request, options);
+  const request = decodeFor(ctx, d, call.read(regions));
+  const response = await lease.infer(request, new CallOptions(call.client));
   const answer = classifiedResponse(response, request, d);
   writeSharedOutputs(answer, request, regions);
   return { request, response: answer };

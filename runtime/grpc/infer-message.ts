@@ -3,8 +3,8 @@ import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { elementCount, invalidArg, RuntimeError } from "../core/mod.ts";
 import type { DataType, InferRequest, InferResponse, Parameters, RequestedOutput, Tensor, TensorData } from "../core/mod.ts";
-import { checkElementBudget, decodeBinaryTensor, encodeBinaryTensor, INTEGER_RANGE, isDataType, readShared, sharedOutput, sharedRef, storageFor, withoutSharedKeys } from "../tensor/mod.ts";
-import type { InputHeader, RequestHeader, SharedMemoryReader, SharedRef } from "../tensor/mod.ts";
+import { checkElementBudget, decodeBinaryTensor, DEFAULT_MAX_ELEMENTS, encodeBinaryTensor, INTEGER_RANGE, isDataType, readShared, sharedOutput, sharedRef, storageFor, withoutSharedKeys } from "../tensor/mod.ts";
+import type { ElementLimit, InputHeader, ReadRequest, RequestHeader, SharedMemoryReader, SharedRef } from "../tensor/mod.ts";
 import { InferParameterSchema, InferTensorContentsSchema, ModelInferResponseSchema } from "./proto/grpc_service_pb.ts";
 import type { InferParameter, InferTensorContents, ModelInferResponse } from "./proto/grpc_service_pb.ts";
 import type { ModelInferRequestWire } from "./proto/infer_request_wire_pb.ts";
@@ -13,17 +13,15 @@ import type { ModelInferRequestWire } from "./proto/infer_request_wire_pb.ts";
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /**
- * A ModelInferRequest as the scheduler takes it, decoded as the HTTP body is: its structure, names,
- * datatypes and shapes first, then `check` (the model's signature) and the element budget, and
- * only then any tensor data. Raw contents (`raw_input_contents`, one entry per input in order) are
- * viewed, not copied; typed contents (`contents.fp32_contents`…) arrive still encoded
- * (infer_request_wire.proto) and are decoded last, once their element count, read on the wire,
- * matches the shape: a message costs its own size until then. FP16 and BF16 only raw (Triton's rule).
+ * A ModelInferRequest read as the HTTP body is: its structure, names, datatypes and shapes first,
+ * as `header` for the caller to check against the model; `decode` then checks the element budget
+ * and only then decodes any tensor data. Raw contents (`raw_input_contents`, one entry per input
+ * in order) are viewed, not copied; typed contents (`contents.fp32_contents`…) arrive still
+ * encoded (infer_request_wire.proto) and are decoded last, once their element count, read on the
+ * wire, matches the shape: a message costs its own size until then. FP16 and BF16 only raw
+ * (Triton's rule).
  */
-export function decodeModelInfer(
-  message: ModelInferRequestWire,
-  options: { check?: (header: RequestHeader) => void; maxElements: number; limitName: string; sharedMemory?: SharedMemoryReader },
-): InferRequest {
+export function readModelInfer(message: ModelInferRequestWire, options: { sharedMemory?: SharedMemoryReader } = {}): ReadRequest {
   const { inputs, rawInputContents: raw } = message;
   if (inputs.length === 0) throw invalidArg("request inputs must not be empty");
   const names = new Set<string>();
@@ -52,22 +50,25 @@ export function decodeModelInfer(
   const request: InferRequest = { parameters: parameters(message.parameters, "request"), inputs: [] };
   if (message.id !== "") request.id = message.id;
   if (outputs) request.outputs = outputs;
-  options.check?.({ inputs: headers, outputs, parameters: request.parameters });
-  checkElementBudget(
-    headers.map((h) => ({ name: h.name, datatype: h.datatype, elements: elementCount(h.shape) })),
-    options.maxElements,
-    options.limitName,
-  );
-  request.inputs = headers.map((h, i) => {
-    const target = { name: h.name, datatype: h.datatype, shape: h.shape };
-    const data = h.shared
-      ? decodeBinaryTensor(readShared(h.shared, target, options.sharedMemory!), target)
-      : h.raw >= 0
-        ? decodeBinaryTensor(raw[h.raw]!, target)
-        : typedData(inputs[i]!.contents, target);
-    return Object.keys(h.parameters).length > 0 ? { name: h.name, tensor: { ...target, data }, parameters: h.parameters } : { name: h.name, tensor: { ...target, data } };
-  });
-  return request;
+  const header: RequestHeader = { inputs: headers, outputs, parameters: request.parameters };
+  const decode = (limit: ElementLimit = {}): InferRequest => {
+    checkElementBudget(
+      headers.map((h) => ({ name: h.name, datatype: h.datatype, elements: elementCount(h.shape) })),
+      limit.maxElements ?? DEFAULT_MAX_ELEMENTS,
+      limit.limitName,
+    );
+    request.inputs = headers.map((h, i) => {
+      const target = { name: h.name, datatype: h.datatype, shape: h.shape };
+      const data = h.shared
+        ? decodeBinaryTensor(readShared(h.shared, target, options.sharedMemory!), target)
+        : h.raw >= 0
+          ? decodeBinaryTensor(raw[h.raw]!, target)
+          : typedData(inputs[i]!.contents, target);
+      return Object.keys(h.parameters).length > 0 ? { name: h.name, tensor: { ...target, data }, parameters: h.parameters } : { name: h.name, tensor: { ...target, data } };
+    });
+    return request;
+  };
+  return { header, decode };
 }
 
 /**

@@ -4,7 +4,7 @@ import { RuntimeError } from "../core/mod.ts";
 import { inferMessage, loadOverrides, modelConfig, modelMetadata, repositoryName, statistics, unhealthy } from "../call/mod.ts";
 import { createAuthorizer } from "../call/mod.ts";
 import type { AccessOptions, ApiGroup, ErrorLog, HeaderLookup, ServerContext } from "../call/mod.ts";
-import { decodeModelInfer, encodeModelInfer } from "./infer-message.ts";
+import { encodeModelInfer, readModelInfer } from "./infer-message.ts";
 import { grpcFailure } from "./grpc-status.ts";
 import { modelRuntimeMethods } from "./model-runtime-service.ts";
 import type { ModelMeshOptions } from "../call/mod.ts";
@@ -78,7 +78,7 @@ export function createGrpcService(ctx: GrpcContext): GrpcService {
       version: version(request.modelVersion),
       header: call.header,
       client: call,
-      decode: (d, limit) => decodeModelInfer(request, { check: (h) => d.checkRequest(h), ...limit }),
+      read: (sharedMemory) => readModelInfer(request, { sharedMemory }),
     });
     return encodeModelInfer(response, decoded);
   };

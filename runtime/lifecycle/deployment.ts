@@ -201,16 +201,15 @@ export class Deployment {
   }
 
   /**
-   * Validates, queues and runs one request; resolves with its own outputs. `checked`: the
-   * deployment whose `checkRequest` passed on this request's header already (it is not checked again here).
+   * Validates, queues and runs one request; resolves with its own outputs.
    */
-  async infer(request: InferRequest, options: { signal?: AbortSignal; checked?: Deployment } = {}): Promise<InferResponse> {
+  async infer(request: InferRequest, options: { signal?: AbortSignal } = {}): Promise<InferResponse> {
     if (this.#closing) throw new DeploymentClosedError(this.name, this.version);
     const { clock } = this.#options;
     const started = clock.now();
     if (this.#active++ === 0) this.#options.onActivity?.(true);
     try {
-      const scheduled = prepareRequest(request, this.config, { checkInput: this.#options.backend.checkInput, headerChecked: options.checked === this });
+      const scheduled = prepareRequest(request, this.config, this.#options.backend.checkInput);
       const result = this.#options.cache ? await this.#cached(scheduled, request, options) : await this.#scheduler.enqueue(scheduled, options);
       const response = {
         modelName: this.name,
@@ -234,7 +233,7 @@ export class Deployment {
    * one (never cached). Counted as one request, as Triton counts a decoupled model's; a stream its
    * consumer abandons counts as cancelled.
    */
-  async *stream(request: InferRequest, options: { signal?: AbortSignal; checked?: Deployment } = {}): AsyncGenerator<InferResponse, void, undefined> {
+  async *stream(request: InferRequest, options: { signal?: AbortSignal } = {}): AsyncGenerator<InferResponse, void, undefined> {
     if (!this.#scheduler.stream) {
       yield await this.infer(request, options);
       return;
@@ -245,7 +244,7 @@ export class Deployment {
     let outcome: "done" | "failed" | undefined;
     if (this.#active++ === 0) this.#options.onActivity?.(true);
     try {
-      const scheduled = prepareRequest(request, this.config, { checkInput: this.#options.backend.checkInput, headerChecked: options.checked === this });
+      const scheduled = prepareRequest(request, this.config, this.#options.backend.checkInput);
       for await (const result of responses(this.#scheduler, scheduled, options)) {
         yield { modelName: this.name, modelVersion: String(this.version), id: request.id, outputs: collectOutputs(request, result, this.config) };
       }

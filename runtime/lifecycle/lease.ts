@@ -11,11 +11,9 @@ import type { Deployment } from "./deployment.ts";
 /** Finds the deployment serving `name` (and `version`) now, loading it on demand. */
 export type Acquire = (name: string, version: string | undefined, options: { signal?: AbortSignal }) => Promise<Deployment>;
 
-/** Where a request's inference is checked and cancelled. */
+/** Where a request's inference is cancelled. */
 export interface LeaseRunOptions {
   signal?: AbortSignal;
-  /** The deployment whose checkRequest passed on the request's header while decoding. */
-  checked?: Deployment;
 }
 
 /** Attempts on a closing deployment's successor before the call fails. */

@@ -303,7 +303,7 @@ function sampleFeeds(sample: WarmupSample, config: FunctionConfig, backend: Back
   return () => {
     const request: InferRequest = { parameters: {}, inputs: inputs.map(({ name, tensor }) => ({ name, tensor: copyTensor(tensor) })) };
     try {
-      const feeds = prepareRequest(request, config, { checkInput: backend.checkInput }).feeds;
+      const feeds = prepareRequest(request, config, backend.checkInput).feeds;
       // A sequence model also takes its states (initial), controls (a start) and shared inputs.
       return config.sequence_batching ? { ...feeds, ...sequenceFeeds(config, batching ? sample.batch_size : 1, initialStates) } : feeds;
     } catch (error) {

@@ -8,10 +8,11 @@ import type { ScheduledRequest, ScheduledResult } from "../scheduler/mod.ts";
 /**
  * Checks what a request declares (input names, datatypes, shapes, batch size, required inputs,
  * requested outputs) against a function's effective config, before any tensor data exists: the
- * HTTP layer passes it to the decoder, and `prepareRequest` runs it on decoded requests. Since a
- * shape must match the dims and the batch stay within `max_batch_size`, a model with fixed dims
- * also caps the elements per request at `max_batch_size` × product(dims). Every rejection names
- * the input and the model, with Triton's wording where clients know it. Returns the batch size.
+ * call layer runs it on a request's header before decoding its data (`Deployment.checkRequest`),
+ * and `prepareRequest` on the decoded request. Since a shape must match the dims and the batch
+ * stay within `max_batch_size`, a model with fixed dims also caps the elements per request at
+ * `max_batch_size` × product(dims). Every rejection names the input and the model, with Triton's
+ * wording where clients know it. Returns the batch size.
  */
 export function checkRequestHeader(header: RequestHeader, config: FunctionConfig): number {
   const model = config.name;
@@ -107,23 +108,16 @@ function factsOf(config: FunctionConfig): ConfigFacts {
  * Checks a decoded request against a function's effective config (`checkRequestHeader`, then the
  * backend's per-tensor check) and shapes its inputs for the model (batch dimension, `reshape`).
  */
-export function prepareRequest(
-  request: InferRequest,
-  config: FunctionConfig,
-  options: { checkInput?: (name: string, tensor: Tensor) => void; headerChecked?: boolean } = {},
-): ScheduledRequest {
+export function prepareRequest(request: InferRequest, config: FunctionConfig, checkInput?: (name: string, tensor: Tensor) => void): ScheduledRequest {
   const batching = config.max_batch_size > 0;
-  // `headerChecked`: checkRequestHeader already passed on this request's header against this config
-  // (the HTTP layer checks it before decoding any data); its batch size is then the first input's rows.
-  const batchSize = options.headerChecked
-    ? batching
-      ? request.inputs[0]!.tensor.shape[0]!
-      : 1
-    : checkRequestHeader({ inputs: request.inputs.map((i) => ({ name: i.name, datatype: i.tensor.datatype, shape: i.tensor.shape })), outputs: request.outputs, parameters: request.parameters }, config);
+  // A call checked the header before decoding the data; checked again here, on the tensors this
+  // deployment runs (a lease may have moved the request to a successor of another config), at a
+  // fraction of a microsecond.
+  const batchSize = checkRequestHeader({ inputs: request.inputs.map((i) => ({ name: i.name, datatype: i.tensor.datatype, shape: i.tensor.shape })), outputs: request.outputs, parameters: request.parameters }, config);
   const facts = factsOf(config);
   const feeds: Record<string, Tensor> = {};
   for (const input of request.inputs) {
-    options.checkInput?.(input.name, input.tensor);
+    checkInput?.(input.name, input.tensor);
     feeds[input.name] = reshapeFeed(input.tensor, facts.inputs.get(input.name)!.spec, batching);
   }
   const scheduled: ScheduledRequest = {

@@ -20,11 +20,14 @@ export { type BinaryTensorTarget, decodeBinaryTensor, encodeBinaryTensor, writeB
 export {
   type DecodeOptions,
   decodeInferRequest,
+  type ElementLimit,
+  readInferRequest,
+  type ReadRequest,
   readShared,
   type InputHeader,
   type RequestHeader,
 } from "./request-codec.ts";
-export { decodeRawBinaryRequest, type RawInputSignature } from "./raw-binary-request.ts";
+export { decodeRawBinaryRequest, type RawInputSignature, readRawBinaryRequest } from "./raw-binary-request.ts";
 export { checkElementBudget, DEFAULT_MAX_ELEMENTS, type ElementCount, OBJECT_ELEMENT_WEIGHT } from "./element-budget.ts";
 export { encodeInferResponse, type EncodedResponse } from "./response-codec.ts";
 export { batchOf, batchParts, concatBatch, plainTensors, splitBatch } from "./batching.ts";

@@ -29,17 +29,31 @@ export interface RequestHeader {
   parameters: Parameters;
 }
 
-export interface DecodeOptions {
-  /** The `Inference-Header-Content-Length` value; undefined: the body is JSON only. */
-  headerLength?: number;
-  /** Checks the header against the model; throws to refuse before any data is decoded. */
-  check?: (header: RequestHeader) => void;
+/** The element budget a request's data is decoded within. */
+export interface ElementLimit {
   /** `--max-elements` (see `checkElementBudget`); default `DEFAULT_MAX_ELEMENTS`. */
   maxElements?: number;
   /** What set `maxElements`, for the refusal (default `--max-elements`). */
   limitName?: string;
+}
+
+export interface ReadOptions {
+  /** The `Inference-Header-Content-Length` value; undefined: the body is JSON only. */
+  headerLength?: number;
   /** Reads inputs a request places in registered shared memory; absent: such inputs are refused. */
   sharedMemory?: SharedMemoryReader;
+}
+
+export type DecodeOptions = ReadOptions & ElementLimit;
+
+/**
+ * A request read as far as what it declares, its tensor data not yet decoded: its protocol's codec
+ * answers it, the caller checks `header` against the model, and only then calls `decode`.
+ */
+export interface ReadRequest {
+  readonly header: RequestHeader;
+  /** The request with its data, once its element counts are within `limit`. */
+  decode(limit?: ElementLimit): InferRequest;
 }
 
 /**
@@ -64,23 +78,25 @@ interface Planned extends InputHeader {
 }
 
 /**
- * Decodes a KServe v2 inference request body. `headerLength` undefined: the body is JSON only.
- * `headerLength` > 0 (the `Inference-Header-Content-Length` value): the body is that many bytes of
- * JSON followed by the binary sections of the inputs that carry `parameters.binary_data_size`, in
- * the order of `inputs`, which must end exactly at the end of the body. (0 is a raw binary request:
- * use `decodeRawBinaryRequest`.) Structure is checked by hand, not zod, since this is the hot path.
+ * Reads a KServe v2 inference request body as far as what it declares. `headerLength` undefined:
+ * the body is JSON only. `headerLength` > 0 (the `Inference-Header-Content-Length` value): the body
+ * is that many bytes of JSON followed by the binary sections of the inputs that carry
+ * `parameters.binary_data_size`, in the order of `inputs`, which must end exactly at the end of the
+ * body. (0 is a raw binary request: use `readRawBinaryRequest`.) Structure is checked by hand, not
+ * zod, since this is the hot path.
  *
  * Policy: cheap checks first. The header is scanned without materialising any input's `data`;
- * names, datatypes, shapes and outputs are read and passed to `check` (the model's signature),
- * element counts to `checkElementBudget`; only then is each input's data decoded. So what a
- * request costs in memory is bounded by what the model and `maxElements` allow, not by its body.
+ * names, datatypes, shapes and outputs are what `header` holds, for the caller to check against the
+ * model; `decode` then checks element counts (`checkElementBudget`) and only then decodes each
+ * input's data. So what a request costs in memory is bounded by what the model and `maxElements`
+ * allow, not by its body.
  *
  * Output selection: with `outputs`, each `RequestedOutput.binary` is resolved here (per-output
  * `binary_data` wins over `binary_data_output`). Without `outputs` (or with an empty array), `outputs`
  * is undefined and `binary_data_output` stays in `request.parameters`, where the response encoder
  * reads it. Transport keys (`binary_data_size`, `binary_data`) are dropped from tensor parameters.
  */
-export function decodeInferRequest(body: Uint8Array, options: DecodeOptions = {}): InferRequest {
+export function readInferRequest(body: Uint8Array, options: ReadOptions = {}): ReadRequest {
   const { headerLength } = options;
   if (headerLength !== undefined) {
     if (!Number.isSafeInteger(headerLength) || headerLength < 0) {
@@ -181,8 +197,38 @@ export function decodeInferRequest(body: Uint8Array, options: DecodeOptions = {}
   }
   const outputs = readOutputs(json.outputs, binaryOutput === true);
 
-  options.check?.({ inputs: planned, outputs, parameters });
-  const maxElements = options.maxElements ?? DEFAULT_MAX_ELEMENTS;
+  return new JsonRequestRead(text, planned, { inputs: planned, outputs, parameters }, json.id as string | undefined, options.sharedMemory);
+}
+
+/** `readInferRequest` and `decode` at once, for callers with no model to check the header against. */
+export function decodeInferRequest(body: Uint8Array, options: DecodeOptions = {}): InferRequest {
+  return readInferRequest(body, options).decode(options);
+}
+
+/** A JSON (or JSON + binary) request read: its text and planned inputs, decoded on `decode`. */
+class JsonRequestRead implements ReadRequest {
+  readonly text: string;
+  readonly planned: Planned[];
+  readonly header: RequestHeader & { outputs: RequestedOutput[] | undefined };
+  readonly id: string | undefined;
+  readonly sharedMemory: SharedMemoryReader | undefined;
+
+  constructor(text: string, planned: Planned[], header: JsonRequestRead["header"], id: string | undefined, sharedMemory: SharedMemoryReader | undefined) {
+    this.text = text;
+    this.planned = planned;
+    this.header = header;
+    this.id = id;
+    this.sharedMemory = sharedMemory;
+  }
+
+  decode(limit: ElementLimit = {}): InferRequest {
+    return decodePlanned(this, limit);
+  }
+}
+
+function decodePlanned({ text, planned, header, id, sharedMemory }: JsonRequestRead, limit: ElementLimit): InferRequest {
+  const { outputs, parameters } = header;
+  const maxElements = limit.maxElements ?? DEFAULT_MAX_ELEMENTS;
   // Parsed data cannot weigh more than 8 per character of text: count it only when that could matter.
   const countParsed = text.length * OBJECT_ELEMENT_WEIGHT > maxElements;
   checkElementBudget(
@@ -193,7 +239,7 @@ export function decodeInferRequest(body: Uint8Array, options: DecodeOptions = {}
       return { name: p.name, datatype: p.datatype, elements: Math.max(declared, leaves), arrays };
     }),
     maxElements,
-    options.limitName,
+    limit.limitName,
   );
 
   let lossless: { inputs: { data: unknown }[] } | undefined;
@@ -201,7 +247,7 @@ export function decodeInferRequest(body: Uint8Array, options: DecodeOptions = {}
     const target = { name: p.name, datatype: p.datatype, shape: p.shape };
     let data: TensorData;
     if (p.binary) data = decodeBinaryTensor(p.binary, target);
-    else if (p.shared) data = decodeBinaryTensor(readShared(p.shared, target, options.sharedMemory!), target);
+    else if (p.shared) data = decodeBinaryTensor(readShared(p.shared, target, sharedMemory!), target);
     else if (p.span) data = decodeJsonSpan(text, p.span, target);
     else {
       // JSON.parse rounded a 64-bit integer: re-read the same text keeping exact digits.
@@ -217,10 +263,11 @@ export function decodeInferRequest(body: Uint8Array, options: DecodeOptions = {}
     return input;
   });
   const request: InferRequest = { parameters, inputs };
-  if (json.id !== undefined) request.id = json.id;
+  if (id !== undefined) request.id = id;
   if (outputs !== undefined) request.outputs = outputs;
   return request;
 }
+
 
 function readOutputs(raw: unknown, binaryDefault: boolean): RequestedOutput[] | undefined {
   if (raw === undefined) return undefined;

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { RuntimeError } from "../../../runtime/core/errors.ts";
-import { decodeInferRequest, PARSE_WHOLE_UP_TO } from "../../../runtime/tensor/request-codec.ts";
+import { decodeInferRequest, PARSE_WHOLE_UP_TO, readInferRequest } from "../../../runtime/tensor/request-codec.ts";
 import { decodeJsonData, needsLosslessJson } from "../../../runtime/tensor/json-tensor.ts";
 import { scanJsonHeader, MAX_HEADER_VALUES } from "../../../runtime/tensor/_json-scan.ts";
 import { parseJsonLossless } from "../../../runtime/tensor/_lossless-json.ts";
@@ -117,17 +116,12 @@ describe("scanJsonHeader() and the span decoder", () => {
     expect(() => decodeInferRequest(utf8.encode(text))).toThrow(expect.objectContaining({ code: "RESOURCE_EXHAUSTED" }));
   });
 
-  it("call check with names, datatypes and shapes before any data is decoded", () => {
-    // The data is malformed: had it been decoded first, the error would be about the JSON.
+  it("read names, datatypes and shapes, for the model's check, before any data is decoded", () => {
+    // The data is malformed: had it been decoded on reading, the error would be about the JSON.
     const text = `{"id":"${"x".repeat(PARSE_WHOLE_UP_TO)}","inputs":[{"name":"x","datatype":"INT32","shape":[2],"data":[1,oops]}]}`;
-    const seen: unknown[] = [];
-    const check = (h: { inputs: readonly { name: string; datatype: string; shape: readonly number[] }[] }) => {
-      seen.push(h.inputs.map(({ name, datatype, shape }) => ({ name, datatype, shape })));
-      throw new RuntimeError("INVALID_ARG", "refused by the model");
-    };
-    expect(() => decodeInferRequest(utf8.encode(text), { check })).toThrow("refused by the model");
-    expect(seen).toEqual([[{ name: "x", datatype: "INT32", shape: [2] }]]);
-    expect(() => decodeInferRequest(utf8.encode(text))).toThrow(/malformed JSON in request body/);
+    const read = readInferRequest(utf8.encode(text));
+    expect(read.header.inputs.map(({ name, datatype, shape }) => ({ name, datatype, shape }))).toEqual([{ name: "x", datatype: "INT32", shape: [2] }]);
+    expect(() => read.decode()).toThrow(/malformed JSON in request body/);
   });
 
   it("refuse over --max-elements with 413 before decoding, counting BYTES elements 8 each", () => {
