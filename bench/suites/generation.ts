@@ -151,7 +151,7 @@ async function schedulerAlone(items: ReturnType<typeof workload>, mode: "continu
   const instance = decoderInstance(SPEC, {});
   const scheduler = new GenerationScheduler({
     name: "tiny_gpt", instance, clock: systemClock, mode, blockSize: 16, blocks: 4096, maxNumSeqs: 32, maxBatchedTokens: 512, maxModelLen: 2048,
-    maxWaiting: 1024, maxWaitingTokens: 1 << 24, prefixCaching: true, vocab: decoderVocabSize(), eosTokenIds: [], samplingDefaults: GREEDY,
+    maxWaiting: 1024, maxWaitingTokens: 1 << 24, prefixCaching: true, vocab: decoderVocabSize(), eosTokenIds: [],
     geometry: decoderGeometry(SPEC),
   });
   let next = 0;
@@ -160,8 +160,8 @@ async function schedulerAlone(items: ReturnType<typeof workload>, mode: "continu
   await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
     while (next < items.length) {
       const item = items[next++]!;
-      const request = { feeds: { input_ids: { datatype: "INT64" as const, shape: [item.prompt.length], data: BigInt64Array.from(item.prompt, BigInt) } }, batchSize: 1, shapeKey: "", sampling: { ...GREEDY, maxTokens: item.output, ignoreEos: true } };
-      for await (const _ of scheduler.stream(request, { signal: new AbortController().signal })) tokens++;
+      const request = { ids: item.prompt, sampling: { ...GREEDY, maxTokens: item.output, ignoreEos: true } };
+      for await (const _ of scheduler.generate(request, { signal: new AbortController().signal })) tokens++;
     }
   }));
   const elapsed = (performance.now() - start) / 1000;

@@ -1,13 +1,13 @@
 /**
  * OpenAI's completions and chat completions on a generator: the body read and checked
  * (openai-request.ts), admission as for every call (the model named in the body), one sequence per
- * prompt and per `n` through the model manager's stream, tokens turned into text as they come, stop
+ * prompt and per `n` on the lease (typed token events), tokens turned into text as they come, stop
  * strings applied on the text (a sequence that hits one is stopped: the scheduler frees it at its
  * next iteration), and the answer in OpenAI's shape — one JSON object, or chunks for Server-Sent
  * Events (the route frames them and ends with `[DONE]`).
  */
 import { PushQueue, RuntimeError } from "../core/mod.ts";
-import type { InferRequest, InferResponse } from "../core/mod.ts";
+import type { PromptRequest, SampledToken, TokenEvent } from "../core/mod.ts";
 import type { Deployment, Lease } from "../lifecycle/mod.ts";
 import type { TokenCodec } from "../tensor/mod.ts";
 import { CallOptions } from "./call-options.ts";
@@ -23,11 +23,6 @@ export type OpenAiKind = "chat" | "completion";
 
 /** A call's answer: the whole JSON object, or the chunks of a stream (each a JSON text). */
 export type OpenAiAnswer = { stream: false; json: string } | { stream: true; chunks: AsyncGenerator<string, void, undefined> };
-
-const finished = (response: InferResponse) => {
-  const reason = response.outputs.find((o) => o.name === "finish_reason")?.tensor;
-  return reason && reason.shape[0] ? new TextDecoder().decode((reason.data as Uint8Array[])[0]) : undefined;
-};
 
 /** One choice as it is made: its text so far, what was sent of it, its tokens and logprobs. */
 class Choice {
@@ -57,33 +52,24 @@ class Choice {
     this.text = prefix;
   }
 
-  /** Takes one response (a token); true when a stop string ended the choice. */
-  take(response: InferResponse): boolean {
-    const tensor = (name: string) => response.outputs.find((o) => o.name === name)!.tensor;
-    const ids = tensor("output_ids").data as BigInt64Array;
-    const logprobs = tensor("logprobs").data as Float32Array;
-    const topIds = tensor("top_logprob_ids").data as BigInt64Array;
-    const top = tensor("top_logprobs").data as Float32Array;
+  /** Takes one event (a token, or the prompt's logprobs); true when a stop string ended the choice. */
+  take(event: TokenEvent): boolean {
     const searchFrom = Math.max(0, this.text.length - this.#holdBack);
-    const promptLogprobs = response.outputs.find((o) => o.name === "prompt_logprobs")?.tensor;
-    if (promptLogprobs) {
-      const lps = promptLogprobs.data as Float32Array;
-      const k = tensor("prompt_top_logprob_ids").shape[1] ?? 0;
-      const alternatives = tensor("prompt_top_logprob_ids").data as BigInt64Array;
-      const alternativeLps = tensor("prompt_top_logprobs").data as Float32Array;
+    // Logprobs as float32, as vLLM's (torch's) are, and as KServe's FP32 tensors carry them.
+    const pairs = (top: SampledToken["top"]) => (top ? top.tokens.map((t, k): [number, number] => [t, Math.fround(top.logprobs[k]!)]) : []);
+    if (event.kind === "prompt") {
       // The prompt's first token has nothing before it to be predicted from: no logprob (OpenAI's null).
       this.logprobs.push({ id: this.#prompt[0]!, logprob: null, top: null });
-      lps.forEach((lp, p) => this.logprobs.push({ id: this.#prompt[p + 1]!, logprob: lp, top: Array.from({ length: k }, (_, j) => [Number(alternatives[p * k + j]), alternativeLps[p * k + j]!]) }));
-    }
-    ids.forEach((id, i) => {
+      event.entries.forEach((e, p) => this.logprobs.push({ id: this.#prompt[p + 1]!, logprob: Math.fround(e.logprob), top: pairs(e.top) }));
+    } else {
+      const { token, logprob, top } = event.chosen;
       this.tokens++;
-      this.logprobs.push({ id: Number(id), logprob: logprobs[i]!, top: Array.from(topIds, (t, k) => [Number(t), top[k]!]) });
-      this.text += this.#detokenizer.push(Number(id));
-    });
-    const reason = finished(response);
-    if (reason) {
+      this.logprobs.push({ id: token, logprob: Math.fround(logprob), top: pairs(top) });
+      this.text += this.#detokenizer.push(token);
+    }
+    if (event.finish) {
       this.text += this.#detokenizer.flush();
-      this.finish = reason;
+      this.finish = event.finish;
     }
     for (const stop of this.#stops) {
       const at = this.text.indexOf(stop, searchFrom);
@@ -129,12 +115,8 @@ function startChoices(lease: Lease, request: GenerationRequest, body: DirectBody
     Array.from({ length: request.n }, (_, k) => {
       const choice = new Choice(p * request.n + k, codec, request, prefixes(prompt), prompt);
       const sampling = { ...request.sampling, ...(request.sampling.seed !== undefined ? { seed: (request.sampling.seed + k) >>> 0 } : {}) };
-      const infer: InferRequest = {
-        parameters: request.priority !== undefined ? { priority: request.priority } : {},
-        inputs: [{ name: "input_ids", tensor: { datatype: "INT64", shape: [prompt.length], data: BigInt64Array.from(prompt, BigInt) } }],
-        sampling,
-      };
-      return { choice, responses: lease.stream(infer, new CallOptions(body)) };
+      const typed: PromptRequest = request.priority !== undefined ? { ids: prompt, sampling, priority: request.priority } : { ids: prompt, sampling };
+      return { choice, events: lease.generate(typed, new CallOptions(body)) };
     }),
   );
 }
@@ -145,12 +127,12 @@ type Run = ReturnType<typeof startChoices>[number];
 async function runToEnd(runs: Run[]): Promise<void> {
   try {
     await Promise.all(
-      runs.map(async ({ choice, responses }) => {
-        for await (const response of responses) if (choice.take(response)) break;
+      runs.map(async ({ choice, events }) => {
+        for await (const event of events) if (choice.take(event)) break;
       }),
     );
   } catch (error) {
-    await Promise.allSettled(runs.map((r) => r.responses.return()));
+    await Promise.allSettled(runs.map((r) => r.events.return()));
     throw error;
   }
 }
@@ -241,12 +223,12 @@ async function* interleave(
 ): AsyncGenerator<string, void, undefined> {
   const ready = new PushQueue<string>();
   let live = runs.length;
-  const pump = async ({ choice, responses }: (typeof runs)[number]) => {
+  const pump = async ({ choice, events }: (typeof runs)[number]) => {
     let first = true;
     try {
-      for await (const response of responses) {
+      for await (const event of events) {
         const from = choice.logprobs.length;
-        const stopped = choice.take(response);
+        const stopped = choice.take(event);
         const delta = choice.delta();
         if (delta || first || choice.finish) ready.push(chunk(choice, delta, from, first));
         first = false;
@@ -264,7 +246,7 @@ async function* interleave(
     yield* ready.read();
     if (usage) yield usage();
   } finally {
-    await Promise.all(runs.map((r) => r.responses.return()));
+    await Promise.all(runs.map((r) => r.events.return()));
     await Promise.allSettled(pumps);
   }
 }

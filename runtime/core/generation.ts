@@ -61,3 +61,31 @@ export const GREEDY: SamplingParams = {
 
 /** Why a generation ended, in OpenAI's words: a stop token (or stop string), or max_tokens / the model's length. */
 export type FinishReason = "stop" | "length";
+
+/** One sampled token: its id, its logprob under the model's raw distribution, its most likely alternatives. */
+export interface SampledToken {
+  token: number;
+  /** The chosen token's log probability under the model's raw distribution (NaN where not asked for). */
+  logprob: number;
+  /** The `topLogprobs` most likely tokens and their logprobs, most likely first. */
+  top?: { tokens: number[]; logprobs: number[] };
+}
+
+/** A token-generation request as a generator takes it: the prompt's token ids and how to sample. */
+export interface PromptRequest {
+  ids: readonly number[];
+  sampling: SamplingParams;
+  /** 1 is the highest (Triton's); 0 or absent: the default. */
+  priority?: number;
+  /** Fails the request with DEADLINE_EXCEEDED when it has waited this long. */
+  timeoutMs?: number;
+}
+
+/**
+ * What a generator streams for one request, as it is made: a generated token (`finish` on the
+ * last), or, first and once when `promptLogprobs` asked for them, the prompt's logprobs (entry p:
+ * prompt token p + 1 given those before it, with `top` alternatives each).
+ */
+export type TokenEvent =
+  | { kind: "token"; chosen: SampledToken; finish?: FinishReason }
+  | { kind: "prompt"; entries: readonly SampledToken[]; top: number; finish?: FinishReason };

@@ -25,8 +25,6 @@ export interface InferRequest {
   inputs: InferInput[];
   /** Subset of outputs to return; undefined = all. */
   outputs?: RequestedOutput[];
-  /** A generator's request: how to sample (its prompt is the `input_ids` input). */
-  sampling?: SamplingParams;
 }
 
 /** One named output of a response. */

@@ -1,7 +1,7 @@
-import type { Clock, InferRequest, InferResponse } from "../core/mod.ts";
+import type { Clock, InferRequest, InferResponse, PromptRequest, TokenEvent } from "../core/mod.ts";
 import { RuntimeError } from "../core/mod.ts";
 import type { Backend, Session } from "../backends/backend.ts";
-import { createScheduler, hasInstances, isGenerator, responses } from "../scheduler/mod.ts";
+import { consumed, createScheduler, hasInstances, isGenerator, responses } from "../scheduler/mod.ts";
 import type { GenerationUsage } from "../scheduler/mod.ts";
 import type { Arrivals, InstanceScheduler, ModelInstance, ResourceClaim, ResourceLimiter, ResourceNeeds, ScheduledRequest, ScheduledResult, Scheduler, SchedulerObserver, StepDispatch } from "../scheduler/mod.ts";
 import type { FunctionConfig } from "../config/mod.ts";
@@ -200,9 +200,7 @@ export class Deployment {
     throw new RuntimeError("UNAVAILABLE", `Exceeds maximum queue size for model '${this.name}' version ${this.version}: every priority level is full`);
   }
 
-  /**
-   * Validates, queues and runs one request; resolves with its own outputs.
-   */
+  /** Validates, queues and runs one request; resolves with its own outputs. */
   async infer(request: InferRequest, options: { signal?: AbortSignal } = {}): Promise<InferResponse> {
     if (this.#closing) throw new DeploymentClosedError(this.name, this.version);
     const { clock } = this.#options;
@@ -211,12 +209,7 @@ export class Deployment {
     try {
       const scheduled = prepareRequest(request, this.config, this.#options.backend.checkInput);
       const result = this.#options.cache ? await this.#cached(scheduled, request, options) : await this.#scheduler.enqueue(scheduled, options);
-      const response = {
-        modelName: this.name,
-        modelVersion: String(this.version),
-        id: request.id,
-        outputs: collectOutputs(request, result, this.config),
-      };
+      const response = { modelName: this.name, modelVersion: String(this.version), id: request.id, outputs: collectOutputs(request, result, this.config) };
       this.stats.succeeded(clock.now() - started);
       return response;
     } catch (error) {
@@ -238,16 +231,31 @@ export class Deployment {
       yield await this.infer(request, options);
       return;
     }
+    const results = this.#counted(() => responses(this.#scheduler, prepareRequest(request, this.config, this.#options.backend.checkInput), options));
+    for await (const result of results) {
+      yield { modelName: this.name, modelVersion: String(this.version), id: request.id, outputs: collectOutputs(request, result, this.config) };
+    }
+  }
+
+  /**
+   * A generator's token events for a prompt in token ids (the OpenAI routes, Triton's generate on
+   * a generator), as its loop makes them; counted as `stream` counts a request.
+   */
+  generate(request: PromptRequest, options: { signal?: AbortSignal } = {}): AsyncGenerator<TokenEvent, void, undefined> {
+    const scheduler = this.#scheduler;
+    if (!isGenerator(scheduler)) throw new RuntimeError("INVALID_ARG", `'${this.name}' is not a generator (a function with generation)`);
+    return this.#counted(() => consumed((signal) => scheduler.generate(request, { signal }), options.signal));
+  }
+
+  /** What `open` yields, counted as one request: a success at its end, a failure, or cancelled when its consumer stops first. */
+  async *#counted<T>(open: () => AsyncIterable<T>): AsyncGenerator<T, void, undefined> {
     if (this.#closing) throw new DeploymentClosedError(this.name, this.version);
     const { clock } = this.#options;
     const started = clock.now();
     let outcome: "done" | "failed" | undefined;
     if (this.#active++ === 0) this.#options.onActivity?.(true);
     try {
-      const scheduled = prepareRequest(request, this.config, this.#options.backend.checkInput);
-      for await (const result of responses(this.#scheduler, scheduled, options)) {
-        yield { modelName: this.name, modelVersion: String(this.version), id: request.id, outputs: collectOutputs(request, result, this.config) };
-      }
+      yield* open();
       outcome = "done";
       this.stats.succeeded(clock.now() - started);
     } catch (error) {

@@ -4,7 +4,7 @@
  * successor, an unload) does the lease look the function up again, by the name and version the
  * call asked for, at most twice.
  */
-import type { InferRequest, InferResponse } from "../core/mod.ts";
+import type { InferRequest, InferResponse, PromptRequest, TokenEvent } from "../core/mod.ts";
 import { DeploymentClosedError } from "./deployment.ts";
 import type { Deployment } from "./deployment.ts";
 
@@ -46,14 +46,23 @@ export class Lease {
   }
 
   /** Runs the request and yields its responses; on the successor if the deployment closed before the first. */
-  async *stream(request: InferRequest, options: LeaseRunOptions = {}): AsyncGenerator<InferResponse, void, undefined> {
+  stream(request: InferRequest, options: LeaseRunOptions = {}): AsyncGenerator<InferResponse, void, undefined> {
+    return this.#retried((deployment) => deployment.stream(request, options), options);
+  }
+
+  /** A generator's token events for the prompt; on the successor if the deployment closed before the first. */
+  generate(request: PromptRequest, options: LeaseRunOptions = {}): AsyncGenerator<TokenEvent, void, undefined> {
+    return this.#retried((deployment) => deployment.generate(request, options), options);
+  }
+
+  async *#retried<T>(open: (deployment: Deployment) => AsyncIterable<T>, options: LeaseRunOptions): AsyncGenerator<T, void, undefined> {
     let deployment = this.deployment;
     for (let attempt = 0; ; attempt++) {
       let yielded = false;
       try {
-        for await (const response of deployment.stream(request, options)) {
+        for await (const item of open(deployment)) {
           yielded = true;
-          yield response;
+          yield item;
         }
         return;
       } catch (error) {

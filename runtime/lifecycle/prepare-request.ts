@@ -130,7 +130,6 @@ export function prepareRequest(request: InferRequest, config: FunctionConfig, ch
   };
   const outputs = neededOutputs(request, config);
   if (outputs) scheduled.outputs = outputs;
-  if (request.sampling) scheduled.sampling = request.sampling;
   return scheduled;
 }
 

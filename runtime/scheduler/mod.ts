@@ -17,7 +17,7 @@ export { DynamicBatcher } from "./dynamic/dynamic-batcher.ts";
 export type { DynamicBatcherOptions } from "./dynamic/dynamic-batcher.ts";
 export { ResourceLimiter } from "./resource-limiter.ts";
 export type { ResourceClaim, ResourceNeeds, ResourceOverride } from "./resource-limiter.ts";
-export { responses } from "./responses.ts";
+export { consumed, responses } from "./responses.ts";
 export { SequenceBatcher } from "./sequence/sequence-batcher.ts";
 export type { SequenceBatcherOptions } from "./sequence/sequence-batcher.ts";
 export { planSequences } from "./sequence/sequence-plan.ts";

@@ -13,15 +13,22 @@ export async function* responses(scheduler: Scheduler, request: ScheduledRequest
     yield await scheduler.enqueue(request, options);
     return;
   }
+  yield* consumed((signal) => scheduler.stream!(request, { signal }), options.signal);
+}
+
+/**
+ * What a producer `open` starts yields, read until it ends or its consumer stops: the signal the
+ * producer was given aborts then, and when `signal` does.
+ */
+export async function* consumed<T>(open: (signal: AbortSignal) => AsyncIterable<T>, signal?: AbortSignal): AsyncGenerator<T, void, undefined> {
   const producer = new AbortController();
-  const outer = options.signal;
-  const forward = () => producer.abort(outer!.reason);
-  if (outer?.aborted) forward();
-  else outer?.addEventListener("abort", forward, { once: true });
+  const forward = () => producer.abort(signal!.reason);
+  if (signal?.aborted) forward();
+  else signal?.addEventListener("abort", forward, { once: true });
   try {
-    yield* scheduler.stream(request, { signal: producer.signal });
+    yield* open(producer.signal);
   } finally {
-    outer?.removeEventListener("abort", forward);
+    signal?.removeEventListener("abort", forward);
     // Done, failed or abandoned: a producer still running stops (an abort after the end is a no-op to it).
     producer.abort(new DOMException("the stream's consumer stopped", "AbortError"));
   }

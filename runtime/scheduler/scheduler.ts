@@ -20,8 +20,6 @@ export interface ScheduledRequest {
    * its requests need (ORT copies out only the outputs fetched). Undefined: every output.
    */
   outputs?: readonly string[];
-  /** A generator's request (continuous batching): how to sample; its prompt is the `input_ids` feed. */
-  sampling?: SamplingParams;
 }
 
 /** Model outputs for one request, sliced from its batch. */

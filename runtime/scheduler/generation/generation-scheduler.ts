@@ -8,9 +8,9 @@
  * and its blocks go to whoever waits.
  */
 import { RuntimeError } from "../../core/mod.ts";
-import type { Clock, FinishReason, SamplingParams, Tensor } from "../../core/mod.ts";
+import type { Clock, FinishReason, PromptRequest, Tensor, TokenEvent } from "../../core/mod.ts";
 import { SignalWatch } from "../queue/signal-watch.ts";
-import type { ModelInstance, ScheduledRequest, ScheduledResult, Scheduler } from "../scheduler.ts";
+import type { ModelInstance } from "../scheduler.ts";
 import type { SchedulerObserver } from "../scheduler-observer.ts";
 import { BlockPool } from "./block-pool.ts";
 import { planIteration } from "./generation-plan.ts";
@@ -21,7 +21,6 @@ import { logprobOf, sample } from "./sampling.ts";
 import { SlotHistory } from "./slot-history.ts";
 import { checkedPrompt, newSequence } from "./generation-sequence.ts";
 import type { Seq } from "./generation-sequence.ts";
-import { promptTensors, tokenTensors, wholeTensors } from "./token-tensors.ts";
 
 export interface GenerationSchedulerOptions {
   name: string;
@@ -44,8 +43,6 @@ export interface GenerationSchedulerOptions {
   vocab: number;
   /** The model's end-of-sequence tokens (generation_config.json's eos_token_id). */
   eosTokenIds: readonly number[];
-  /** A KServe or gRPC request's sampling where its parameters are silent: greedy, 16 tokens, the generator's generation_config.json. */
-  samplingDefaults: SamplingParams;
   /** Told each execution (statistics, the trace timeline), each request's wait, and the generator's own figures (`generation`: vLLM's metrics). */
   observer?: SchedulerObserver;
   /** Which of the generator's instances this is (1-based; the trace's track), and how many there are: sequence ids are `index + k × of`, so no two instances' sequences share an id in the dashboard's slots. */
@@ -71,7 +68,8 @@ export interface GenerationUsage {
 
 type LoopProfile = Record<"iterations" | "planMs" | "gatherMs" | "runMs" | "scatterMs" | "sampleMs" | "rows", number>;
 
-export class GenerationScheduler implements Scheduler {
+/** One instance's loop; it speaks in typed prompts and token events (GeneratorInstances is the Scheduler around it). */
+export class GenerationScheduler {
   readonly #o: GenerationSchedulerOptions;
   readonly #pool: BlockPool;
   readonly #kv: KvStore;
@@ -110,7 +108,7 @@ export class GenerationScheduler implements Scheduler {
     return this.#waiting.length + this.#running.length;
   }
 
-  /** Refusals beyond the waiting limits are `stream`'s own (503 naming the limit, with Retry-After): the hint says only whether it stops. */
+  /** Refusals beyond the waiting limits are `generate`'s own (503 naming the limit, with Retry-After): the hint says only whether it stops. */
   hasRoom(): boolean {
     return !this.#stopping;
   }
@@ -125,14 +123,8 @@ export class GenerationScheduler implements Scheduler {
     return this.#slots.recent();
   }
 
-  /** Every token at once: the tokens, their logprobs and the finish reason of the whole generation. */
-  async enqueue(request: ScheduledRequest, options: { signal?: AbortSignal } = {}): Promise<ScheduledResult> {
-    const parts: ScheduledResult[] = [];
-    for await (const part of this.stream(request, { signal: options.signal ?? new AbortController().signal })) parts.push(part);
-    return wholeTensors(parts);
-  }
-
-  stream(request: ScheduledRequest, options: { signal: AbortSignal }): AsyncIterable<ScheduledResult> {
+  /** A request's token events as the loop makes them; refusals (INVALID_ARG, UNAVAILABLE) are thrown here, before any. */
+  generate(request: PromptRequest, options: { signal: AbortSignal }): AsyncIterable<TokenEvent> {
     const seq = this.#admit(request, options.signal);
     this.#watch.watch(options.signal, seq);
     if (options.signal.aborted) this.#cancel(seq, new RuntimeError("CANCELLED", "the request was cancelled"));
@@ -148,9 +140,9 @@ export class GenerationScheduler implements Scheduler {
   }
 
   /** Checks a request before it waits: cheap refusals first, its prompt's fit in the cache last. */
-  #admit(request: ScheduledRequest, signal: AbortSignal): Seq {
+  #admit(request: PromptRequest, signal: AbortSignal): Seq {
     if (this.#stopping) throw new RuntimeError("UNAVAILABLE", `'${this.#o.name}' is unloading`);
-    const { ids, params } = checkedPrompt(request, { ...this.#o, blocks: this.#pool.size });
+    const ids = checkedPrompt(request, { ...this.#o, blocks: this.#pool.size });
     const retryAfterMs = 1000;
     if (this.#waiting.length >= this.#o.maxWaiting) {
       throw new RuntimeError("UNAVAILABLE", `'${this.#o.name}' has ${this.#waiting.length} requests waiting (generation.max_waiting_requests): try again shortly`, { retryAfterMs });
@@ -161,7 +153,7 @@ export class GenerationScheduler implements Scheduler {
     }
     const id = this.#nextId;
     this.#nextId += this.#o.instances ?? 1;
-    const seq = newSequence({ id, ids, params, request, arrival: this.#arrivals++, now: this.#o.clock.now(), signal });
+    const seq = newSequence({ id, ids, request, arrival: this.#arrivals++, now: this.#o.clock.now(), signal });
     this.#byId.set(seq.id, seq);
     this.#enqueueWaiting(seq);
     return seq;
@@ -359,7 +351,7 @@ export class GenerationScheduler implements Scheduler {
       seq.lastTokenMs = now;
       const stopped = seq.stops.has(chosen.token) || (!seq.params.ignoreEos && this.#o.eosTokenIds.includes(chosen.token));
       const finish: FinishReason | undefined = stopped ? "stop" : generated + 1 >= seq.params.maxTokens || seq.ids.length >= this.#o.maxModelLen ? "length" : undefined;
-      seq.sink.push(tokenTensors(chosen, finish));
+      seq.sink.push(finish ? { kind: "token", chosen, finish } : { kind: "token", chosen });
       if (finish) this.#finish(seq, undefined, finish);
     });
   }
@@ -378,7 +370,7 @@ export class GenerationScheduler implements Scheduler {
     const top = seq.params.promptLogprobs!;
     const entries = kept.slice(0, seq.promptLength - 1);
     seq.promptLogprobs = undefined;
-    seq.sink.push(promptTensors(entries, top, seq.params.maxTokens === 0 ? "length" : undefined));
+    seq.sink.push(seq.params.maxTokens === 0 ? { kind: "prompt", entries, top, finish: "length" } : { kind: "prompt", entries, top });
   }
 
   /** A sequence leaves: its blocks freed, its stream ended (with `error` when it failed or was cancelled). */

@@ -4,11 +4,8 @@
  * the model's; prompt plus max_tokens fit the model's length and the cache).
  */
 import { invalidArg, PushQueue } from "../../core/mod.ts";
-import type { RuntimeError, SamplingParams } from "../../core/mod.ts";
-import type { ScheduledRequest, ScheduledResult } from "../scheduler.ts";
+import type { PromptRequest, RuntimeError, SampledToken, SamplingParams, TokenEvent } from "../../core/mod.ts";
 import { seededRandom } from "./sampling.ts";
-import type { SampledToken } from "./sampling.ts";
-import { samplingFromParameters } from "./sampling-parameters.ts";
 
 /** One request's sequence: its tokens, its blocks, how it samples and where its tokens go. */
 export interface Seq {
@@ -35,7 +32,7 @@ export interface Seq {
   cancelled?: RuntimeError;
   signal: AbortSignal;
   /** The stream's buffer between the loop and the request's reader. */
-  sink: PushQueue<ScheduledResult>;
+  sink: PushQueue<TokenEvent>;
 }
 
 /** What a prompt is checked against. */
@@ -45,32 +42,30 @@ export interface PromptLimits {
   blockSize: number;
   /** The KV cache's blocks. */
   blocks: number;
-  samplingDefaults: SamplingParams;
 }
 
-/** The request's prompt and sampling, or INVALID_ARG naming what is wrong with them. */
-export function checkedPrompt(request: ScheduledRequest, limits: PromptLimits): { ids: number[]; params: SamplingParams } {
-  const prompt = request.feeds.input_ids;
-  if (!prompt || prompt.datatype !== "INT64") throw invalidArg(`a generation request's prompt is 'input_ids' (INT64)`);
-  const ids = Array.from(prompt.data as BigInt64Array, Number);
+/** The request's prompt ids, or INVALID_ARG naming what is wrong with them and its sampling. */
+export function checkedPrompt(request: PromptRequest, limits: PromptLimits): number[] {
+  const ids = [...request.ids];
   if (ids.length === 0) throw invalidArg("the prompt is empty: give at least one token");
   // Checked here, not by the model: one bad id would fail every sequence of its batch.
-  const bad = ids.findIndex((id) => !(id >= 0 && id < limits.vocab));
+  const bad = ids.findIndex((id) => !(Number.isInteger(id) && id >= 0 && id < limits.vocab));
   if (bad >= 0) throw invalidArg(`input_ids[${bad}] is ${ids[bad]}, not a token of the model (0 to ${limits.vocab - 1})`);
-  const params = request.sampling ?? samplingFromParameters(request.parameters, limits.samplingDefaults);
-  if (ids.length + params.maxTokens > limits.maxModelLen) {
-    throw invalidArg(`the prompt's ${ids.length} tokens plus max_tokens ${params.maxTokens} exceed the model's length of ${limits.maxModelLen} tokens`);
+  const { maxTokens } = request.sampling;
+  if (ids.length + maxTokens > limits.maxModelLen) {
+    throw invalidArg(`the prompt's ${ids.length} tokens plus max_tokens ${maxTokens} exceed the model's length of ${limits.maxModelLen} tokens`);
   }
-  const blocksNeeded = Math.ceil((ids.length + params.maxTokens) / limits.blockSize);
+  const blocksNeeded = Math.ceil((ids.length + maxTokens) / limits.blockSize);
   if (blocksNeeded > limits.blocks) {
-    throw invalidArg(`the prompt's ${ids.length} tokens plus max_tokens ${params.maxTokens} need ${blocksNeeded} KV blocks, more than the cache holds (${limits.blocks}; generation.kv_cache_blocks)`);
+    throw invalidArg(`the prompt's ${ids.length} tokens plus max_tokens ${maxTokens} need ${blocksNeeded} KV blocks, more than the cache holds (${limits.blocks}; generation.kv_cache_blocks)`);
   }
-  return { ids, params };
+  return ids;
 }
 
 /** A new waiting sequence for a checked prompt. */
-export function newSequence(o: { id: number; ids: number[]; params: SamplingParams; request: ScheduledRequest; arrival: number; now: number; signal: AbortSignal }): Seq {
-  const { ids, params, request, now } = o;
+export function newSequence(o: { id: number; ids: number[]; request: PromptRequest; arrival: number; now: number; signal: AbortSignal }): Seq {
+  const { ids, request, now } = o;
+  const params = request.sampling;
   return {
     id: o.id,
     ids,
@@ -88,6 +83,6 @@ export function newSequence(o: { id: number; ids: number[]; params: SamplingPara
     deadlineMs: request.timeoutMs ? now + request.timeoutMs : Infinity,
     state: "waiting",
     signal: o.signal,
-    sink: new PushQueue<ScheduledResult>(),
+    sink: new PushQueue<TokenEvent>(),
   };
 }

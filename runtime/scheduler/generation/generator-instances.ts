@@ -5,12 +5,22 @@
  * cache holds more of its prompt, then to the first. A sequence stays on its instance to its end:
  * its past lives in that instance's cache.
  */
+import type { PromptRequest, SamplingParams, TokenEvent } from "../../core/mod.ts";
 import type { ScheduledRequest, ScheduledResult, Scheduler } from "../scheduler.ts";
 import { GenerationScheduler } from "./generation-scheduler.ts";
 import type { GenerationSchedulerOptions, GenerationUsage } from "./generation-scheduler.ts";
+import { asTensors, promptRequest, wholeTensors } from "./token-tensors.ts";
+
+/** A generator's loops' options, and the sampling of a KServe-form request whose parameters are silent on it. */
+export interface GeneratorOptions extends Omit<GenerationSchedulerOptions, "instance" | "instanceIndex" | "instances"> {
+  /** Greedy, 16 tokens, the generator's generation_config.json. */
+  samplingDefaults: SamplingParams;
+}
 
 /** What the deployment reads of a generator, whatever its instance count (metrics, the dashboard). */
 export interface Generator extends Scheduler {
+  /** A request's token events as they are made (the OpenAI routes' form; `stream` is KServe's). */
+  generate(request: PromptRequest, options: { signal: AbortSignal }): AsyncIterable<TokenEvent>;
   readonly usage: GenerationUsage;
   recentSlots(): number[][];
 }
@@ -22,10 +32,12 @@ export function isGenerator(scheduler: Scheduler): scheduler is Generator {
 
 export class GeneratorInstances implements Generator {
   readonly #loops: GenerationScheduler[];
+  readonly #defaults: SamplingParams;
 
-  /** One loop per instance in `options.instances`, each with `blocks` KV blocks of its own. */
-  constructor(options: Omit<GenerationSchedulerOptions, "instance" | "instanceIndex" | "instances">, instances: readonly GenerationSchedulerOptions["instance"][]) {
+  /** One loop per instance in `instances`, each with `blocks` KV blocks of its own. */
+  constructor({ samplingDefaults, ...options }: GeneratorOptions, instances: readonly GenerationSchedulerOptions["instance"][]) {
     if (instances.length === 0) throw new Error("a generator needs an instance");
+    this.#defaults = samplingDefaults;
     this.#loops = instances.map((instance, i) => new GenerationScheduler({ ...options, instance, instanceIndex: i + 1, instances: instances.length }));
   }
 
@@ -46,12 +58,20 @@ export class GeneratorInstances implements Generator {
     return this.#loops[0]!.hasRoom();
   }
 
-  enqueue(request: ScheduledRequest, options?: { signal?: AbortSignal }): Promise<ScheduledResult> {
-    return this.#route(request).enqueue(request, options);
+  /** A KServe-form request (`input_ids`, sampling in its parameters): every token at once, with their logprobs and the finish reason. */
+  async enqueue(request: ScheduledRequest, options: { signal?: AbortSignal } = {}): Promise<ScheduledResult> {
+    const events: TokenEvent[] = [];
+    for await (const event of this.generate(promptRequest(request, this.#defaults), { signal: options.signal ?? new AbortController().signal })) events.push(event);
+    return wholeTensors(events);
   }
 
+  /** A KServe-form request: each token as the tensors of a response. */
   stream(request: ScheduledRequest, options: { signal: AbortSignal }): AsyncIterable<ScheduledResult> {
-    return this.#route(request).stream(request, options);
+    return asTensors(this.generate(promptRequest(request, this.#defaults), options));
+  }
+
+  generate(request: PromptRequest, options: { signal: AbortSignal }): AsyncIterable<TokenEvent> {
+    return this.#route(request.ids).generate(request, options);
   }
 
   async stop(): Promise<void> {
@@ -90,14 +110,11 @@ export class GeneratorInstances implements Generator {
     );
   }
 
-  #route(request: ScheduledRequest): GenerationScheduler {
+  #route(ids: readonly number[]): GenerationScheduler {
     if (this.#loops.length === 1) return this.#loops[0]!;
     const least = Math.min(...this.#loops.map((l) => l.inflight()));
     const tied = this.#loops.filter((l) => l.inflight() === least);
     if (tied.length === 1) return tied[0]!;
-    const prompt = request.feeds.input_ids;
-    if (prompt?.datatype !== "INT64") return tied[0]!; // refused by the loop, naming the field
-    const ids = Array.from(prompt.data as BigInt64Array, Number);
     let best = tied[0]!;
     let bestHit = best.cachedBlocks(ids);
     for (const loop of tied.slice(1)) {
@@ -111,3 +128,4 @@ export class GeneratorInstances implements Generator {
     return this.#loops.reduce((n, l) => n + f(l), 0);
   }
 }
+

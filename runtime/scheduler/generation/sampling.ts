@@ -11,18 +11,10 @@
  * be in the nucleus, found by a histogram of their probabilities.
  */
 import { mulberry32 } from "../../core/mod.ts";
-import type { SamplingParams } from "../../core/mod.ts";
+import type { SampledToken, SamplingParams } from "../../core/mod.ts";
 
 /** A sequence's own random numbers in [0, 1), seeded per request. */
 export const seededRandom = mulberry32;
-
-export interface SampledToken {
-  token: number;
-  /** The chosen token's log probability under the model's raw distribution (NaN where not asked for). */
-  logprob: number;
-  /** The `topLogprobs` most likely tokens and their logprobs, most likely first. */
-  top?: { tokens: number[]; logprobs: number[] };
-}
 
 /** What a sequence has produced so far, for the penalties. */
 export interface TokenHistory {

@@ -1,21 +1,37 @@
 /**
- * A generator's token events as the tensors its responses carry (config/generation-config.ts's
- * GENERATOR_TENSORS): one generated token with its logprob, its most likely alternatives and, on
- * the last, why it ended; or, first and once, the prompt's own logprobs. The loop speaks in events;
- * this is the one place they become tensors.
+ * Where a generator meets tensors, for the calls that speak them (KServe over HTTP and gRPC, an
+ * ensemble's step, ctx.infer): a request's `input_ids` and parameters become a `PromptRequest`,
+ * and each token event becomes the tensors its response carries (config/generation-config.ts's
+ * GENERATOR_TENSORS). The loop speaks in typed requests and events; the OpenAI routes take those
+ * as they are.
  */
-import type { FinishReason } from "../../core/mod.ts";
-import type { ScheduledResult } from "../scheduler.ts";
-import type { SampledToken } from "./sampling.ts";
+import { invalidArg } from "../../core/mod.ts";
+import type { FinishReason, PromptRequest, SampledToken, SamplingParams, TokenEvent } from "../../core/mod.ts";
+import type { ScheduledRequest, ScheduledResult } from "../scheduler.ts";
+import { samplingFromParameters } from "./sampling-parameters.ts";
 
 const NO_IDS = new BigInt64Array(0);
 const NO_FLOATS = new Float32Array(0);
 const utf8 = new TextEncoder();
 
+/** A KServe-form request's prompt (`input_ids`, INT64) and sampling (its parameters over `defaults`). */
+export function promptRequest(request: ScheduledRequest, defaults: SamplingParams): PromptRequest {
+  const prompt = request.feeds.input_ids;
+  if (!prompt || prompt.datatype !== "INT64") throw invalidArg(`a generation request's prompt is 'input_ids' (INT64)`);
+  const typed: PromptRequest = { ids: Array.from(prompt.data as BigInt64Array, Number), sampling: samplingFromParameters(request.parameters, defaults) };
+  if (request.priority) typed.priority = request.priority;
+  if (request.timeoutMs) typed.timeoutMs = request.timeoutMs;
+  return typed;
+}
+
 const finishTensor = (finish: FinishReason | undefined) => (finish ? { datatype: "BYTES" as const, shape: [1], data: [utf8.encode(finish)] } : { datatype: "BYTES" as const, shape: [0], data: [] });
 
-/** One generated token; `finish` on the sequence's last. */
-export function tokenTensors(chosen: SampledToken, finish: FinishReason | undefined): ScheduledResult {
+/** Each event as its response's tensors: a generated token with its logprob and alternatives, or the prompt's logprobs. */
+export async function* asTensors(events: AsyncIterable<TokenEvent>): AsyncGenerator<ScheduledResult, void, undefined> {
+  for await (const event of events) yield event.kind === "token" ? tokenTensors(event.chosen, event.finish) : promptTensors(event.entries, event.top, event.finish);
+}
+
+function tokenTensors(chosen: SampledToken, finish: FinishReason | undefined): ScheduledResult {
   return {
     output_ids: { datatype: "INT64", shape: [1], data: BigInt64Array.of(BigInt(chosen.token)) },
     logprobs: { datatype: "FP32", shape: [1], data: Float32Array.of(chosen.logprob) },
@@ -25,8 +41,7 @@ export function tokenTensors(chosen: SampledToken, finish: FinishReason | undefi
   };
 }
 
-/** The prompt's logprobs (position p's predicting token p + 1), `top` alternatives each; `finish` where nothing is generated after them. */
-export function promptTensors(entries: readonly SampledToken[], top: number, finish: FinishReason | undefined): ScheduledResult {
+function promptTensors(entries: readonly SampledToken[], top: number, finish: FinishReason | undefined): ScheduledResult {
   return {
     output_ids: { datatype: "INT64", shape: [0], data: NO_IDS },
     logprobs: { datatype: "FP32", shape: [0], data: NO_FLOATS },
@@ -40,20 +55,22 @@ export function promptTensors(entries: readonly SampledToken[], top: number, fin
 }
 
 /** A whole generation as one response (a scheduler's `enqueue`): every token and logprob, and the finish reason. */
-export function wholeTensors(parts: readonly ScheduledResult[]): ScheduledResult {
+export function wholeTensors(events: readonly TokenEvent[]): ScheduledResult {
   const ids: bigint[] = [];
   const logprobs: number[] = [];
-  let finish: ScheduledResult[string] | undefined;
-  for (const part of parts) {
-    ids.push(...(part.output_ids!.data as BigInt64Array));
-    logprobs.push(...(part.logprobs!.data as Float32Array));
-    if (part.finish_reason!.shape[0]) finish = part.finish_reason;
+  let finish: FinishReason | undefined;
+  for (const event of events) {
+    if (event.kind === "token") {
+      ids.push(BigInt(event.chosen.token));
+      logprobs.push(event.chosen.logprob);
+    }
+    finish = event.finish ?? finish;
   }
   return {
     output_ids: { datatype: "INT64", shape: [ids.length], data: BigInt64Array.from(ids) },
     logprobs: { datatype: "FP32", shape: [logprobs.length], data: Float32Array.from(logprobs) },
     top_logprob_ids: { datatype: "INT64", shape: [0], data: NO_IDS },
     top_logprobs: { datatype: "FP32", shape: [0], data: NO_FLOATS },
-    finish_reason: finish ?? finishTensor(undefined),
+    finish_reason: finishTensor(finish),
   };
 }

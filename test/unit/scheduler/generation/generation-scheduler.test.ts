@@ -1,9 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { GREEDY, systemClock } from "../../../../runtime/core/mod.ts";
-import type { SamplingParams } from "../../../../runtime/core/mod.ts";
+import type { PromptRequest, SamplingParams } from "../../../../runtime/core/mod.ts";
 import { GenerationScheduler } from "../../../../runtime/scheduler/generation/generation-scheduler.ts";
 import type { GenerationSchedulerOptions } from "../../../../runtime/scheduler/generation/generation-scheduler.ts";
-import type { ScheduledRequest } from "../../../../runtime/scheduler/mod.ts";
 import { decoderReference, decoderVocabSize } from "../../../../models/decoder.ts";
 import { DECODER_GEOMETRY, decoderInstance, referenceGreedy } from "../../../../harness/decoder-instance.ts";
 import { transferables } from "../../../../runtime/backends/_worker-protocol.ts";
@@ -25,22 +24,16 @@ function scheduler(options: Partial<GenerationSchedulerOptions> = {}) {
     maxWaitingTokens: 1 << 20,
     prefixCaching: true, vocab: decoderVocabSize(),
     eosTokenIds: [],
-    samplingDefaults: GREEDY,
     ...options,
   });
   return { s, instance };
 }
 
-const request = (prompt: number[], sampling: Partial<SamplingParams> = {}): ScheduledRequest => ({
-  feeds: { input_ids: { datatype: "INT64", shape: [prompt.length], data: BigInt64Array.from(prompt, BigInt) } },
-  batchSize: 1,
-  shapeKey: "",
-  sampling: { ...GREEDY, ...sampling },
-});
+const request = (prompt: number[], sampling: Partial<SamplingParams> = {}): PromptRequest => ({ ids: prompt, sampling: { ...GREEDY, ...sampling } });
 
 async function generate(s: GenerationScheduler, prompt: number[], sampling: Partial<SamplingParams> = {}, signal?: AbortSignal): Promise<number[]> {
   const out: number[] = [];
-  for await (const part of s.stream(request(prompt, sampling), { signal: signal ?? new AbortController().signal })) out.push(...Array.from(part.output_ids!.data as BigInt64Array, Number));
+  for await (const event of s.generate(request(prompt, sampling), { signal: signal ?? new AbortController().signal })) if (event.kind === "token") out.push(event.chosen.token);
   return out;
 }
 
@@ -100,12 +93,12 @@ describe("GenerationScheduler (continuous batching on the example decoder)", () 
     const { s } = scheduler({ maxBatchedTokens: 8 }); // a 30-token prompt in four chunks
     const ids = prompt(11, 30);
     await generate(s, ids, { maxTokens: 1 }); // its full blocks now in the prefix cache
-    const parts = [];
-    for await (const part of s.stream(request(ids, { maxTokens: 0, promptLogprobs: 2 }), { signal: new AbortController().signal })) parts.push(part);
-    expect(parts).toHaveLength(1);
-    const [part] = parts;
-    expect(part!.output_ids!.shape).toEqual([0]);
-    expect(new TextDecoder().decode((part!.finish_reason!.data as Uint8Array[])[0])).toBe("length");
+    const events = [];
+    for await (const event of s.generate(request(ids, { maxTokens: 0, promptLogprobs: 2 }), { signal: new AbortController().signal })) events.push(event);
+    expect(events).toHaveLength(1);
+    const [event] = events;
+    if (event?.kind !== "prompt") throw new Error(`expected the prompt's logprobs, got ${JSON.stringify(event)}`);
+    expect(event.finish).toBe("length");
     const logits = decoderReference(ids);
     const expected = ids.slice(1).map((token, p) => {
       const row = logits[p]!;
@@ -113,10 +106,9 @@ describe("GenerationScheduler (continuous batching on the example decoder)", () 
       const norm = max + Math.log(row.reduce((sum, v) => sum + Math.exp(v - max), 0));
       return row[token]! - norm;
     });
-    const got = Array.from(part!.prompt_logprobs!.data as Float32Array);
-    expect(got).toHaveLength(29);
-    got.forEach((v, i) => expect(v).toBeCloseTo(expected[i]!, 3));
-    expect(part!.prompt_top_logprob_ids!.shape).toEqual([29, 2]);
+    expect(event.entries).toHaveLength(29);
+    event.entries.forEach((e, i) => expect(e.logprob).toBeCloseTo(expected[i]!, 3));
+    expect(event.entries.every((e) => e.top?.tokens.length === 2)).toBe(true);
   });
 
   it("the same seed gives the same sampled tokens alone and in a batch", async () => {
@@ -136,8 +128,8 @@ describe("GenerationScheduler (continuous batching on the example decoder)", () 
     const long = generate(s, prompt(9, 100), { maxTokens: 5 }, prefill.signal).then(() => undefined, (error: unknown) => error);
     const tokens: number[] = [];
     const streaming = (async () => {
-      for await (const part of s.stream(request(prompt(8, 4), { maxTokens: 400 }), { signal: decode.signal })) {
-        tokens.push(Number((part.output_ids!.data as BigInt64Array)[0]));
+      for await (const event of s.generate(request(prompt(8, 4), { maxTokens: 400 }), { signal: decode.signal })) {
+        if (event.kind === "token") tokens.push(event.chosen.token);
         // The long prompt is still being prefilled, 7 tokens an iteration beside this stream's one.
         if (tokens.length === 1) prefill.abort();
         if (tokens.length === 3) decode.abort();
@@ -152,7 +144,7 @@ describe("GenerationScheduler (continuous batching on the example decoder)", () 
   it("a request's timeout bounds its wait before it starts, as Triton's queue timeout does", async () => {
     const { s } = scheduler({ maxNumSeqs: 1 });
     const running = generate(s, prompt(1, 5), { maxTokens: 300 });
-    const waiting = s.stream({ ...request(prompt(2, 5), { maxTokens: 5 }), timeoutMs: 5 }, { signal: new AbortController().signal });
+    const waiting = s.generate({ ...request(prompt(2, 5), { maxTokens: 5 }), timeoutMs: 5 }, { signal: new AbortController().signal });
     const drained = (async () => {
       for await (const _ of waiting);
     })();
@@ -166,8 +158,8 @@ describe("GenerationScheduler (continuous batching on the example decoder)", () 
     const running = [generate(s, prompt(1, 5), { maxTokens: 20 }), generate(s, prompt(2, 5), { maxTokens: 20 }), generate(s, prompt(3, 5), { maxTokens: 20 })];
     // One runs (after the loop's first turn), two wait; the fourth is over the limit.
     await new Promise((resolve) => setTimeout(resolve, 0));
-    expect(() => s.stream(request(prompt(4, 5)), { signal: new AbortController().signal })).toThrow(expect.objectContaining({ code: "UNAVAILABLE", retryAfterMs: 1000 }));
-    expect(() => s.stream(request(prompt(4, 500), { maxTokens: 20 }), { signal: new AbortController().signal })).toThrow(/exceed the model's length of 512/);
+    expect(() => s.generate(request(prompt(4, 5)), { signal: new AbortController().signal })).toThrow(expect.objectContaining({ code: "UNAVAILABLE", retryAfterMs: 1000 }));
+    expect(() => s.generate(request(prompt(4, 500), { maxTokens: 20 }), { signal: new AbortController().signal })).toThrow(/exceed the model's length of 512/);
     await Promise.all(running);
   });
 

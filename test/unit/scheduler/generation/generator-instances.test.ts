@@ -19,16 +19,9 @@ function generator(count: number) {
   return { g, instances };
 }
 
-const request = (prompt: number[], maxTokens: number): ScheduledRequest => ({
-  feeds: { input_ids: { datatype: "INT64", shape: [prompt.length], data: BigInt64Array.from(prompt, BigInt) } },
-  batchSize: 1,
-  shapeKey: "",
-  sampling: { ...GREEDY, maxTokens },
-});
-
 async function generate(g: GeneratorInstances, prompt: number[], maxTokens: number): Promise<number[]> {
   const out: number[] = [];
-  for await (const part of g.stream(request(prompt, maxTokens), { signal: new AbortController().signal })) out.push(...Array.from(part.output_ids!.data as BigInt64Array, Number));
+  for await (const event of g.generate({ ids: prompt, sampling: { ...GREEDY, maxTokens } }, { signal: new AbortController().signal })) if (event.kind === "token") out.push(event.chosen.token);
   return out;
 }
 
@@ -74,5 +67,22 @@ describe("GeneratorInstances (a generator's instance_group count)", () => {
     expect(instances[1]!.runs).toBeGreaterThan(before[1]!);
     expect(g.loops[1]!.usage.prefix.hits).toBeGreaterThan(0);
     await g.stop();
+  });
+
+  it("a KServe-form request (input_ids, parameters over the defaults) streams each token as tensors, and enqueue answers them whole", async () => {
+    const { g: s } = generator(1);
+    const ids = prompt(5, 6);
+    const kserve: ScheduledRequest = { feeds: { input_ids: { datatype: "INT64", shape: [ids.length], data: BigInt64Array.from(ids, BigInt) } }, batchSize: 1, shapeKey: "", parameters: { max_tokens: 4 } };
+    const parts = [];
+    for await (const part of s.stream(kserve, { signal: new AbortController().signal })) parts.push(part);
+    expect(parts.map((p) => Number((p.output_ids!.data as BigInt64Array)[0]))).toEqual(referenceGreedy(ids, 4));
+    expect(parts.map((p) => p.finish_reason!.shape[0])).toEqual([0, 0, 0, 1]);
+    expect(new TextDecoder().decode((parts[3]!.finish_reason!.data as Uint8Array[])[0])).toBe("length");
+    const whole = await s.enqueue(kserve);
+    expect(Array.from(whole.output_ids!.data as BigInt64Array, Number)).toEqual(referenceGreedy(ids, 4));
+    expect(whole.logprobs!.shape).toEqual([4]);
+    // Silent on max_tokens: the generator's defaults (GREEDY's 16 tokens here).
+    expect((await s.enqueue({ ...kserve, parameters: {} })).output_ids!.shape).toEqual([16]);
+    expect(() => s.stream({ ...kserve, feeds: { input_ids: { datatype: "INT32", shape: [1], data: Int32Array.of(1) } } }, { signal: new AbortController().signal })).toThrow(/'input_ids' \(INT64\)/);
   });
 });
