@@ -13,6 +13,7 @@ import type { RequestHeader, TokenCodec } from "../tensor/mod.ts";
 import { checkRequestHeader, collectOutputs, prepareRequest } from "./prepare-request.ts";
 import { SelfHealingSession } from "./self-healing-session.ts";
 import { holdsOnDevice } from "./memory-budget.ts";
+import { VersionCache } from "./version-cache.ts";
 
 /** What `cachedReply` answers where there is no reply cache. */
 const NO_REPLY: { key?: string; reply?: CachedReply } = Object.freeze({});
@@ -42,8 +43,6 @@ export interface DeploymentOptions {
   log?: { warn(message: string): void; error(message: string): void };
   /** Also told what the scheduler measures (the trace timeline). */
   observer?: SchedulerObserver;
-  /** Called when the first request starts after a quiet period, and when the last one ends. */
-  onActivity?: (busy: boolean) => void;
   /** The server's response cache and this version's scope in it, when `response_cache` is enabled. */
   cache?: { store: ResponseCache; scope: string };
   /** The function's handler (`backend: handler`'s execute, or preprocess / postprocess around the model), finalized on close. */
@@ -82,7 +81,10 @@ export class Deployment {
   readonly #scheduler: Scheduler;
   /** The same scheduler when it runs on instances of its own (not an ensemble's): scaling goes there. */
   readonly #instances?: InstanceScheduler;
+  readonly #cache?: VersionCache;
   #active = 0;
+  /** When the last request in flight ended (or the deployment was made): the version's idle timeout counts from it. */
+  #idleSince: number;
   #closing = false;
   /** Rate-limiter registrations by instance. */
   readonly #claims = new Map<ModelInstance, ResourceClaim>();
@@ -99,6 +101,7 @@ export class Deployment {
     this.optionsNotApplied = sessions.find((s) => s.optionsNotApplied)?.optionsNotApplied;
     this.stats = options.stats;
     this.#options = options;
+    this.#idleSince = options.clock.now();
     this.#sessions = sessions.map((session) => this.#instanceFor(session));
     this.#scheduler = createScheduler(config, {
       instances: this.#sessions,
@@ -114,6 +117,7 @@ export class Deployment {
       codec: options.codec,
     });
     if (hasInstances(this.#scheduler)) this.#instances = this.#scheduler;
+    if (options.cache) this.#cache = new VersionCache(options.cache, this.stats, options.clock, config.ensemble_scheduling !== undefined || config.backend === "handler");
   }
 
   #form?: Promise<Uint8Array | undefined>;
@@ -177,6 +181,15 @@ export class Deployment {
     return this.#active;
   }
 
+  /** When the deployment last went idle (its last request in flight ended; its making, before any). */
+  get idleSince(): number {
+    return this.#idleSince;
+  }
+
+  #leave(): void {
+    if (--this.#active === 0) this.#idleSince = this.#options.clock.now();
+  }
+
   /**
    * Checks what a request declares against this version's config, before its data is decoded; a
    * refusal counts as a failed request, as it did when the check ran on the decoded request.
@@ -205,10 +218,10 @@ export class Deployment {
     if (this.#closing) throw new DeploymentClosedError(this.name, this.version);
     const { clock } = this.#options;
     const started = clock.now();
-    if (this.#active++ === 0) this.#options.onActivity?.(true);
+    this.#active++;
     try {
       const scheduled = prepareRequest(request, this.config, this.#options.backend.checkInput);
-      const result = this.#options.cache ? await this.#cached(scheduled, request, options) : await this.#scheduler.enqueue(scheduled, options);
+      const result = this.#cache ? await this.#cache.result(scheduled, request, () => this.#scheduler.enqueue(scheduled, options)) : await this.#scheduler.enqueue(scheduled, options);
       const response = { modelName: this.name, modelVersion: String(this.version), id: request.id, outputs: collectOutputs(request, result, this.config) };
       this.stats.succeeded(clock.now() - started);
       return response;
@@ -216,7 +229,7 @@ export class Deployment {
       this.stats.failed(clock.now() - started, failureReason(error));
       throw error;
     } finally {
-      if (--this.#active === 0) this.#options.onActivity?.(false);
+      this.#leave();
     }
   }
 
@@ -253,7 +266,7 @@ export class Deployment {
     const { clock } = this.#options;
     const started = clock.now();
     let outcome: "done" | "failed" | undefined;
-    if (this.#active++ === 0) this.#options.onActivity?.(true);
+    this.#active++;
     try {
       yield* open();
       outcome = "done";
@@ -264,7 +277,7 @@ export class Deployment {
       throw error;
     } finally {
       if (!outcome) this.stats.failed(clock.now() - started, "CANCELED");
-      if (--this.#active === 0) this.#options.onActivity?.(false);
+      this.#leave();
     }
   }
 
@@ -274,52 +287,16 @@ export class Deployment {
    * (none without a cache, or without a native digest).
    */
   cachedReply(framing: string, body: Uint8Array): { key?: string; reply?: CachedReply } {
-    const cache = this.#options.cache;
-    if (!cache || this.#closing) return NO_REPLY; // every uncached request passes here: no allocation
-    const { clock } = this.#options;
-    const started = clock.now();
-    const key = cache.store.replyKey(cache.scope, framing, body);
-    const reply = key === undefined ? undefined : cache.store.getReply(key);
-    if (!reply) return { key };
-    // A hit is activity too: the idle timer starts again from it.
-    if (this.#active++ === 0) this.#options.onActivity?.(true);
-    const ms = clock.now() - started;
-    this.stats.cacheHit(ms);
-    this.stats.succeeded(ms);
-    if (--this.#active === 0) this.#options.onActivity?.(false);
-    return { reply };
+    if (!this.#cache || this.#closing) return NO_REPLY; // every uncached request passes here: no allocation
+    const found = this.#cache.reply(framing, body);
+    // A hit is activity too: the idle timeout counts from it.
+    if (found.reply && this.#active === 0) this.#idleSince = this.#options.clock.now();
+    return found;
   }
 
   /** Keeps the encoded reply of a successful request under the key `cachedReply` gave. */
   keepReply(key: string, reply: CachedReply): void {
-    if (!this.#closing) this.#options.cache?.store.setReply(key, reply);
-  }
-
-  /**
-   * The answer from the response cache, or from the scheduler and then kept there. Only answers
-   * that succeeded are kept (a failure throws past the insert).
-   */
-  async #cached(scheduled: ScheduledRequest, request: InferRequest, options: { signal?: AbortSignal }): Promise<ScheduledResult> {
-    const { store, scope } = this.#options.cache!;
-    const { clock } = this.#options;
-    const started = clock.now();
-    // A cached answer serves later requests for any of the outputs: compute them all.
-    delete scheduled.outputs;
-    // An ensemble's conditions and a handler may read any parameter (priority too): all are in its key.
-    const everyParameter = this.config.ensemble_scheduling !== undefined || this.config.backend === "handler";
-    const keyed = store.key(scope, scheduled.feeds, request.parameters, { everyParameter });
-    const key = typeof keyed === "string" ? keyed : await keyed; // a native digest is synchronous: no turn
-    const hit = store.get(key);
-    if (hit) {
-      this.stats.cacheHit(clock.now() - started);
-      return hit;
-    }
-    const lookupMs = clock.now() - started;
-    const result = await this.#scheduler.enqueue(scheduled, options);
-    const inserting = clock.now();
-    store.set(key, result);
-    this.stats.cacheMiss(lookupMs + clock.now() - inserting);
-    return result;
+    if (!this.#closing) this.#cache?.keepReply(key, reply);
   }
 
   /** Grows or shrinks to `count` instances (at least one); removed instances finish their batch first. */

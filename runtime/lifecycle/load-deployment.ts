@@ -40,7 +40,6 @@ export interface LoadDeploymentOptions {
   stats: ModelStats;
   /** The trace timeline, when tracing is on. */
   trace?: TraceRecorder;
-  onActivity?: (busy: boolean) => void;
   /** Triton's rate limiter (`--rate-limit execution_count`); instance groups' rate_limiter is ignored without it. */
   resourceLimiter?: ResourceLimiter;
   /** What is known of requests still to come (the batcher's; see SchedulerSetup). */
@@ -212,7 +211,6 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
       resources: options.resourceLimiter && { limiter: options.resourceLimiter, needsOf: (session) => needs.get(session) },
       log: { warn: (m) => log.warn(`${prefix}: ${m}`), error: (m) => log.error(`${prefix}: ${m}`) },
       observer: options.trace?.observer(`${declared.name} v${version}`),
-      onActivity: options.onActivity,
       cache: options.cache,
       labels: options.labels,
       initialStates: options.initialStates,

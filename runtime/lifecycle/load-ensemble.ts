@@ -15,7 +15,6 @@ export interface LoadEnsembleOptions {
   log: Logger;
   stats: ModelStats;
   trace?: TraceRecorder;
-  onActivity?: (busy: boolean) => void;
   cache?: DeploymentOptions["cache"];
   labels?: DeploymentOptions["labels"];
   /** Runs a step's function by tensors. */
@@ -60,7 +59,6 @@ export async function loadEnsembleDeployment(options: LoadEnsembleOptions): Prom
     stats: options.stats,
     log: { warn: (m) => log.warn(`${prefix}: ${m}`), error: (m) => log.error(`${prefix}: ${m}`) },
     observer: options.trace?.observer(`${declared.name} v${version}`),
-    onActivity: options.onActivity,
     cache: options.cache,
     labels: options.labels,
     dispatch: options.dispatch,

@@ -27,11 +27,12 @@ export interface VersionLoader {
   /** The model's bytes, from the repository or a load-API override. */
   readBytes(): Promise<Uint8Array>;
   /**
-   * Builds the deployment from bytes (sessions, config completion, warm-up); stops and releases what
-   * it made when `signal` aborts. `optimize`: the version keeps bytes to wake from and these are not
-   * yet a backend's optimised form, so the deployment should be able to make one (`Deployment.optimizedForm`).
+   * Builds the deployment from bytes (sessions, config completion, warm-up), counting into `stats`;
+   * stops and releases what it made when `signal` aborts. `optimize`: the version keeps bytes to
+   * wake from and these are not yet a backend's optimised form, so the deployment should be able to
+   * make one (`Deployment.optimizedForm`).
    */
-  load(bytes: Uint8Array, version: ManagedVersion, options?: { signal?: AbortSignal; optimize?: boolean }): Promise<Deployment>;
+  load(bytes: Uint8Array, options: { stats: ModelStats; signal?: AbortSignal; optimize?: boolean }): Promise<Deployment>;
 }
 
 /** Idle behaviour, from the function's `scale` section and the server defaults. */
@@ -69,8 +70,6 @@ export class ManagedVersion {
   #abortReload?: AbortController;
   #reloading?: Promise<unknown>;
   #idleTimer: unknown;
-  /** When the version last went idle (its last request finished, or it loaded). */
-  #idleSince = 0;
   #lastUsed = 0;
   readonly #clock: Clock;
   readonly #log: Logger;
@@ -178,7 +177,7 @@ export class ManagedVersion {
     const reloading = (async () => {
       const bytes = keptBytes(await loader.readBytes(), idle);
       abort.signal.throwIfAborted();
-      const next = await loader.load(bytes, this, { signal: abort.signal, optimize: idle.park === "host" });
+      const next = await loader.load(bytes, { stats: this.stats, signal: abort.signal, optimize: idle.park === "host" });
       if (abort.signal.aborted || this.#deployment !== old) {
         // Cancelled once it was built, or the version was unloaded meanwhile: never swapped in.
         await next.close();
@@ -256,18 +255,6 @@ export class ManagedVersion {
     if (d) this.#onReleased?.(true);
   }
 
-  /**
-   * Called by the deployment when it goes busy (first request) or idle (last one done). At one
-   * client that is twice per request, so it only notes the time: the one idle timer, armed once,
-   * checks on expiry whether the version was idle for the whole timeout and else waits out the
-   * rest (re-arming a timer per request cost a setTimeout and a clearTimeout each).
-   */
-  activity(busy: boolean): void {
-    if (busy) return;
-    this.#idleSince = this.#clock.now();
-    if (this.#idleTimer === undefined) this.#armIdle();
-  }
-
   async #load(): Promise<Deployment> {
     const from = this.#state;
     this.#set("LOADING", "");
@@ -279,7 +266,7 @@ export class ManagedVersion {
       abort.signal.throwIfAborted();
       let deployment: Deployment;
       try {
-        deployment = await this.#loader.load(bytes, this, { signal: abort.signal, optimize: this.#idle.park === "host" && !this.#optimized });
+        deployment = await this.#loader.load(bytes, { stats: this.stats, signal: abort.signal, optimize: this.#idle.park === "host" && !this.#optimized });
       } catch (error) {
         if (!this.#optimized || abort.signal.aborted) throw error;
         // The optimised form is an extra: a wake it cannot serve loads from the file, as a first load does.
@@ -287,7 +274,7 @@ export class ManagedVersion {
         this.#keep(undefined);
         fromForm = false;
         bytes = keptBytes(await this.#loader.readBytes(), this.#idle);
-        deployment = await this.#loader.load(bytes, this, { signal: abort.signal, optimize: this.#idle.park === "host" });
+        deployment = await this.#loader.load(bytes, { stats: this.stats, signal: abort.signal, optimize: this.#idle.park === "host" });
       }
       this.#keep(this.#idle.park === "host" ? bytes : undefined);
       this.#deployment = deployment;
@@ -357,20 +344,24 @@ export class ManagedVersion {
     this.#onReleased?.(replaced); // what making it took, and the bytes the form replaced
   }
 
-  /** Starts the idle timeout afresh (a load, a reload); `afterMs`: what is left of one under way. */
+  /**
+   * Starts the idle timeout afresh (a load, a reload, a wait under way): one timer, which on expiry
+   * reads how long the deployment has been idle (`Deployment.idleSince`) and waits out the rest,
+   * or a whole timeout again while requests are in flight. No call per request comes up here.
+   */
   #armIdle(afterMs?: number): void {
     this.#clearIdle();
     if (this.#idle.timeoutMs <= 0 || this.#state !== "READY") return;
-    if (afterMs === undefined) this.#idleSince = this.#clock.now();
     this.#idleTimer = this.#clock.setTimeout(() => {
       this.#idleTimer = undefined;
-      // Busy now: the last request to finish arms the timer again (`activity(false)`).
-      if (this.inflight > 0 || this.#state !== "READY") return;
-      const left = this.#idleSince + this.#idle.timeoutMs - this.#clock.now();
+      const d = this.#deployment;
+      if (!d || this.#state !== "READY") return;
+      if (d.inflight > 0) return this.#armIdle();
+      const left = d.idleSince + this.#idle.timeoutMs - this.#clock.now();
       if (left > 0) return this.#armIdle(left);
       // Live sequences keep their state in the deployment: parking would end them. Looked at again
       // a timeout later; a sequence released for idleness lets it park then.
-      if ((this.#deployment?.liveSequences ?? 0) > 0) return this.#armIdle();
+      if (d.liveSequences > 0) return this.#armIdle();
       this.#log.info(`${this.name} v${this.version}: idle for ${this.#idle.timeoutMs} ms, ${this.#idle.park === "host" ? "parking" : "unloading"}`);
       void this.park("idle");
     }, afterMs ?? this.#idle.timeoutMs);

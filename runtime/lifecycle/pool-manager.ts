@@ -33,10 +33,11 @@ export class PoolManager {
     this.#observedDevice = observedDevice;
   }
 
-  /** Runs `load` once `need` fits beside every other version in `versions`. */
-  withRoom<T>(loading: ManagedVersion, need: Footprint, versions: readonly ManagedVersion[], load: () => Promise<T>): Promise<T> {
+  /** Runs `load` of the version `loading` names once `need` fits beside every other version in `versions` (what `loading` holds now counted too). */
+  withRoom<T>(loading: { name: string; version: number }, need: Footprint, versions: readonly ManagedVersion[], load: () => Promise<T>): Promise<T> {
     const run = async () => {
-      await this.#makeRoom(loading, need, versions.filter((v) => v !== loading));
+      const self = (v: ManagedVersion) => v.name === loading.name && v.version === loading.version;
+      await this.#makeRoom(loading, need, versions.find(self)?.footprint() ?? { host: 0, device: 0 }, versions.filter((v) => !self(v)));
       return await load();
     };
     const result = this.#lock.then(run, run);
@@ -44,8 +45,8 @@ export class PoolManager {
     return result;
   }
 
-  async #makeRoom(loading: ManagedVersion, need: Footprint, others: ManagedVersion[]): Promise<void> {
-    const used = others.reduce((sum, v) => add(sum, v.footprint()), loading.footprint());
+  async #makeRoom(loading: { name: string; version: number }, need: Footprint, held: Footprint, others: ManagedVersion[]): Promise<void> {
+    const used = others.reduce((sum, v) => add(sum, v.footprint()), held);
     // Sessions' arenas and workspaces grow past a model's size: the device holds what NVML says if that is more.
     used.device = Math.max(used.device, this.#observedDevice?.() ?? 0);
     const candidates: RoomCandidate[] = others
@@ -76,7 +77,7 @@ export class PoolManager {
   }
 }
 
-function key(v: ManagedVersion): string {
+function key(v: { name: string; version: number }): string {
   return `${v.name}/${v.version}`;
 }
 

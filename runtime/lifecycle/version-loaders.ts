@@ -20,6 +20,7 @@ import { DEFAULT_LOAD_TIMEOUT_MS } from "./load-timeout.ts";
 import { loadEnsembleDeployment } from "./load-ensemble.ts";
 import { sharedBytes } from "./managed-version.ts";
 import type { ManagedVersion, VersionLoader } from "./managed-version.ts";
+import type { ModelStats } from "../metrics/mod.ts";
 import { estimateFootprint } from "./pool-manager.ts";
 import type { PoolManager } from "./pool-manager.ts";
 import { serially } from "./serially.ts";
@@ -90,12 +91,12 @@ export class VersionLoaders {
         const model = this.#modelFile(fn, version);
         return await readModelFile(model.read, model.relative, model.shown);
       },
-      load: async (bytes, managed, { signal, optimize } = {}) => {
-        if (declared.backend === "ensemble") return await this.#loadEnsemble(fn, version, managed, await this.#labels(fn));
+      load: async (bytes, { stats, signal, optimize }) => {
+        if (declared.backend === "ensemble") return await this.#loadEnsemble(fn, version, stats, await this.#labels(fn));
         // A handler's host lives as long as this deployment: `execute` as its backend, or preprocess / postprocess beside the model.
-        const handler = declared.handler ? await this.#handlerHost(fn, version, managed) : undefined;
+        const handler = declared.handler ? await this.#handlerHost(fn, version, stats) : undefined;
         const backend = declared.isolation?.mode === "process"
-          ? await this.#processBackend(fn, version, managed, handler)
+          ? await this.#processBackend(fn, version, stats, handler)
           : declared.backend === "handler"
             ? createHandlerBackend(handler!, { tensors: computesTensors(declared), batching: (declared.max_batch_size ?? 0) > 0, name: fn.name })
             : backends[declared.backend];
@@ -126,11 +127,10 @@ export class VersionLoaders {
             clock,
             cpuCount: platform.cpuCount(),
             log: platform.log,
-            stats: managed.stats,
+            stats,
             trace: this.#options.trace,
             resourceLimiter: this.#options.resourceLimiter,
             arrivals: this.#options.arrivals,
-            onActivity: (busy) => managed.activity(busy),
             signal,
             exclusive: this.#loadWork,
             placements: this.#placements,
@@ -142,7 +142,7 @@ export class VersionLoaders {
           });
         if (!this.#options.pool) return await load();
         const size = externalData.reduce((n, f) => n + f.data.byteLength, bytes.byteLength);
-        return await this.#options.pool.withRoom(managed, estimateFootprint(resolved, size), this.#options.versions(), load);
+        return await this.#options.pool.withRoom({ name: fn.name, version }, estimateFootprint(resolved, size), this.#options.versions(), load);
       },
     };
   }
@@ -198,14 +198,14 @@ export class VersionLoaders {
    * handler — `handler` stays here only for its config and its close) in a process of their own,
    * with the function's environment and memory cap.
    */
-  async #processBackend(fn: FunctionRecord, version: number, managed: ManagedVersion, handler: HandlerHost | undefined): Promise<Backend> {
+  async #processBackend(fn: FunctionRecord, version: number, stats: ModelStats, handler: HandlerHost | undefined): Promise<Backend> {
     const { platform, clock } = this.#options;
     const declared = fn.declared!;
     const isolation = declared.isolation!;
     if (!platform.startProcess) throw new RuntimeError("UNSUPPORTED", `function '${fn.name}': isolation: process needs a runtime that can start processes; this one cannot`);
     const label = `${fn.name} v${version}`;
     const start = () => platform.startProcess!({ label, env: isolation.env, maxMemoryBytes: isolation.max_memory });
-    const common = { start, label, clock, log: platform.log, onCall: (step: HandlerStep, ms: number, outcome: HandlerOutcome) => managed.stats.handlerCall(step, ms, outcome) };
+    const common = { start, label, clock, log: platform.log, onCall: (step: HandlerStep, ms: number, outcome: HandlerOutcome) => stats.handlerCall(step, ms, outcome) };
     if (declared.backend !== "handler") return createProcessBackend({ ...common, kind: "onnxruntime" });
     const path = await this.#handlerFile(fn);
     const folder = await platform.realPath(fn.entry!.dir);
@@ -236,7 +236,7 @@ export class VersionLoaders {
    * resolve inside the function's folder (symlinks followed) and compile, imported on its first
    * call under this registration's tag, so a reload runs the new code.
    */
-  async #handlerHost(fn: FunctionRecord, version: number, managed: ManagedVersion): Promise<HandlerHost> {
+  async #handlerHost(fn: FunctionRecord, version: number, stats: ModelStats): Promise<HandlerHost> {
     const { platform, clock } = this.#options;
     const declared = fn.declared!;
     if (!platform.importModule) throw new RuntimeError("UNSUPPORTED", `function '${fn.name}': this runtime cannot import handlers`);
@@ -261,7 +261,7 @@ export class VersionLoaders {
       log: platform.log,
       clock,
       timeoutMs: declared.handler_timeout_ms ?? DEFAULT_HANDLER_TIMEOUT_MS,
-      onCall: (step, ms, outcome) => managed.stats.handlerCall(step, ms, outcome),
+      onCall: (step, ms, outcome) => stats.handlerCall(step, ms, outcome),
       dispatch: this.#options.dispatch,
       escapes: folder ? { registry: this.#options.escapes!, folder } : undefined,
       metrics: await this.#customMetrics(fn.name),
@@ -373,7 +373,7 @@ export class VersionLoaders {
     }
   }
 
-  async #loadEnsemble(fn: FunctionRecord, version: number, managed: ManagedVersion, labels: Map<string, readonly string[]> | undefined) {
+  async #loadEnsemble(fn: FunctionRecord, version: number, stats: ModelStats, labels: Map<string, readonly string[]> | undefined) {
     const { dispatch, lookup, platform, clock, trace } = this.#options;
     if (!dispatch || !lookup) throw new RuntimeError("UNSUPPORTED", `ensemble '${fn.name}': this server cannot run ensembles`);
     const loop = this.#options.includesItself(fn.name);
@@ -384,9 +384,8 @@ export class VersionLoaders {
       version,
       clock,
       log: platform.log,
-      stats: managed.stats,
+      stats,
       trace,
-      onActivity: (busy) => managed.activity(busy),
       cache: this.#cacheFor(fn, version),
       labels,
       dispatch,

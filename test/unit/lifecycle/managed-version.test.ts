@@ -21,8 +21,8 @@ function version(backend: Backend, park: "host" | "none" = "host") {
       reads.count++;
       return new Uint8Array(SIZE).fill(reads.changing ? reads.count : 7);
     },
-    load: (bytes, managed, { signal } = {}) =>
-      loadDeployment({ declared: declared(), version: 1, bytes, backend, clock, cpuCount: 2, log: quiet, stats: managed.stats, signal, placements }),
+    load: (bytes, { stats, signal }) =>
+      loadDeployment({ declared: declared(), version: 1, bytes, backend, clock, cpuCount: 2, log: quiet, stats, signal, placements }),
   };
   const managed = new ManagedVersion("f", 1, { loader, idle: { timeoutMs: 0, park }, clock, log: quiet });
   return { managed, loader, reads };
@@ -196,8 +196,8 @@ function optimizingVersion(timed: Backend, options: { failFromForm?: () => boole
       reads.count++;
       return new Uint8Array(SIZE).fill(7);
     },
-    load: (bytes, managed, { signal, optimize } = {}) =>
-      loadDeployment({ declared: declared(), version: 1, bytes, backend, clock, cpuCount: 2, log: quiet, stats: managed.stats, signal, placements, optimizedForm: optimize ? optimizedForm : undefined }),
+    load: (bytes, { stats, signal, optimize }) =>
+      loadDeployment({ declared: declared(), version: 1, bytes, backend, clock, cpuCount: 2, log: quiet, stats, signal, placements, optimizedForm: optimize ? optimizedForm : undefined }),
   };
   const log = { ...quiet, warn: (m: string) => void warnings.push(m) };
   const managed = new ManagedVersion("f", 1, { loader, idle: { timeoutMs: 0, park: "host" }, clock, log });
