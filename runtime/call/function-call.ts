@@ -28,7 +28,6 @@ export async function functionCall(ctx: CallContext, call: Omit<Call, "version">
     }
   });
   const contentType = call.header("content-type") ?? "";
-  const version = String(d.version);
   if (viaExecute) {
     const response = await lease.infer(handlerRequest(d, bytes, contentType), options);
     const out = (n: string) => (response.outputs.find((o) => o.name === n)!.tensor.data as Uint8Array[])[0]!;

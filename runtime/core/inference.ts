@@ -1,4 +1,3 @@
-import type { SamplingParams } from "./generation.ts";
 import type { Tensor } from "./tensor.ts";
 
 /** Request and per-tensor parameters: string, number or boolean values (KServe `$parameters`). */

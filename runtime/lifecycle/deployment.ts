@@ -3,7 +3,7 @@ import { RuntimeError } from "../core/mod.ts";
 import type { Backend, Session } from "../backends/backend.ts";
 import { consumed, createScheduler, hasInstances, isGenerator, responses } from "../scheduler/mod.ts";
 import type { GenerationUsage } from "../scheduler/mod.ts";
-import type { Arrivals, InstanceScheduler, ModelInstance, ResourceClaim, ResourceLimiter, ResourceNeeds, ScheduledRequest, ScheduledResult, Scheduler, SchedulerObserver, StepDispatch } from "../scheduler/mod.ts";
+import type { Arrivals, InstanceScheduler, ModelInstance, ResourceClaim, ResourceLimiter, ResourceNeeds, Scheduler, SchedulerObserver, StepDispatch } from "../scheduler/mod.ts";
 import type { FunctionConfig } from "../config/mod.ts";
 import type { CachedReply, ResponseCache } from "../cache/mod.ts";
 import type { HandlerHost } from "../pipeline/mod.ts";

@@ -1,4 +1,4 @@
-import type { FunctionConfig, WarmupSample } from "../config/mod.ts";
+import type { FunctionConfig } from "../config/mod.ts";
 import type { DeclaredConfig } from "../config/mod.ts";
 import type { ExecutionThread, Session } from "../backends/backend.ts";
 import { fastestRun } from "../backends/fastest-run.ts";

@@ -1,13 +1,15 @@
 import { RuntimeError } from "../core/mod.ts";
-import type { Clock, InferRequest, Logger, Tensor } from "../core/mod.ts";
+import type { Clock, InferRequest, Tensor } from "../core/mod.ts";
 import { completeConfig, embeddingOutput, handlerSignature, identitySignature } from "../config/mod.ts";
 import type { DeclaredConfig, FunctionConfig, WarmupSample } from "../config/mod.ts";
 import type { Backend, LoadOptions, Session } from "../backends/backend.ts";
 import { warmupTensor } from "./warmup-data.ts";
-import type { ModelStats, TraceRecorder } from "../metrics/mod.ts";
-import type { Arrivals, ResourceLimiter, ResourceNeeds } from "../scheduler/mod.ts";
+import type { ModelStats } from "../metrics/mod.ts";
+import type { ResourceNeeds } from "../scheduler/mod.ts";
 import { Deployment } from "./deployment.ts";
 import type { DeploymentOptions } from "./deployment.ts";
+import { versionServices } from "./load-services.ts";
+import type { LoadServices } from "./load-services.ts";
 import type { PlacementMemory, Timer } from "./execution-thread.ts";
 import { instancePlacements } from "./instance-placement.ts";
 import { prepareRequest } from "./prepare-request.ts";
@@ -34,16 +36,10 @@ export interface LoadDeploymentOptions {
   backend: Backend;
   /** onnxruntime's options per GPU provider, from Triton's execution_accelerators. */
   providerOptions?: Record<string, Record<string, string>>;
-  clock: Clock;
+  /** The server's clock, log, trace, rate limiter and arrivals (built once, handed down whole). */
+  services: LoadServices;
   cpuCount: number;
-  log: Logger;
   stats: ModelStats;
-  /** The trace timeline, when tracing is on. */
-  trace?: TraceRecorder;
-  /** Triton's rate limiter (`--rate-limit execution_count`); instance groups' rate_limiter is ignored without it. */
-  resourceLimiter?: ResourceLimiter;
-  /** What is known of requests still to come (the batcher's; see SchedulerSetup). */
-  arrivals?: Arrivals;
   /** Aborted by an unload: no more instances are created, those made so far are released. */
   signal?: AbortSignal;
   /**
@@ -90,7 +86,8 @@ export interface LoadDeploymentOptions {
  * is never READY before it has run.
  */
 export async function loadDeployment(options: LoadDeploymentOptions): Promise<Deployment> {
-  const { declared, version, bytes, backend, log, signal } = options;
+  const { declared, version, bytes, backend, signal, services } = options;
+  const { log, clock } = services;
   const exclusive = options.exclusive ?? (<T,>(task: () => Promise<T>) => task());
   // Backends without a model file: Triton's identity, and ours, a handler's execute.
   const identity = declared.backend === "identity" || declared.backend === "handler";
@@ -196,21 +193,17 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
     while (sessions.length < initial) sessions.push(await createInstance());
     // All samples within one bound: a count the config may set (up to --max-warmup-runs) on a model
     // slower than its author thought must still end, and say so, rather than hold a core for good.
-    const deadline = options.clock.now() + (options.warmupTimeoutMs ?? Infinity);
-    const warmup = { backend, signal, files: options.warmupFiles, initialStates: options.initialStates, clock: options.clock, deadline, timeoutMs: options.warmupTimeoutMs };
+    const deadline = clock.now() + (options.warmupTimeoutMs ?? Infinity);
+    const warmup = { backend, signal, files: options.warmupFiles, initialStates: options.initialStates, clock, deadline, timeoutMs: options.warmupTimeoutMs };
     for (const sample of config.model_warmup) await exclusive(() => warmUp(sample, config, sessions, warmup));
     return new Deployment({
       config,
       version,
       sessions,
       backend,
-      clock: options.clock,
-      stats: options.stats,
+      ...versionServices(services, declared.name, version, options.stats),
       createInstance,
-      arrivals: options.arrivals,
-      resources: options.resourceLimiter && { limiter: options.resourceLimiter, needsOf: (session) => needs.get(session) },
-      log: { warn: (m) => log.warn(`${prefix}: ${m}`), error: (m) => log.error(`${prefix}: ${m}`) },
-      observer: options.trace?.observer(`${declared.name} v${version}`),
+      resources: services.resourceLimiter && { limiter: services.resourceLimiter, needsOf: (session) => needs.get(session) },
       cache: options.cache,
       labels: options.labels,
       initialStates: options.initialStates,

@@ -1,20 +1,20 @@
 import { RuntimeError } from "../core/mod.ts";
-import type { Clock, Logger } from "../core/mod.ts";
 import { completeConfig, ensembleWiringProblems } from "../config/mod.ts";
 import type { DeclaredConfig, FunctionConfig } from "../config/mod.ts";
 import type { Backend } from "../backends/backend.ts";
-import type { ModelStats, TraceRecorder } from "../metrics/mod.ts";
+import type { ModelStats } from "../metrics/mod.ts";
 import type { StepDispatch } from "../scheduler/mod.ts";
 import { Deployment } from "./deployment.ts";
 import type { DeploymentOptions } from "./deployment.ts";
+import { versionServices } from "./load-services.ts";
+import type { LoadServices } from "./load-services.ts";
 
 export interface LoadEnsembleOptions {
   declared: DeclaredConfig & { accelerator: NonNullable<DeclaredConfig["accelerator"]> };
   version: number;
-  clock: Clock;
-  log: Logger;
+  /** The server's clock, log and trace (built once, handed down whole). */
+  services: LoadServices;
   stats: ModelStats;
-  trace?: TraceRecorder;
   cache?: DeploymentOptions["cache"];
   labels?: DeploymentOptions["labels"];
   /** Runs a step's function by tensors. */
@@ -37,7 +37,7 @@ const NO_BACKEND: Backend = {
  * deployment whose scheduler runs the steps. A wiring problem fails the load, naming each one.
  */
 export async function loadEnsembleDeployment(options: LoadEnsembleOptions): Promise<Deployment> {
-  const { declared, version, log } = options;
+  const { declared, version } = options;
   const config = completeConfig(declared, { inputs: [], outputs: [] });
   const steps = config.ensemble_scheduling!.step;
   const functions = await Promise.all(
@@ -49,16 +49,12 @@ export async function loadEnsembleDeployment(options: LoadEnsembleOptions): Prom
   );
   const problems = ensembleWiringProblems(config, functions);
   if (problems.length > 0) throw new RuntimeError("INVALID_ARG", `ensemble '${config.name}': ${problems.join("; ")}`);
-  const prefix = `${declared.name} v${version}`;
   return new Deployment({
     config,
     version,
     sessions: [],
     backend: NO_BACKEND,
-    clock: options.clock,
-    stats: options.stats,
-    log: { warn: (m) => log.warn(`${prefix}: ${m}`), error: (m) => log.error(`${prefix}: ${m}`) },
-    observer: options.trace?.observer(`${declared.name} v${version}`),
+    ...versionServices(options.services, declared.name, version, options.stats),
     cache: options.cache,
     labels: options.labels,
     dispatch: options.dispatch,

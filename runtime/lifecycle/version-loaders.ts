@@ -21,6 +21,7 @@ import { loadEnsembleDeployment } from "./load-ensemble.ts";
 import { sharedBytes } from "./managed-version.ts";
 import type { ManagedVersion, VersionLoader } from "./managed-version.ts";
 import type { ModelStats } from "../metrics/mod.ts";
+import type { LoadServices } from "./load-services.ts";
 import { estimateFootprint } from "./pool-manager.ts";
 import type { PoolManager } from "./pool-manager.ts";
 import { serially } from "./serially.ts";
@@ -60,9 +61,13 @@ export class VersionLoaders {
   /** Registrations whose handler compiled (a reload registers a new record). */
   readonly #compiled = new WeakSet<FunctionRecord>();
   #inPlace?: boolean;
+  /** What every load shares, built once from the server's options. */
+  readonly #services: LoadServices;
 
   constructor(options: VersionLoadersOptions) {
     this.#options = options;
+    const { clock, platform, trace, resourceLimiter, arrivals } = options;
+    this.#services = { clock, log: platform.log, trace, resourceLimiter, arrivals };
   }
 
   /** Drops the cached answers of one registration of a function (it was replaced, removed or unloaded). */
@@ -83,7 +88,7 @@ export class VersionLoaders {
 
   /** How the version `version` of `fn` (as registered now) reads its bytes and builds its deployment. */
   loader(fn: FunctionRecord, version: number): VersionLoader {
-    const { platform, backends, clock } = this.#options;
+    const { platform, backends } = this.#options;
     const declared = fn.declared!;
     return {
       readBytes: async () => {
@@ -124,13 +129,9 @@ export class VersionLoaders {
             bytes,
             backend,
             providerOptions: gpuOptions,
-            clock,
+            services: this.#services,
             cpuCount: platform.cpuCount(),
-            log: platform.log,
             stats,
-            trace: this.#options.trace,
-            resourceLimiter: this.#options.resourceLimiter,
-            arrivals: this.#options.arrivals,
             signal,
             exclusive: this.#loadWork,
             placements: this.#placements,
@@ -374,7 +375,7 @@ export class VersionLoaders {
   }
 
   async #loadEnsemble(fn: FunctionRecord, version: number, stats: ModelStats, labels: Map<string, readonly string[]> | undefined) {
-    const { dispatch, lookup, platform, clock, trace } = this.#options;
+    const { dispatch, lookup } = this.#options;
     if (!dispatch || !lookup) throw new RuntimeError("UNSUPPORTED", `ensemble '${fn.name}': this server cannot run ensembles`);
     const loop = this.#options.includesItself(fn.name);
     // Loading it would wait for a step that waits for it: refuse at once instead of at the load timeout.
@@ -382,10 +383,8 @@ export class VersionLoaders {
     return await loadEnsembleDeployment({
       declared: { ...fn.declared!, accelerator: fn.declared!.accelerator ?? "auto" },
       version,
-      clock,
-      log: platform.log,
+      services: this.#services,
       stats,
-      trace,
       cache: this.#cacheFor(fn, version),
       labels,
       dispatch,

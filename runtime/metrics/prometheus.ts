@@ -72,7 +72,6 @@ export interface Prometheus {
 /** Versions read between two yields of an asynchronous scrape. */
 const SLICE = 500;
 
-const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
 const STATES = ["UNAVAILABLE", "LOADING", "READY", "PARKED", "UNLOADING", "FAILED"];
 
 /** Prometheus's text exposition format, version 0.0.4 (what Triton serves on /metrics). */

@@ -1,4 +1,4 @@
-import type { SamplingParams, Tensor } from "../core/mod.ts";
+import type { Tensor } from "../core/mod.ts";
 
 /**
  * One request as a scheduler sees it: inputs already validated and shaped for the model.

@@ -8,7 +8,7 @@ import { declared, timedBackend } from "./_timed-backend.ts";
 
 const quiet = { info() {}, warn() {}, error() {} };
 const load = (backend: Backend, bytes: Uint8Array, yaml?: string) =>
-  loadDeployment({ declared: declared(yaml), version: 1, bytes, backend, clock: new FakeClock(), cpuCount: 2, log: quiet, stats: new ModelStats(), placements: memory });
+  loadDeployment({ declared: declared(yaml), version: 1, bytes, backend, services: { clock: new FakeClock(), log: quiet }, cpuCount: 2, stats: new ModelStats(), placements: memory });
 let memory = new PlacementMemory();
 beforeEach(() => void (memory = new PlacementMemory()));
 const threadParameters = (parameters: Record<string, { string_value: string }>) =>
@@ -85,7 +85,7 @@ describe("loadDeployment() with execution_thread auto", () => {
   it("without a memory (none given), measures every load", async () => {
     const { backend, seen } = timedBackend({ batch1Us: 2000 });
     const bytes = new Uint8Array(16);
-    const once = () => loadDeployment({ declared: declared(), version: 1, bytes, backend, clock: new FakeClock(), cpuCount: 2, log: quiet, stats: new ModelStats() });
+    const once = () => loadDeployment({ declared: declared(), version: 1, bytes, backend, services: { clock: new FakeClock(), log: quiet }, cpuCount: 2, stats: new ModelStats() });
     await (await once()).close();
     await (await once()).close();
     expect(seen.timings).toBe(4);
@@ -103,7 +103,7 @@ describe("loadDeployment() with execution_thread auto", () => {
 
 describe("loadDeployment() with execution_thread auto while the server starts (quietLoop)", () => {
   const starting = (backend: Backend, bytes: Uint8Array, quietLoop = true) =>
-    loadDeployment({ declared: declared(), version: 1, bytes, backend, clock: new FakeClock(), cpuCount: 2, log: quiet, stats: new ModelStats(), placements: memory, quietLoop });
+    loadDeployment({ declared: declared(), version: 1, bytes, backend, services: { clock: new FakeClock(), log: quiet }, cpuCount: 2, stats: new ModelStats(), placements: memory, quietLoop });
 
   it("creates and times a small model on the event loop first, and keeps it there when it measures cheap: one session, no worker", async () => {
     const { backend, seen } = timedBackend({ batch1Us: 40, maxBatchUs: 300 }, { workerThreads: true });
@@ -151,7 +151,7 @@ describe("loadDeployment() with onnxruntime's on/off parameters", () => {
     const backend: Backend = { ...timed, load: (model, options) => (asked.push([options.weightsInPlace, options.wakeUnpacked, options.allowSpinning]), timed.load(model, options)) };
     const yamls = ['parameters: { weights_in_place: true, wake_unpacked: "1", allow_spinning: "true" }\ninstance_group: [{ count: 2 }]\n', 'parameters: { weights_in_place: "false", wake_unpacked: false, allow_spinning: false }\n', ""];
     for (const yaml of yamls) {
-      const deployment = await loadDeployment({ declared: declared(`max_batch_size: 8\n${yaml}`), version: 1, bytes: new Uint8Array(16), backend, clock: new FakeClock(), cpuCount: 2, log: quiet, stats: new ModelStats() });
+      const deployment = await loadDeployment({ declared: declared(`max_batch_size: 8\n${yaml}`), version: 1, bytes: new Uint8Array(16), backend, services: { clock: new FakeClock(), log: quiet }, cpuCount: 2, stats: new ModelStats() });
       await deployment.close();
     }
     // weights_in_place and wake_unpacked are off unless on (they only apply to a kept optimised form); allow_spinning unset leaves the backend's default.

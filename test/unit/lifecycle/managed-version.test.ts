@@ -22,7 +22,7 @@ function version(backend: Backend, park: "host" | "none" = "host") {
       return new Uint8Array(SIZE).fill(reads.changing ? reads.count : 7);
     },
     load: (bytes, { stats, signal }) =>
-      loadDeployment({ declared: declared(), version: 1, bytes, backend, clock, cpuCount: 2, log: quiet, stats, signal, placements }),
+      loadDeployment({ declared: declared(), version: 1, bytes, backend, services: { clock, log: quiet }, cpuCount: 2, stats, signal, placements }),
   };
   const managed = new ManagedVersion("f", 1, { loader, idle: { timeoutMs: 0, park }, clock, log: quiet });
   return { managed, loader, reads };
@@ -197,7 +197,7 @@ function optimizingVersion(timed: Backend, options: { failFromForm?: () => boole
       return new Uint8Array(SIZE).fill(7);
     },
     load: (bytes, { stats, signal, optimize }) =>
-      loadDeployment({ declared: declared(), version: 1, bytes, backend, clock, cpuCount: 2, log: quiet, stats, signal, placements, optimizedForm: optimize ? optimizedForm : undefined }),
+      loadDeployment({ declared: declared(), version: 1, bytes, backend, services: { clock, log: quiet }, cpuCount: 2, stats, signal, placements, optimizedForm: optimize ? optimizedForm : undefined }),
   };
   const log = { ...quiet, warn: (m: string) => void warnings.push(m) };
   const managed = new ManagedVersion("f", 1, { loader, idle: { timeoutMs: 0, park: "host" }, clock, log });
