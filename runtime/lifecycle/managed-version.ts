@@ -4,7 +4,8 @@ import { RuntimeError } from "../core/mod.ts";
 import type { Clock, Logger } from "../core/mod.ts";
 import { ModelStats } from "../metrics/mod.ts";
 import type { Deployment } from "./deployment.ts";
-import type { DeploymentState } from "./deployment-state.ts";
+import { planTransition } from "./deployment-state.ts";
+import type { DeploymentState, ParkReason, Transition, VersionEvent } from "./deployment-state.ts";
 import type { Footprint } from "./memory-budget.ts";
 import { versionFootprint } from "./memory-budget.ts";
 
@@ -151,7 +152,7 @@ export class ManagedVersion {
   /** The READY deployment, loading (or restoring from PARKED) first if needed; one load at a time. */
   ensureReady(): Promise<Deployment> {
     this.touch();
-    if (this.#state === "READY" && this.#deployment) return Promise.resolve(this.#deployment);
+    if (this.#plan({ on: "request" }).do === "serve") return Promise.resolve(this.#deployment!);
     this.#loading ??= this.#load().finally(() => (this.#loading = undefined));
     return this.#loading;
   }
@@ -221,10 +222,26 @@ export class ManagedVersion {
   }
 
   /** Releases the sessions but keeps the model bytes (READY → PARKED); with `park: none`, unloads. */
-  async park(why: "idle" | "budget" | "api" = "api"): Promise<void> {
-    if (this.#idle.park === "none") return this.unload("unloaded", why);
+  park(why: ParkReason = "api"): Promise<void> {
+    return this.#apply(this.#plan({ on: "park", why }));
+  }
+
+  /** The transition `event` calls for now (deployment-state.ts decides; this applies). */
+  #plan(event: VersionEvent): Transition {
     const d = this.#deployment;
-    if (!d || this.#state !== "READY") return;
+    const view = { state: this.#state, loaded: d !== undefined, park: this.#idle.park, inflight: d?.inflight ?? 0, liveSequences: d?.liveSequences ?? 0, idleMs: d ? this.#clock.now() - d.idleSince : 0, idleTimeoutMs: this.#idle.timeoutMs };
+    return planTransition(view, event);
+  }
+
+  /** Applies a park, an unload or a wait; the others are their callers' (a load is single-flight, in `ensureReady`). */
+  async #apply(t: Transition): Promise<void> {
+    if (t.do === "park") return this.#park(t.why);
+    if (t.do === "unload") return this.unload("unloaded", t.why);
+    if (t.do === "wait") return this.#armIdle(t.ms);
+  }
+
+  async #park(why: ParkReason): Promise<void> {
+    const d = this.#deployment!;
     this.stats.transition("park", why);
     this.#set("UNLOADING", "parking");
     this.#deployment = undefined;
@@ -345,25 +362,18 @@ export class ManagedVersion {
   }
 
   /**
-   * Starts the idle timeout afresh (a load, a reload, a wait under way): one timer, which on expiry
-   * reads how long the deployment has been idle (`Deployment.idleSince`) and waits out the rest,
-   * or a whole timeout again while requests are in flight. No call per request comes up here.
+   * Starts the idle timeout afresh (a load, a reload) or waits out what is left of one: one timer,
+   * whose expiry asks `planTransition` what the version's idleness calls for. No call per request
+   * comes up here: the deployment's `idleSince` says when it last went idle.
    */
   #armIdle(afterMs?: number): void {
     this.#clearIdle();
     if (this.#idle.timeoutMs <= 0 || this.#state !== "READY") return;
     this.#idleTimer = this.#clock.setTimeout(() => {
       this.#idleTimer = undefined;
-      const d = this.#deployment;
-      if (!d || this.#state !== "READY") return;
-      if (d.inflight > 0) return this.#armIdle();
-      const left = d.idleSince + this.#idle.timeoutMs - this.#clock.now();
-      if (left > 0) return this.#armIdle(left);
-      // Live sequences keep their state in the deployment: parking would end them. Looked at again
-      // a timeout later; a sequence released for idleness lets it park then.
-      if (d.liveSequences > 0) return this.#armIdle();
-      this.#log.info(`${this.name} v${this.version}: idle for ${this.#idle.timeoutMs} ms, ${this.#idle.park === "host" ? "parking" : "unloading"}`);
-      void this.park("idle");
+      const t = this.#plan({ on: "idle-timer" });
+      if (t.do === "park" || t.do === "unload") this.#log.info(`${this.name} v${this.version}: idle for ${this.#idle.timeoutMs} ms, ${t.do === "park" ? "parking" : "unloading"}`);
+      void this.#apply(t);
     }, afterMs ?? this.#idle.timeoutMs);
   }
 
