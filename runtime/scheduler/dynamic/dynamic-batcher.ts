@@ -1,5 +1,6 @@
 // Over 400 lines: admission, the pump (timers, the compute-turn forming) and instance management are
 // one state machine; the decisions are in batch-planner.ts, executions in batch-executor.ts.
+import { Drain } from "../queue/drain.ts";
 import { RuntimeError } from "../../core/mod.ts";
 import type { Clock } from "../../core/mod.ts";
 import { effectiveTimeout, PriorityQueue } from "../queue/priority-queue.ts";
@@ -113,8 +114,7 @@ export class DynamicBatcher implements InstanceScheduler {
   /** When the batch being formed could first have left (an instance free, a request queued); undefined between batches. */
   #readyAt?: number;
   #running = 0;
-  #stopping = false;
-  #drained: (() => void)[] = [];
+  readonly #drain = new Drain();
   /** Resolves when the most recently dispatched batch has delivered (preserve_ordering). */
   #lastDelivery: Promise<void> = Promise.resolve();
   #instances: number;
@@ -160,7 +160,7 @@ export class DynamicBatcher implements InstanceScheduler {
   }
 
   enqueue(request: ScheduledRequest, options: { signal?: AbortSignal } = {}): Promise<ScheduledResult> {
-    if (this.#stopping) return Promise.reject(new RuntimeError("UNAVAILABLE", "the model is being unloaded"));
+    if (this.#drain.stopping) return Promise.reject(new RuntimeError("UNAVAILABLE", "the model is being unloaded"));
     const level = this.#queue.levelFor(request.priority);
     if (this.#queue.isFull(level)) {
       return Promise.reject(new RuntimeError("UNAVAILABLE", `Exceeds maximum queue size (${this.#queue.policy(level).maxQueueSize} at priority level ${level})`));
@@ -252,13 +252,9 @@ export class DynamicBatcher implements InstanceScheduler {
     return new Promise((resolve) => this.#retiring.push(resolve));
   }
 
-  stop(): Promise<void> {
-    this.#stopping = true;
-    if (this.inflight() === 0) {
-      this.#watch.close();
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.#drained.push(resolve));
+  async stop(): Promise<void> {
+    await this.#drain.stop(this.inflight());
+    this.#watch.close();
   }
 
   /** `afterRun`: an instance just came back; its batch's answers are still on their way out. */
@@ -425,9 +421,7 @@ export class DynamicBatcher implements InstanceScheduler {
   }
 
   #settle(): void {
-    if (!this.#stopping || this.inflight() !== 0) return;
-    this.#watch.close();
-    for (const resolve of this.#drained.splice(0)) resolve();
+    this.#drain.settled(this.inflight());
   }
 }
 

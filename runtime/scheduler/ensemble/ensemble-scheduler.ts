@@ -1,3 +1,4 @@
+import { Drain } from "../queue/drain.ts";
 import { RuntimeError } from "../../core/mod.ts";
 import type { Tensor } from "../../core/mod.ts";
 import { conditionTensors, ENSEMBLE_OUTPUT_FLOOR, evaluateCondition, LIMIT_FLAGS, parseCondition, reduceTensor } from "../../config/mod.ts";
@@ -42,8 +43,7 @@ export interface EnsembleSchedulerOptions {
 export class EnsembleScheduler implements Scheduler {
   readonly #options: EnsembleSchedulerOptions;
   #inflight = 0;
-  #stopping = false;
-  #drained: (() => void)[] = [];
+  readonly #drain = new Drain();
 
   /** Each step's parsed condition (undefined: always runs). */
   readonly #conditions: (Condition | undefined)[];
@@ -75,7 +75,7 @@ export class EnsembleScheduler implements Scheduler {
   }
 
   hasRoom(): boolean {
-    return !this.#stopping;
+    return !this.#drain.stopping;
   }
 
   inflight(): number {
@@ -83,21 +83,19 @@ export class EnsembleScheduler implements Scheduler {
   }
 
   async enqueue(request: ScheduledRequest, options: { signal?: AbortSignal } = {}): Promise<ScheduledResult> {
-    if (this.#stopping) throw new RuntimeError("UNAVAILABLE", "the model is being unloaded");
+    if (this.#drain.stopping) throw new RuntimeError("UNAVAILABLE", "the model is being unloaded");
     this.#inflight++;
     this.#options.observer?.dequeued(0, 0);
     try {
       return await this.#run(request.feeds, request.parameters ?? {}, options.signal);
     } finally {
       this.#inflight--;
-      if (this.#stopping && this.#inflight === 0) for (const resolve of this.#drained.splice(0)) resolve();
+      this.#drain.settled(this.#inflight);
     }
   }
 
   stop(): Promise<void> {
-    this.#stopping = true;
-    if (this.#inflight === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#drained.push(resolve));
+    return this.#drain.stop(this.#inflight);
   }
 
   #run(feeds: Record<string, Tensor>, parameters: Readonly<Record<string, string | number | boolean>>, signal: AbortSignal | undefined): Promise<ScheduledResult> {

@@ -7,6 +7,7 @@
  * finishes (a stop token, max_tokens, the model's length) or the one after its client goes away,
  * and its blocks go to whoever waits.
  */
+import { Drain } from "../queue/drain.ts";
 import { RuntimeError } from "../../core/mod.ts";
 import type { Clock, FinishReason, PromptRequest, Tensor, TokenEvent } from "../../core/mod.ts";
 import { SignalWatch } from "../queue/signal-watch.ts";
@@ -82,8 +83,7 @@ export class GenerationScheduler {
   readonly #slots: SlotHistory;
   #arrivals = 0;
   #looping = false;
-  #stopping = false;
-  #drained?: () => void;
+  readonly #drain = new Drain();
   /** Time in the iteration's own work (planning, gathering, scattering, sampling) and in the decoder, for the bench. */
   readonly #profile: LoopProfile = { iterations: 0, planMs: 0, gatherMs: 0, runMs: 0, scatterMs: 0, sampleMs: 0, rows: 0 };
 
@@ -110,7 +110,7 @@ export class GenerationScheduler {
 
   /** Refusals beyond the waiting limits are `generate`'s own (503 naming the limit, with Retry-After): the hint says only whether it stops. */
   hasRoom(): boolean {
-    return !this.#stopping;
+    return !this.#drain.stopping;
   }
 
   /** What the dashboard and metrics read. */
@@ -133,15 +133,13 @@ export class GenerationScheduler {
   }
 
   async stop(): Promise<void> {
-    this.#stopping = true;
-    if (this.#waiting.length + this.#running.length === 0) return this.#watch.close();
-    await new Promise<void>((resolve) => (this.#drained = resolve));
+    await this.#drain.stop(this.inflight());
     this.#watch.close();
   }
 
   /** Checks a request before it waits: cheap refusals first, its prompt's fit in the cache last. */
   #admit(request: PromptRequest, signal: AbortSignal): Seq {
-    if (this.#stopping) throw new RuntimeError("UNAVAILABLE", `'${this.#o.name}' is unloading`);
+    if (this.#drain.stopping) throw new RuntimeError("UNAVAILABLE", `'${this.#o.name}' is unloading`);
     const ids = checkedPrompt(request, { ...this.#o, blocks: this.#pool.size });
     const retryAfterMs = 1000;
     if (this.#waiting.length >= this.#o.maxWaiting) {
@@ -192,7 +190,7 @@ export class GenerationScheduler {
       .finally(() => {
         this.#looping = false;
         if (this.#waiting.length + this.#running.length > 0) this.#loop();
-        else this.#drained?.();
+        else this.#drain.settled(0);
       });
   }
 

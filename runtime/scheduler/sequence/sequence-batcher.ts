@@ -1,5 +1,6 @@
 // Over 400 lines: the sequences, their slots, the backlog and the idle timer change together on every
 // request and execution, as one state machine; the decisions are sequence-plan.ts's, the tensors sequence-tensors.ts's.
+import { Drain } from "../queue/drain.ts";
 import { invalidArg, RuntimeError } from "../../core/mod.ts";
 import type { Clock, Tensor } from "../../core/mod.ts";
 import { concatBatch, copyTensor, splitBatch } from "../../tensor/mod.ts";
@@ -94,8 +95,7 @@ export class SequenceBatcher implements InstanceScheduler {
   #timer?: unknown;
   #timerAt = Infinity;
   #idleTimer?: unknown;
-  #stopping = false;
-  #drained: (() => void)[] = [];
+  readonly #drain = new Drain();
   #removals: ((instance: ModelInstance) => void)[] = [];
   /** Resolves once the most recently dispatched execution has answered (preserve_ordering). */
   #lastDelivery: Promise<void> = Promise.resolve();
@@ -124,7 +124,7 @@ export class SequenceBatcher implements InstanceScheduler {
   }
 
   hasRoom(): boolean {
-    return !this.#stopping;
+    return !this.#drain.stopping;
   }
 
   enqueue(request: ScheduledRequest, options: { signal?: AbortSignal } = {}): Promise<ScheduledResult> {
@@ -136,7 +136,7 @@ export class SequenceBatcher implements InstanceScheduler {
   }
 
   #admit(request: ScheduledRequest, options: { signal?: AbortSignal }): Promise<ScheduledResult> {
-    if (this.#stopping) throw new RuntimeError("UNAVAILABLE", `model '${this.#o.name}' is being unloaded`);
+    if (this.#drain.stopping) throw new RuntimeError("UNAVAILABLE", `model '${this.#o.name}' is being unloaded`);
     const { id, start, end } = sequenceParameters(request, this.#o.name);
     if (request.batchSize !== 1) throw invalidArg(`a request of sequence ${show(id)} to model '${this.#o.name}' must have batch size 1, not ${request.batchSize}`);
     const key = typeof id === "number" ? `n${id}` : `s${id}`;
@@ -196,7 +196,6 @@ export class SequenceBatcher implements InstanceScheduler {
   }
 
   async stop(): Promise<void> {
-    this.#stopping = true;
     this.#o.clock.clearTimeout(this.#idleTimer);
     // Placed sequences finish what they queued; those still waiting for a slot never get one now.
     for (const s of this.#backlog.splice(0)) {
@@ -207,7 +206,8 @@ export class SequenceBatcher implements InstanceScheduler {
       }
       this.#sequences.delete(s.key);
     }
-    if (this.inflight() > 0) await new Promise<void>((resolve) => this.#drained.push(resolve));
+    // Nothing between here and the loop above yields: no request came in meanwhile.
+    await this.#drain.stop(this.inflight());
     this.#o.clock.clearTimeout(this.#timer);
     for (const s of [...this.#sequences.values()]) this.#close(s);
     this.#watch.close();
@@ -280,7 +280,7 @@ export class SequenceBatcher implements InstanceScheduler {
       } else run = decision.run;
       void this.#execute(this.#free.pop()!, run.map((key) => this.#sequences.get(key)!));
     }
-    if (this.#stopping && this.inflight() === 0) for (const done of this.#drained.splice(0)) done();
+    this.#drain.settled(this.inflight());
   }
 
   *#planned(): Iterable<PlannedSequence> {
@@ -375,7 +375,7 @@ export class SequenceBatcher implements InstanceScheduler {
 
   /** Looks for idle sequences each idle period, while any is live. */
   #watchIdle(): void {
-    if (this.#idleTimer !== undefined || this.#stopping) return;
+    if (this.#idleTimer !== undefined || this.#drain.stopping) return;
     this.#idleTimer = this.#o.clock.setTimeout(() => {
       this.#idleTimer = undefined;
       const now = this.#o.clock.now();
