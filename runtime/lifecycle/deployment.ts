@@ -120,15 +120,13 @@ export class Deployment {
     if (options.cache) this.#cache = new VersionCache(options.cache, this.stats, options.clock, config.ensemble_scheduling !== undefined || config.backend === "handler");
   }
 
-  #form?: Promise<Uint8Array | undefined>;
-
   /**
-   * The backend's optimised form of the model, for the version to keep and wake from: made once
-   * (undefined where there is none); callable after `close()`, as a park makes it once the sessions are gone.
+   * Makes the backend's optimised form of the model, for the version to keep and wake from
+   * (undefined where there is none). It holds none of this deployment's sessions: the version
+   * takes it when the deployment starts serving, and makes the form at a park, once they are gone.
    */
-  optimizedForm(): Promise<Uint8Array | undefined> {
-    this.#form ??= this.#options.optimizedForm?.().catch(() => undefined) ?? Promise.resolve(undefined);
-    return this.#form;
+  get optimizedForm(): (() => Promise<Uint8Array | undefined>) | undefined {
+    return this.#options.optimizedForm;
   }
 
   /** A generator's tokenizer and chat template; undefined for other functions. */

@@ -64,6 +64,8 @@ export class ManagedVersion {
   #bytes?: Uint8Array;
   /** `#bytes` are a deployment's optimised form (`Deployment.optimizedForm`), not the file's. */
   #optimized = false;
+  /** Makes that form for the deployment serving now (taken when it started serving; made at a park). */
+  #makeForm?: () => Promise<Uint8Array | undefined>;
   #loading?: Promise<Deployment>;
   /** Aborts the load in progress (unload cancels it rather than waiting for every instance). */
   #abortLoad?: AbortController;
@@ -186,7 +188,7 @@ export class ManagedVersion {
         throw new LoadCancelled(`reloading '${this.name}' version ${this.version} was cancelled: the version was parked or unloaded meanwhile`);
       }
       this.#keep(bytes);
-      this.#deployment = next;
+      this.#serve(next);
       this.#set("READY", "");
       this.#armIdle();
       this.#log.info(`${this.name} v${this.version}: reloaded; draining the previous deployment`);
@@ -251,7 +253,7 @@ export class ManagedVersion {
     if ((this.#state as DeploymentState) === "UNLOADING") this.#set("PARKED", "parked: sessions released, model kept in host memory");
     this.#onReleased?.(false);
     // Not for a park for room (it needs the memory now, not one more session), nor under a wake.
-    if ((this.#state as DeploymentState) === "PARKED" && why !== "budget" && !this.#optimized) await this.#optimize(d);
+    if ((this.#state as DeploymentState) === "PARKED" && why !== "budget" && !this.#optimized) await this.#optimize();
   }
 
   /** Drains and releases everything (→ UNAVAILABLE); `why` labels the lifecycle metric. */
@@ -294,7 +296,7 @@ export class ManagedVersion {
         deployment = await this.#loader.load(bytes, { stats: this.stats, signal: abort.signal, optimize: this.#idle.park === "host" });
       }
       this.#keep(this.#idle.park === "host" ? bytes : undefined);
-      this.#deployment = deployment;
+      this.#serve(deployment);
       this.#set("READY", "");
       this.#failures = 0;
       const ms = Math.round(this.#clock.now() - started);
@@ -343,14 +345,16 @@ export class ManagedVersion {
   }
 
   /**
-   * Has the parked deployment make its optimised form and keeps that instead of the file's bytes
+   * Makes the parked deployment's optimised form and keeps that instead of the file's bytes
    * (an ORT-format model: resnet wakes ~2x faster). At a park, not a load: a load is what a request
    * waits for, and a version that never parks never needs it. A wake that starts meanwhile loads
    * from the bytes as they are.
    */
-  async #optimize(parked: Deployment): Promise<void> {
+  async #optimize(): Promise<void> {
     const bytes = this.#bytes;
-    const form = await parked.optimizedForm();
+    const make = this.#makeForm;
+    this.#makeForm = undefined; // made once
+    const form = await make?.().catch(() => undefined);
     // Unless a reload or an unload replaced the bytes meanwhile.
     const replaced = Boolean(form && bytes && this.#bytes === bytes);
     if (replaced) {
@@ -360,6 +364,13 @@ export class ManagedVersion {
     }
     this.#onReleased?.(replaced); // what making it took, and the bytes the form replaced
   }
+
+  /** `d` serves from now on; the version takes what it needs of it for later (the maker of its optimised form). */
+  #serve(d: Deployment): void {
+    this.#deployment = d;
+    this.#makeForm = d.optimizedForm;
+  }
+
 
   /**
    * Starts the idle timeout afresh (a load, a reload) or waits out what is left of one: one timer,
