@@ -1,6 +1,6 @@
-import type { Clock, InferRequest, InferResponse, PromptRequest, TokenEvent } from "../core/mod.ts";
+import type { Clock, InferRequest, InferResponse, PromptRequest, Tensor, TokenEvent } from "../core/mod.ts";
 import { RuntimeError } from "../core/mod.ts";
-import type { Backend, Session } from "../backends/backend.ts";
+import type { Session } from "../backends/backend.ts";
 import { consumed, createScheduler, hasInstances, isGenerator, responses } from "../scheduler/mod.ts";
 import type { GenerationUsage } from "../scheduler/mod.ts";
 import type { Arrivals, InstanceScheduler, ModelInstance, ResourceClaim, ResourceLimiter, ResourceNeeds, Scheduler, SchedulerObserver, StepDispatch } from "../scheduler/mod.ts";
@@ -28,8 +28,10 @@ export class DeploymentClosedError extends RuntimeError {
 export interface DeploymentOptions {
   config: FunctionConfig;
   version: number;
-  sessions: Session[];
-  backend: Backend;
+  /** Its instances' sessions; none for an ensemble, whose steps run other functions. */
+  sessions?: Session[];
+  /** The backend's check of one input tensor (ONNX Runtime's types), on every request. */
+  checkInput?: (name: string, tensor: Tensor) => void;
   clock: Clock;
   /** Outlives the deployment: a parked and restored version keeps its statistics. */
   stats: ModelStats;
@@ -92,7 +94,7 @@ export class Deployment {
   #scaling: Promise<void> = Promise.resolve();
 
   constructor(options: DeploymentOptions) {
-    const { config, sessions } = options;
+    const { config, sessions = [] } = options;
     this.name = config.name;
     this.version = options.version;
     this.config = config;
@@ -218,7 +220,7 @@ export class Deployment {
     const started = clock.now();
     this.#active++;
     try {
-      const scheduled = prepareRequest(request, this.config, this.#options.backend.checkInput);
+      const scheduled = prepareRequest(request, this.config, this.#options.checkInput);
       const result = this.#cache ? await this.#cache.result(scheduled, request, () => this.#scheduler.enqueue(scheduled, options)) : await this.#scheduler.enqueue(scheduled, options);
       const response = { modelName: this.name, modelVersion: String(this.version), id: request.id, outputs: collectOutputs(request, result, this.config) };
       this.stats.succeeded(clock.now() - started);
@@ -242,7 +244,7 @@ export class Deployment {
       yield await this.infer(request, options);
       return;
     }
-    const results = this.#counted(() => responses(this.#scheduler, prepareRequest(request, this.config, this.#options.backend.checkInput), options));
+    const results = this.#counted(() => responses(this.#scheduler, prepareRequest(request, this.config, this.#options.checkInput), options));
     for await (const result of results) {
       yield { modelName: this.name, modelVersion: String(this.version), id: request.id, outputs: collectOutputs(request, result, this.config) };
     }

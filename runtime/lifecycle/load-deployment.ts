@@ -200,7 +200,7 @@ export async function loadDeployment(options: LoadDeploymentOptions): Promise<De
       config,
       version,
       sessions,
-      backend,
+      checkInput: backend.checkInput,
       ...versionServices(services, declared.name, version, options.stats),
       createInstance,
       resources: services.resourceLimiter && { limiter: services.resourceLimiter, needsOf: (session) => needs.get(session) },

@@ -1,7 +1,6 @@
 import { RuntimeError } from "../core/mod.ts";
 import { completeConfig, ensembleWiringProblems } from "../config/mod.ts";
 import type { DeclaredConfig, FunctionConfig } from "../config/mod.ts";
-import type { Backend } from "../backends/backend.ts";
 import type { ModelStats } from "../metrics/mod.ts";
 import type { StepDispatch } from "../scheduler/mod.ts";
 import { Deployment } from "./deployment.ts";
@@ -25,12 +24,6 @@ export interface LoadEnsembleOptions {
   lookup(name: string, version: string | undefined): Promise<FunctionConfig>;
 }
 
-/** An ensemble runs no backend of its own; nothing of it ever loads a session. */
-const NO_BACKEND: Backend = {
-  name: "ensemble",
-  load: () => Promise.reject(new Error("an ensemble has no sessions")),
-};
-
 /**
  * Loads an ensemble: loads every step's function, checks the wiring against their effective
  * configs (names, required inputs, datatypes and dims of every tensor, batch sizes) and builds a
@@ -52,8 +45,6 @@ export async function loadEnsembleDeployment(options: LoadEnsembleOptions): Prom
   return new Deployment({
     config,
     version,
-    sessions: [],
-    backend: NO_BACKEND,
     ...versionServices(options.services, declared.name, version, options.stats),
     cache: options.cache,
     labels: options.labels,
