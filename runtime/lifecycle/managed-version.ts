@@ -371,7 +371,6 @@ export class ManagedVersion {
     this.#makeForm = d.optimizedForm;
   }
 
-
   /**
    * Starts the idle timeout afresh (a load, a reload) or waits out what is left of one: one timer,
    * whose expiry asks `planTransition` what the version's idleness calls for. No call per request
