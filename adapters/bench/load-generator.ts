@@ -89,16 +89,12 @@ export async function runClosedLoop(send: Send, concurrency: number, options: Dr
   }
 
   const workers = Array.from({ length: concurrency }, () => worker());
-  await sleep(clock, options.warmupMs);
-  await options.onMeasureStart?.();
-  windowStart = clock.now();
-  await sleep(clock, options.durationMs);
-  const windowEnd = clock.now();
+  const { start: measuredFrom, end: windowEnd } = await measure(clock, options, (start) => (windowStart = start));
   stopping = true;
   const after = options.onMeasureEnd?.();
   await Promise.all(workers);
   await after;
-  return { windowStart, windowEnd, samples, maxOutstanding: concurrency, capHits: 0, unsent: 0 };
+  return { windowStart: measuredFrom, windowEnd, samples, maxOutstanding: concurrency, capHits: 0, unsent: 0 };
 }
 
 /**
@@ -156,19 +152,15 @@ export async function runOpenLoop(send: Send, options: OpenLoopOptions): Promise
   }
 
   dispatch();
-  await sleep(clock, options.warmupMs);
-  await options.onMeasureStart?.();
-  windowStart = clock.now();
-  await sleep(clock, options.durationMs);
-  const windowEnd = clock.now();
+  const { start: measuredFrom, end: windowEnd } = await measure(clock, options, (start) => (windowStart = start));
   stopped = true;
   if (timer !== undefined) clock.clearTimeout(timer);
   let unsent = 0;
-  if (blocked) for (; next < windowEnd; next += gap()) if (next >= windowStart) unsent++;
+  if (blocked) for (; next < windowEnd; next += gap()) if (next >= measuredFrom) unsent++;
   const after = options.onMeasureEnd?.();
   if (outstanding > 0) await new Promise<void>((resolve) => (drained = resolve));
   await after;
-  return { windowStart, windowEnd, samples, maxOutstanding, capHits, unsent };
+  return { windowStart: measuredFrom, windowEnd, samples, maxOutstanding, capHits, unsent };
 }
 
 /** Gaps in ms between scheduled sends: `1000 / rate` each, or exponential with that mean. */
@@ -187,6 +179,16 @@ async function attempt(send: Send): Promise<string | undefined> {
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
   }
+}
+
+/** The warmup, then the measured window, its start told to the senders as it begins. */
+async function measure(clock: BenchClock, options: DriverOptions, started: (at: number) => void): Promise<{ start: number; end: number }> {
+  await sleep(clock, options.warmupMs);
+  await options.onMeasureStart?.();
+  const start = clock.now();
+  started(start);
+  await sleep(clock, options.durationMs);
+  return { start, end: clock.now() };
 }
 
 function sleep(clock: BenchClock, ms: number): Promise<void> {

@@ -1,7 +1,6 @@
 // Bun entry: `bun adapters/bun/main.ts serve --repo functions`. Bun.serve for sockets; files go
 // through the Node platform, whose fs and os modules Bun implements natively.
 import { readFileSync } from "node:fs";
-import { writeFile } from "node:fs/promises";
 import type { Host } from "../host.ts";
 import { quickAnswer } from "../cli-usage.mjs";
 
@@ -14,7 +13,7 @@ if (quick) {
 const { runCli } = await import("../cli.ts");
 const { createNodePlatform } = await import("../node/platform.ts");
 const { logOptionsFrom } = await import("../console-logger.ts");
-const { exitProcess, guardProcess } = await import("../node/process-guard.ts");
+const { nodeProcessHooks } = await import("../node/process-guard.ts");
 const { withFastLane } = await import("../../runtime/mod.ts");
 const { serveNodeHttp } = await import("../node/http-server.ts");
 
@@ -42,13 +41,7 @@ const host: Host = {
     return { url: server.url.href.replace(/\/$/, ""), close: () => server.stop(false) };
   },
   httpServers: ["bun", "node"],
-  writeTextFile: (path, text) => writeFile(path, text),
-  onShutdown: (handler) => {
-    process.on("SIGINT", () => handler("SIGINT"));
-    process.on("SIGTERM", () => handler("SIGTERM"));
-  },
-  guard: guardProcess,
-  exit: exitProcess,
+  ...nodeProcessHooks,
 };
 
 await runCli(host);

@@ -1,4 +1,3 @@
-import { writeFile } from "node:fs/promises";
 import process from "node:process";
 import { runCli } from "../cli.ts";
 import type { Host } from "../host.ts";
@@ -6,7 +5,7 @@ import { createNodePlatform } from "./platform.ts";
 import { watchRepositoryFolders } from "../repository-watch.ts";
 import { serveNodeHttp } from "./http-server.ts";
 import { logOptionsFrom } from "../console-logger.ts";
-import { exitProcess, guardProcess } from "./process-guard.ts";
+import { nodeProcessHooks } from "./process-guard.ts";
 import type { CompiledModules } from "./platform.ts";
 
 // bin.mjs imports both from the compiled CLI.
@@ -25,13 +24,7 @@ export function nodeHost(args: string[], compiled?: CompiledModules): Host {
     httpServers: ["node"],
     // Where a watch fails, the dev server's one-second poll still catches every change.
     watch: watchRepositoryFolders,
-    writeTextFile: (path, text) => writeFile(path, text),
-    onShutdown: (handler) => {
-      process.on("SIGINT", () => handler("SIGINT"));
-      process.on("SIGTERM", () => handler("SIGTERM"));
-    },
-    guard: guardProcess,
-    exit: exitProcess,
+    ...nodeProcessHooks,
   };
 }
 

@@ -1,5 +1,7 @@
+import { writeFile } from "node:fs/promises";
 import process from "node:process";
 import type { EscapeKind } from "../../runtime/mod.ts";
+import type { Host } from "../host.ts";
 
 /** The process's own exit, taken before any guard replaces it: the server's shutdown ends the process with it. */
 export const exitProcess: (code: number) => never = process.exit.bind(process) as (code: number) => never;
@@ -24,3 +26,14 @@ function refuse(call: string): () => never {
     throw new Error(`${call} was refused: code running in the server cannot stop it (send it SIGTERM)`);
   };
 }
+
+/** What a Host does through Node's process and fs, the same under Node and Bun. */
+export const nodeProcessHooks: Pick<Host, "writeTextFile" | "onShutdown" | "guard" | "exit"> = {
+  writeTextFile: (path, text) => writeFile(path, text),
+  onShutdown: (handler) => {
+    process.on("SIGINT", () => handler("SIGINT"));
+    process.on("SIGTERM", () => handler("SIGTERM"));
+  },
+  guard: guardProcess,
+  exit: exitProcess,
+};

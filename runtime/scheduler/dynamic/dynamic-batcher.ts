@@ -1,6 +1,7 @@
 // Over 400 lines: admission, the pump (timers, the compute-turn forming) and instance management are
 // one state machine; the decisions are in batch-planner.ts, executions in batch-executor.ts.
 import { Drain } from "../queue/drain.ts";
+import { InstancePool } from "../queue/instance-pool.ts";
 import { RuntimeError } from "../../core/mod.ts";
 import type { Clock } from "../../core/mod.ts";
 import { effectiveTimeout, PriorityQueue } from "../queue/priority-queue.ts";
@@ -93,7 +94,7 @@ const UNLIMITED: LevelPolicy = { timeoutAction: "REJECT", defaultTimeoutMs: 0, a
 export class DynamicBatcher implements InstanceScheduler {
   readonly #options: DynamicBatcherOptions;
   readonly #queue: PriorityQueue<Pending>;
-  readonly #free: ModelInstance[];
+  readonly #pool: InstancePool<ModelInstance>;
   /** Fitted execution cost; present only with a latency target. */
   readonly #cost?: CostModel;
   readonly #executor: BatchExecutor;
@@ -117,17 +118,13 @@ export class DynamicBatcher implements InstanceScheduler {
   readonly #drain = new Drain();
   /** Resolves when the most recently dispatched batch has delivered (preserve_ordering). */
   #lastDelivery: Promise<void> = Promise.resolve();
-  #instances: number;
-  /** Callers of removeInstance() waiting for a busy instance to come back. */
-  #retiring: ((instance: ModelInstance) => void)[] = [];
   /** Requests in formed batches waiting for the rate limiter (still pending, as in Triton). */
   #holding = 0;
 
   constructor(options: DynamicBatcherOptions) {
     if (options.instances.length === 0) throw new Error("a batcher needs at least one instance");
     this.#options = options;
-    this.#free = [...options.instances];
-    this.#instances = options.instances.length;
+    this.#pool = new InstancePool(options.instances);
     this.#queue = new PriorityQueue(options.levels ?? [UNLIMITED], options.defaultLevel ?? 1);
     this.#timer = new PreciseTimer(options.clock);
     if (options.targetLatencyMs) this.#cost = new CostModel();
@@ -228,13 +225,12 @@ export class DynamicBatcher implements InstanceScheduler {
 
   /** Instances serving now (free or busy), after pending removals. */
   get instanceCount(): number {
-    return this.#instances - this.#retiring.length;
+    return this.#pool.count;
   }
 
   /** Adds an instance (autoscaling up); it takes queued work at once. */
   addInstance(instance: ModelInstance): void {
-    this.#instances++;
-    this.#release(instance);
+    this.#pool.add(instance);
     this.#pump();
   }
 
@@ -243,13 +239,7 @@ export class DynamicBatcher implements InstanceScheduler {
    * to finish its batch. Resolves with it so the caller can release its session.
    */
   removeInstance(): Promise<ModelInstance> {
-    if (this.#instances - this.#retiring.length <= 1) return Promise.reject(new Error("cannot remove the last instance"));
-    const free = this.#free.pop();
-    if (free) {
-      this.#instances--;
-      return Promise.resolve(free);
-    }
-    return new Promise((resolve) => this.#retiring.push(resolve));
+    return this.#pool.remove();
   }
 
   async stop(): Promise<void> {
@@ -261,7 +251,7 @@ export class DynamicBatcher implements InstanceScheduler {
   #pump(afterRun = false): void {
     this.#timer.clear();
     if (this.#formingOnTurn) return; // that turn's pump forms the batch
-    while (this.#free.length > 0 && this.#queue.size > 0) {
+    while (this.#pool.hasFree && this.#queue.size > 0) {
       const leaving = this.#nextBatch();
       if (!leaving) return this.#timer.set(this.#waitUntil, () => this.#pump(), { coarse: this.#waitCoarse });
       if (this.#formsOnTurn(leaving, afterRun)) return;
@@ -295,10 +285,11 @@ export class DynamicBatcher implements InstanceScheduler {
    */
   #formsOnTurn(leaving: Leaving, afterRun: boolean): boolean {
     if (this.#onTurn || leaving.reason === "full" || leaving.reason === "preferred" || leaving.reason === "blocked") return false;
-    const turn = this.#free.at(-1)!.computeTurn; // the instance #dispatch takes
+    const instance = this.#pool.peek()!; // the instance #dispatch takes
+    const turn = instance.computeTurn;
     if (!turn || (!afterRun && (leaving.reason === "no_arrivals" || this.#options.arrivals?.mayArrive() === false))) return false;
     this.#formingOnTurn = true;
-    turn.call(this.#free.at(-1), () => {
+    turn.call(instance, () => {
       this.#formingOnTurn = false;
       this.#onTurn = true;
       try {
@@ -376,7 +367,7 @@ export class DynamicBatcher implements InstanceScheduler {
       this.#queue.remove(entry);
       this.#detach(entry);
     }
-    const instance = this.#free.pop()!;
+    const instance = this.#pool.take()!;
     this.#running++;
     let delivered: () => void = () => {};
     const previous = preserveOrdering ? this.#lastDelivery : undefined;
@@ -399,7 +390,7 @@ export class DynamicBatcher implements InstanceScheduler {
       outcomes = await this.#executor.run(instance, batch.map((e) => e.item), reason);
     } finally {
       letNextGo();
-      this.#release(instance);
+      this.#pool.release(instance);
       this.#pump(true);
     }
     if (previous) await previous;
@@ -410,14 +401,6 @@ export class DynamicBatcher implements InstanceScheduler {
     });
     this.#running--;
     this.#settle();
-  }
-
-  /** Returns an instance to the free list, or to a pending removeInstance(). */
-  #release(instance: ModelInstance): void {
-    const retire = this.#retiring.shift();
-    if (!retire) return void this.#free.push(instance);
-    this.#instances--;
-    retire(instance);
   }
 
   #settle(): void {

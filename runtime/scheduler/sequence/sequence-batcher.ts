@@ -1,6 +1,7 @@
 // Over 400 lines: the sequences, their slots, the backlog and the idle timer change together on every
 // request and execution, as one state machine; the decisions are sequence-plan.ts's, the tensors sequence-tensors.ts's.
 import { Drain } from "../queue/drain.ts";
+import { InstancePool } from "../queue/instance-pool.ts";
 import { invalidArg, RuntimeError } from "../../core/mod.ts";
 import type { Clock, Tensor } from "../../core/mod.ts";
 import { concatBatch, copyTensor, splitBatch } from "../../tensor/mod.ts";
@@ -88,22 +89,19 @@ export class SequenceBatcher implements InstanceScheduler {
   readonly #backlog: Sequence[] = [];
   readonly #released: string[] = [];
   readonly #watch = new SignalWatch<Pending>((pending) => this.#cancel(pending));
-  readonly #free: ModelInstance[];
-  #instances: number;
+  readonly #pool: InstancePool<ModelInstance>;
   #running = 0;
   #queued = 0;
   #timer?: unknown;
   #timerAt = Infinity;
   #idleTimer?: unknown;
   readonly #drain = new Drain();
-  #removals: ((instance: ModelInstance) => void)[] = [];
   /** Resolves once the most recently dispatched execution has answered (preserve_ordering). */
   #lastDelivery: Promise<void> = Promise.resolve();
 
   constructor(options: SequenceBatcherOptions) {
     this.#o = options;
-    this.#free = [...options.instances];
-    this.#instances = options.instances.length;
+    this.#pool = new InstancePool(options.instances);
   }
 
   get queued(): number {
@@ -111,7 +109,7 @@ export class SequenceBatcher implements InstanceScheduler {
   }
 
   get instanceCount(): number {
-    return this.#instances - this.#removals.length;
+    return this.#pool.count;
   }
 
   /** Sequences live now (placed or in the backlog). */
@@ -181,18 +179,12 @@ export class SequenceBatcher implements InstanceScheduler {
   }
 
   addInstance(instance: ModelInstance): void {
-    this.#instances++;
-    this.#release(instance);
+    this.#pool.add(instance);
+    this.#pump();
   }
 
   removeInstance(): Promise<ModelInstance> {
-    if (this.instanceCount <= 1) return Promise.reject(new Error("cannot remove the last instance"));
-    const free = this.#free.pop();
-    if (free) {
-      this.#instances--;
-      return Promise.resolve(free);
-    }
-    return new Promise((resolve) => this.#removals.push(resolve));
+    return this.#pool.remove();
   }
 
   async stop(): Promise<void> {
@@ -233,7 +225,7 @@ export class SequenceBatcher implements InstanceScheduler {
   }
 
   #slots(): number {
-    return this.#o.strategy === "oldest" ? (this.#o.candidates ?? Infinity) : this.#o.policy.maxBatchSize * this.#instances;
+    return this.#o.strategy === "oldest" ? (this.#o.candidates ?? Infinity) : this.#o.policy.maxBatchSize * this.#pool.total;
   }
 
   #placedCount(): number {
@@ -266,7 +258,7 @@ export class SequenceBatcher implements InstanceScheduler {
   }
 
   #pump(): void {
-    while (this.#free.length > 0) {
+    while (this.#pool.hasFree) {
       const decision = planSequences(this.#planned(), this.#o.policy, this.#o.clock.now());
       if ("idle" in decision) break;
       let run: string[];
@@ -278,7 +270,7 @@ export class SequenceBatcher implements InstanceScheduler {
         }
         run = decision.partial;
       } else run = decision.run;
-      void this.#execute(this.#free.pop()!, run.map((key) => this.#sequences.get(key)!));
+      void this.#execute(this.#pool.take()!, run.map((key) => this.#sequences.get(key)!));
     }
     this.#drain.settled(this.inflight());
   }
@@ -360,17 +352,9 @@ export class SequenceBatcher implements InstanceScheduler {
           this.#event("end", s.id);
         }
       });
-      this.#release(instance);
+      this.#pool.release(instance);
+      this.#pump();
     }
-  }
-
-  #release(instance: ModelInstance): void {
-    const removal = this.#removals.shift();
-    if (removal) {
-      this.#instances--;
-      removal(instance);
-    } else this.#free.push(instance);
-    this.#pump();
   }
 
   /** Looks for idle sequences each idle period, while any is live. */
