@@ -5,7 +5,6 @@ import { DEFAULT_MAX_ELEMENTS, encodeInferResponse, fromConfigType, readInferReq
 import type { RawInputSignature, ReadRequest, SharedMemoryReader } from "../tensor/mod.ts";
 import type { Deployment } from "../lifecycle/mod.ts";
 import { admit } from "./admission.ts";
-import { classifiedResponse } from "./classified-response.ts";
 import { mentionsSharedMemory, writeSharedOutputs } from "./shared-outputs.ts";
 import type { Call, CallContext } from "./admission.ts";
 import type { Reply } from "./reply.ts";
@@ -43,9 +42,8 @@ export async function inferCall(ctx: CallContext, call: Call): Promise<Reply> {
   } finally {
     clients?.answered(connection!);
   }
-  const answer = classifiedResponse(response, request, d);
-  writeSharedOutputs(answer, request, regions);
-  const encoded = encodeInferResponse(answer, request);
+  writeSharedOutputs(response, request, regions);
+  const encoded = encodeInferResponse(response, request);
   const headers: Record<string, string> =
     encoded.headerLength === undefined ? { "content-type": "application/json" } : { "content-type": "application/octet-stream", "inference-header-content-length": String(encoded.headerLength) };
   if (remembered.key) d.keepReply(remembered.key, { headers, body: encoded.body });

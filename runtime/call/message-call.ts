@@ -2,7 +2,6 @@ import type { InferRequest, InferResponse } from "../core/mod.ts";
 import { admitTo } from "./admission.ts";
 import type { CallContext } from "./admission.ts";
 import { CallOptions } from "./call-options.ts";
-import { classifiedResponse } from "./classified-response.ts";
 import { writeSharedOutputs } from "./shared-outputs.ts";
 import type { ReadRequest, SharedMemoryReader } from "../tensor/mod.ts";
 import type { OwnedRegions } from "./shared-memory-regions.ts";
@@ -44,7 +43,6 @@ export async function inferMessage(ctx: CallContext, call: MessageCall): Promise
   const d = lease.deployment;
   const request = decodeFor(ctx, d, call.read(regions));
   const response = await lease.infer(request, new CallOptions(call.client));
-  const answer = classifiedResponse(response, request, d);
-  writeSharedOutputs(answer, request, regions);
-  return { request, response: answer };
+  writeSharedOutputs(response, request, regions);
+  return { request, response };
 }

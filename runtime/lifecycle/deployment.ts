@@ -146,11 +146,6 @@ export class Deployment {
     return isGenerator(this.#scheduler) ? this.#scheduler.recentSlots() : undefined;
   }
 
-  /** The classification labels of output `name` (its `label_filename`'s lines), when it has some. */
-  labelsOf(name: string): readonly string[] | undefined {
-    return this.#options.labels?.get(name);
-  }
-
   /** The function's handler, when it has one. */
   get handler(): HandlerHost | undefined {
     return this.#options.handler;
@@ -222,7 +217,7 @@ export class Deployment {
     try {
       const scheduled = prepareRequest(request, this.config, this.#options.checkInput);
       const result = this.#cache ? await this.#cache.result(scheduled, request, () => this.#scheduler.enqueue(scheduled, options)) : await this.#scheduler.enqueue(scheduled, options);
-      const response = { modelName: this.name, modelVersion: String(this.version), id: request.id, outputs: collectOutputs(request, result, this.config) };
+      const response = { modelName: this.name, modelVersion: String(this.version), id: request.id, outputs: collectOutputs(request, result, this.config, this.#options.labels) };
       this.stats.succeeded(clock.now() - started);
       return response;
     } catch (error) {
@@ -246,7 +241,7 @@ export class Deployment {
     }
     const results = this.#counted(() => responses(this.#scheduler, prepareRequest(request, this.config, this.#options.checkInput), options));
     for await (const result of results) {
-      yield { modelName: this.name, modelVersion: String(this.version), id: request.id, outputs: collectOutputs(request, result, this.config) };
+      yield { modelName: this.name, modelVersion: String(this.version), id: request.id, outputs: collectOutputs(request, result, this.config, this.#options.labels) };
     }
   }
 

@@ -1,7 +1,7 @@
 import { elementCount, fillVariableDim, invalidArg } from "../core/mod.ts";
 import type { InferOutput, InferRequest, Tensor } from "../core/mod.ts";
 import type { FunctionConfig, TensorConfig } from "../config/function-config.ts";
-import { classCount, fromConfigType } from "../tensor/mod.ts";
+import { classCount, classify, fromConfigType } from "../tensor/mod.ts";
 import type { RequestHeader } from "../tensor/mod.ts";
 import type { ScheduledRequest, ScheduledResult } from "../scheduler/mod.ts";
 
@@ -144,23 +144,29 @@ function neededOutputs(request: InferRequest, config: FunctionConfig): string[] 
   return names.length < config.output.length ? names : undefined;
 }
 
-/** Picks the outputs to return (requested ones in request order, else all declared) in API shape. */
-export function collectOutputs(request: InferRequest, result: ScheduledResult, config: FunctionConfig): InferOutput[] {
+/**
+ * Picks the outputs to return (requested ones in request order, else all declared) in API shape.
+ * A requested output with `parameters.classification: N` (checked with the request) comes as its
+ * top N classes, labelled from its `label_filename` (Triton's classification extension, here below
+ * the protocols, so each one's call gets it without a step of its own).
+ */
+export function collectOutputs(request: InferRequest, result: ScheduledResult, config: FunctionConfig, labels?: ReadonlyMap<string, readonly string[]>): InferOutput[] {
   const batching = config.max_batch_size > 0;
   const { outputs: specs } = factsOf(config);
   const collected: InferOutput[] = [];
-  const collect = (name: string) => {
+  const collect = (name: string, classes?: unknown) => {
     const tensor = result[name];
     // An ensemble whose step conditions skipped the producer answers without that output (an early
     // exit); an output declared optional (a generator's prompt logprobs) comes only in some answers.
     if (!tensor && (config.ensemble_scheduling || config.output.find((o) => o.name === name)?.optional)) return;
     if (!tensor) throw new Error(`model '${config.name}' produced no output '${name}'`);
+    if (typeof classes === "number" && classes > 0) return void collected.push({ name, tensor: classify(tensor, classes, { batched: batching, labels: labels?.get(name), name }) });
     const spec = specs.get(name)!;
     if (!spec.reshape) return void collected.push({ name, tensor });
     const rows = batching ? [tensor.shape[0]!] : [];
     collected.push({ name, tensor: { ...tensor, shape: [...rows, ...fillVariableDim(spec.dims, elementCount(tensor.shape) / elementCount(rows))] } });
   };
-  if (request.outputs) for (const o of request.outputs) collect(o.name);
+  if (request.outputs) for (const o of request.outputs) collect(o.name, o.parameters?.classification);
   else for (const o of config.output) collect(o.name);
   return collected;
 }

@@ -89,4 +89,14 @@ describe("collectOutputs()", () => {
     expect(collectOutputs(request({}, ["B_OUT", "A_OUT"]), result, fixed).map((o) => o.name)).toEqual(["B_OUT", "A_OUT"]);
     expect(collectOutputs(request({}), result, fixed).map((o) => o.name)).toEqual(["A_OUT", "B_OUT"]);
   });
+
+  it("an output asked for with classification: N comes as its top N classes, labelled", () => {
+    const scores: Tensor = { datatype: "INT32", shape: [1, 4], data: new Int32Array([5, 9, 1, 7]) };
+    const asked: InferRequest = { inputs: [], outputs: [{ name: "A_OUT", parameters: { classification: 2 } }, { name: "B_OUT" }], parameters: {} };
+    const [a, b] = collectOutputs(asked, { A_OUT: scores, B_OUT: int32(1, 4) }, fixed, new Map([["A_OUT", ["w", "x", "y", "z"]]]));
+    expect(a!.tensor.datatype).toBe("BYTES");
+    expect(a!.tensor.shape).toEqual([1, 2]);
+    expect((a!.tensor.data as unknown[]).map((v) => (typeof v === "string" ? v : new TextDecoder().decode(v as Uint8Array)))).toEqual(["9:1:x", "7:3:z"]);
+    expect(b!.tensor.datatype).toBe("INT32");
+  });
 });
