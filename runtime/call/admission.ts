@@ -66,6 +66,17 @@ export function admitTo(ctx: CallContext, name: string, version: string | undefi
   return found instanceof Promise ? found.then((lease) => withRoom(lease, before)) : withRoom(found, before);
 }
 
+/**
+ * The lease a sequence's request runs on: under a rollout every request of one sequence follows
+ * its id (`parameters.sequence_id`) to the version that holds its state, whatever the share or the
+ * key header say; otherwise `lease` itself. Admission by `rate_limit` is not taken again.
+ */
+export function sequenceLease(ctx: CallContext, name: string, lease: Lease, parameters: Readonly<Record<string, unknown>>): Lease | Promise<Lease> {
+  const id = parameters.sequence_id;
+  if (!lease.routed || id === undefined || id === 0 || id === "") return lease;
+  return ctx.models.leaseNow(name, undefined, { rolloutKey: `sequence ${String(id)}` });
+}
+
 /** `before`, then the queue's room; a promise only where `before` answers one. */
 function withRoom(lease: Lease, before?: (d: Deployment) => void | Promise<void>): Lease | Promise<Lease> {
   const pending = before?.(lease.deployment);

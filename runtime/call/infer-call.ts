@@ -4,7 +4,7 @@ import type { FunctionConfig } from "../config/mod.ts";
 import { DEFAULT_MAX_ELEMENTS, encodeInferResponse, fromConfigType, readInferRequest, readRawBinaryRequest } from "../tensor/mod.ts";
 import type { RawInputSignature, ReadRequest, SharedMemoryReader } from "../tensor/mod.ts";
 import type { Deployment } from "../lifecycle/mod.ts";
-import { admit } from "./admission.ts";
+import { admit, sequenceLease } from "./admission.ts";
 import { mentionsSharedMemory, writeSharedOutputs } from "./shared-outputs.ts";
 import type { Call, CallContext } from "./admission.ts";
 import type { Reply } from "./reply.ts";
@@ -16,7 +16,9 @@ import type { Reply } from "./reply.ts";
  */
 export async function inferCall(ctx: CallContext, call: Call): Promise<Reply> {
   const { body, header } = call;
-  const { lease, deployment: d, bytes, options } = await admit(ctx, call);
+  const admitted = await admit(ctx, call);
+  const { bytes, options } = admitted;
+  let { lease, deployment: d } = admitted;
   const framing = header("inference-header-content-length");
   // With response_cache: a request of exactly these bytes answered before gets that reply as it was sent
   // (not one whose tensors live in shared memory: the same bytes may name other data, and outputs must be written).
@@ -30,8 +32,14 @@ export async function inferCall(ctx: CallContext, call: Call): Promise<Reply> {
   // check came before the body; while it arrived (over several turns: a large body, and nearly
   // every body under Deno's node:http) others may have filled the queue. Measured under Deno at 3×
   // mlp's capacity: every refusal came from the queue, each after a 0.5 ms decode.
+  const reading = read(bytes, framing, d.config, regions);
+  if (lease.routed) {
+    const leased = sequenceLease(ctx, call.name, lease, reading.header.parameters);
+    lease = leased instanceof Promise ? await leased : leased;
+    d = lease.deployment;
+  }
   d.checkRoom();
-  const request = decodeFor(ctx, d, read(bytes, framing, d.config, regions));
+  const request = decodeFor(ctx, d, reading);
   // Settled: read whole and bound for a function that sends no requests of its own (client-connections.ts).
   const connection = body.connection;
   const clients = connection && !sendsRequests(d.config) ? ctx.clients : undefined;

@@ -1,5 +1,5 @@
 import type { InferRequest, InferResponse } from "../core/mod.ts";
-import { admitTo } from "./admission.ts";
+import { admitTo, sequenceLease } from "./admission.ts";
 import type { CallContext } from "./admission.ts";
 import { CallOptions } from "./call-options.ts";
 import { writeSharedOutputs } from "./shared-outputs.ts";
@@ -39,9 +39,14 @@ export async function inferMessage(ctx: CallContext, call: MessageCall): Promise
     if (!shared?.registered) return void (regions = shared?.as(""));
     return shared.ownerOf(call.header).then((owner) => void (regions = shared.as(owner)));
   });
-  const lease = found instanceof Promise ? await found : found;
-  const d = lease.deployment;
-  const request = decodeFor(ctx, d, call.read(regions));
+  let lease = found instanceof Promise ? await found : found;
+  const reading = call.read(regions);
+  if (lease.routed) {
+    const leased = sequenceLease(ctx, call.name, lease, reading.header.parameters);
+    lease = leased instanceof Promise ? await leased : leased;
+    lease.deployment.checkRoom();
+  }
+  const request = decodeFor(ctx, lease.deployment, reading);
   const response = await lease.infer(request, new CallOptions(call.client));
   writeSharedOutputs(response, request, regions);
   return { request, response };

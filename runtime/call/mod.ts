@@ -27,6 +27,7 @@ export type { Reply } from "./reply.ts";
 export { modelConfig, modelMetadata, statistics, unhealthy } from "./server-info.ts";
 export type { ServerContext } from "./server-info.ts";
 export { loadOverrides, repositoryName } from "./repository-load.ts";
+export { rolloutChange } from "./repository-rollout.ts";
 export { loadPulledModel, MODELMESH_FORMATS, modelSize, predictPulledModel, runtimeStatus, unloadPulledModel } from "./model-runtime.ts";
 export type { ModelMeshOptions } from "./model-runtime.ts";
 export { MAX_REGIONS, MAX_REGIONS_PER_KEY, regionOwner, SharedMemoryRegions } from "./shared-memory-regions.ts";

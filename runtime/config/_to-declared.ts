@@ -55,6 +55,7 @@ export function toDeclared(raw: RawConfig, name: string): DeclaredConfig {
     declared.handler = raw.handler;
     declared.handler_timeout_ms = raw.handler_timeout_ms ?? DEFAULT_HANDLER_TIMEOUT_MS;
   }
+  if (raw.rollout) declared.rollout = structuredClone(raw.rollout);
   if (raw.rate_limit) {
     const { requests_per_second, burst, key_header } = raw.rate_limit;
     declared.rate_limit = { requests_per_second, burst: burst ?? Math.max(1, Math.ceil(requests_per_second)) };

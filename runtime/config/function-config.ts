@@ -34,6 +34,8 @@ export interface FunctionConfig {
   scale: ScaleConfig;
   /** Ours: requests admitted per second before the queue (absent = unlimited). */
   rate_limit?: RateLimitConfig;
+  /** Ours: a canary version served beside the stable one to a share of the requests that name no version. */
+  rollout?: RolloutConfig;
   /**
    * Triton's response cache: answers to requests seen before come from the server's cache
    * (`--cache-size`), skipping the queue and the model. Absent = disabled.
@@ -63,6 +65,14 @@ export interface FunctionConfig {
  * average; beyond that a request is refused with 429 before it loads anything or joins the queue.
  * With `key_header`, each value of that request header (an API key, a tenant) has its own bucket.
  */
+/**
+ * A rollout (docs/guides/lifecycle.md, "Rollouts"): `canary.version` takes `percent` of the
+ * requests that name no version, the stable version (the highest other one served) the rest.
+ */
+export interface RolloutConfig {
+  canary: { version: number; percent: number };
+}
+
 export interface RateLimitConfig {
   requests_per_second: number;
   /** Default: requests_per_second rounded up, at least 1. */

@@ -1,7 +1,7 @@
 // Over 400 lines: one zod schema per section of function.yaml (Triton's model configuration has that many
 // fields, each with its own rules and messages); they read best together, as one description of the file.
 import * as z from "zod";
-import type { Accelerator, DynamicBatching, ExecutionAccelerators, EnsembleScheduling, InstanceGroup, InstanceRateLimiter, RateLimitConfig, ScaleConfig, SequenceBatching, TritonDataType, WarmupSample } from "./function-config.ts";
+import type { Accelerator, DynamicBatching, ExecutionAccelerators, EnsembleScheduling, InstanceGroup, InstanceRateLimiter, RateLimitConfig, RolloutConfig, ScaleConfig, SequenceBatching, TritonDataType, WarmupSample } from "./function-config.ts";
 import { CONFIG_DATA_TYPES } from "../tensor/mod.ts";
 import { ensembleProblems } from "./_ensemble-rules.ts";
 import { identityProblems } from "./_identity-rules.ts";
@@ -67,6 +67,7 @@ export interface RawConfig {
   model_warmup: WarmupSample[];
   scale?: ScaleConfig;
   rate_limit?: Omit<RateLimitConfig, "burst" | "total_burst"> & { burst?: number; total_burst?: number };
+  rollout?: RolloutConfig;
   response_cache?: { enable: boolean };
   ensemble_scheduling?: EnsembleScheduling;
   handler?: string;
@@ -232,6 +233,16 @@ function scaleSchema() {
   });
 }
 
+/** The rollout block (ours, in function.yaml and in the load API's JSON config alike). */
+export function rolloutSchema() {
+  return z.strictObject({
+    canary: z.strictObject({
+      version: z.int().min(1),
+      percent: z.number().min(0).max(100),
+    }),
+  });
+}
+
 function rateLimitSchema() {
   return z.strictObject({
     requests_per_second: z.number().positive(),
@@ -328,6 +339,7 @@ function schemaFor(dialect: Dialect): z.ZodType<RawConfig> {
           if (problem) ctx.addIssue({ code: "custom", message: problem });
         }),
       model_warmup: warmupSchema(dialect).array().default([]),
+      rollout: rolloutSchema().optional(),
       response_cache: message({ enable: z.boolean().default(false) }).optional(),
       ensemble_scheduling: message({
         step: z

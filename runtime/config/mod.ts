@@ -16,6 +16,7 @@ export type {
   Optimization,
   QueuePolicy,
   RateLimitConfig,
+  RolloutConfig,
   ScaleConfig,
   WarmupSample,
   TensorConfig,

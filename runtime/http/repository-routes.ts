@@ -1,5 +1,5 @@
 import { invalidArg } from "../core/mod.ts";
-import { jsonReply, loadOverrides, readBody, repositoryName } from "../call/mod.ts";
+import { jsonReply, loadOverrides, readBody, repositoryName, rolloutChange } from "../call/mod.ts";
 import type { CallContext } from "../call/mod.ts";
 import type { RouteHandlers, RouteRequest } from "./routes.ts";
 
@@ -23,6 +23,15 @@ export function repositoryHandlers(ctx: Pick<CallContext, "models" | "maxInputBy
       await json(r);
       await ctx.models.park(name);
       return jsonReply(200, { name, park: true });
+    },
+    // Ours: a rollout's share as it stands (GET), or changed without a reload (POST: `{percent}`, `{promote: true}`, `{abort: true}`).
+    "repository-rollout": (r: RouteRequest) => {
+      const name = repositoryName(r.params.name!);
+      return jsonReply(200, { name, ...ctx.models.rollout(name) });
+    },
+    "repository-rollout-change": async (r: RouteRequest) => {
+      const name = repositoryName(r.params.name!);
+      return jsonReply(200, { name, ...ctx.models.rollout(name, rolloutChange(await json(r))) });
     },
     // Triton's optional `unload_dependents`: an ensemble's composing functions unload with it.
     // Ours, `disable`: in lazy mode an unloaded function is cold (its next request loads it)

@@ -25,6 +25,8 @@ export const ROUTES = [
   { id: "repository-load", method: "POST", paths: ["/v2/repository/models/:name/load"], group: "repository" },
   { id: "repository-unload", method: "POST", paths: ["/v2/repository/models/:name/unload"], group: "repository" },
   { id: "repository-park", method: "POST", paths: ["/v2/repository/models/:name/park"], group: "repository" },
+  { id: "repository-rollout", method: "GET", paths: ["/v2/repository/models/:name/rollout"], group: "repository" },
+  { id: "repository-rollout-change", method: "POST", paths: ["/v2/repository/models/:name/rollout"], group: "repository" },
   { id: "system-shm-status", method: "GET", paths: ["/v2/systemsharedmemory/status", "/v2/systemsharedmemory/region/:region/status"], group: "shared-memory" },
   { id: "system-shm-register", method: "POST", paths: ["/v2/systemsharedmemory/region/:region/register"], group: "shared-memory" },
   { id: "system-shm-unregister", method: "POST", paths: ["/v2/systemsharedmemory/unregister", "/v2/systemsharedmemory/region/:region/unregister"], group: "shared-memory" },

@@ -20,6 +20,7 @@ import type { IdlePolicy } from "./managed-version.ts";
 import type { Budgets } from "./memory-budget.ts";
 import { PoolManager } from "./pool-manager.ts";
 import { KeyedRateLimiter } from "./rate-limiter.ts";
+import { Rollout, rolloutVersions } from "./rollout.ts";
 import { pathRedaction } from "./path-redaction.ts";
 import { checkUploadQuota, uploadedBytes } from "./upload-quota.ts";
 import type { UploadedFiles } from "./upload-quota.ts";
@@ -90,6 +91,8 @@ export interface FunctionRecord {
   files?: UploadedFiles;
   /** Present when function.yaml sets `rate_limit`; kept across reloads that leave it unchanged. */
   limiter?: KeyedRateLimiter;
+  /** Present when function.yaml sets `rollout`: which version serves a request that names none. */
+  rollout?: Rollout;
   /** Which registration this is (one server-wide count): the response cache's scope, so a reload never meets old answers. */
   generation: number;
 }
@@ -178,10 +181,22 @@ export class FunctionRegistry {
       if (!v) throw new RuntimeError("NOT_FOUND", `Request for unknown model: '${fn.name}' version ${version} is not found`);
       return v;
     }
+    // Under a rollout the default version is the stable one.
+    const stable = fn.rollout && fn.versions.get(fn.rollout.stable);
+    if (stable) return stable;
     const all = [...fn.versions.values()].sort((a, b) => b.version - a.version);
     const v = all.find((x) => x.state === "READY") ?? all[0];
     if (!v) throw new RuntimeError("UNAVAILABLE", `model '${fn.name}' is not ready: ${fn.error ?? "no version to serve"}`);
     return v;
+  }
+
+  /**
+   * The version that serves a request naming none: under a rollout, the one its share (and `key`,
+   * when the request has one) gives, the stable one where the canary failed to load; else `pick`'s.
+   */
+  route(fn: FunctionRecord, key?: string): ManagedVersion {
+    const chosen = fn.rollout && fn.versions.get(fn.rollout.choose(key));
+    return chosen && chosen.state !== "FAILED" ? chosen : this.pick(fn);
   }
 
   /**
@@ -457,8 +472,22 @@ export class FunctionRegistry {
     if (old) this.#forgetAnswers(old);
     fn.limiter = this.#limiter(fn.declared, old);
     if (fn.error) platform.log.error(`${entry.name}: invalid configuration: ${fn.error}`);
-    const served = fn.declared ? selectVersions(fn.declared.version_policy, entry.versions) : [];
+    let served = fn.declared ? selectVersions(fn.declared.version_policy, entry.versions) : [];
     if (fn.declared && served.length === 0) fn.error = `no version folder to serve (found: ${entry.versions.join(", ") || "none"})`;
+    const rollout = fn.declared?.rollout;
+    if (rollout && !fn.error) {
+      const versions = rolloutVersions(rollout, served, entry.versions);
+      if ("problem" in versions) {
+        fn.error = versions.problem;
+        served = [];
+        platform.log.error(`${entry.name}: invalid configuration: ${fn.error}`);
+      } else {
+        served = versions.served;
+        // A share changed at run time (the rollout API) lasts while the rollout block stays as it was.
+        const same = old?.rollout && JSON.stringify(old.declared?.rollout) === JSON.stringify(rollout) && old.rollout.stable === versions.stable;
+        fn.rollout = same ? old.rollout : new Rollout(rollout, versions.stable);
+      }
+    }
     for (const version of served) {
       const loader = this.#loaders.loader(fn, version);
       const idle = this.#idlePolicy(fn.declared!);

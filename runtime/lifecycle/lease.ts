@@ -24,9 +24,12 @@ export class Lease {
   readonly #acquire: Acquire;
   readonly #name: string;
   readonly #version: string | undefined;
+  /** Whether a rollout chose the version: a sequence's requests must then follow its id (`forKey`). */
+  readonly routed: boolean;
 
-  constructor(deployment: Deployment, acquire: Acquire, name: string, version: string | undefined) {
+  constructor(deployment: Deployment, acquire: Acquire, name: string, version: string | undefined, routed = false) {
     this.deployment = deployment;
+    this.routed = routed;
     this.#acquire = acquire;
     this.#name = name;
     this.#version = version;

@@ -2,6 +2,8 @@ export { Deployment } from "./deployment.ts";
 export type { DeploymentState } from "./deployment-state.ts";
 export { DEFAULT_LOAD_TIMEOUT_MS, ModelManager } from "./model-manager.ts";
 export { Lease } from "./lease.ts";
+export { ROLLOUT_KEY_HEADER } from "./rollout.ts";
+export type { RolloutChange, RolloutView } from "./rollout.ts";
 export type { LeaseRunOptions } from "./lease.ts";
 export type { ControlMode, ModelManagerOptions, VersionStatus } from "./model-manager.ts";
 export type { Budgets } from "./memory-budget.ts";

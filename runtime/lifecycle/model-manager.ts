@@ -1,6 +1,6 @@
 // Over 500 lines: every question the call pipeline and the routes ask of the functions (lookup,
 // admission, infer, stream, readiness, statistics, the index) in one facade over the registry.
-import { RuntimeError } from "../core/mod.ts";
+import { invalidArg, RuntimeError } from "../core/mod.ts";
 import type { Clock, InferRequest, InferResponse, Tensor } from "../core/mod.ts";
 import type { DeclaredConfig, LoadLimits } from "../config/mod.ts";
 import { functionNameProblem } from "../config/mod.ts";
@@ -8,6 +8,8 @@ import { concatBatch, splitBatch } from "../tensor/mod.ts";
 import type { MetricsEntry, ModelStats } from "../metrics/mod.ts";
 import { AutoscaleLoop } from "./autoscale-loop.ts";
 import { Lease } from "./lease.ts";
+import { ROLLOUT_KEY_HEADER } from "./rollout.ts";
+import type { RolloutChange, RolloutView } from "./rollout.ts";
 import type { LeaseRunOptions } from "./lease.ts";
 import type { Deployment } from "./deployment.ts";
 import type { DeploymentState } from "./deployment-state.ts";
@@ -45,6 +47,15 @@ export interface VersionStatus {
   version?: string;
   state: DeploymentState;
   reason: string;
+}
+
+/** How a call looks its deployment up. */
+export interface AcquireOptions {
+  signal?: AbortSignal;
+  /** The request's headers: admission by `rate_limit`, and a rollout's key header. */
+  admission?: (header: string) => string | undefined;
+  /** A rollout's key given by the call (a sequence's id), before the key header. */
+  rolloutKey?: string;
 }
 
 /**
@@ -103,7 +114,7 @@ export class ModelManager {
    * With `admission` (the request's header lookup), the function's `rate_limit` admits the
    * request first, on the same lookup: a refused request loads nothing and never queues.
    */
-  async acquire(name: string, version?: string, options: { signal?: AbortSignal; admission?: (header: string) => string | undefined } = {}): Promise<Deployment> {
+  async acquire(name: string, version?: string, options: AcquireOptions = {}): Promise<Deployment> {
     return this.acquireNow(name, version, options);
   }
 
@@ -111,7 +122,7 @@ export class ModelManager {
    * `acquire`, answering a READY deployment itself rather than a promise of it (what the hot path
    * awaits costs a turn); a version that must load first comes as a promise. Refusals throw.
    */
-  acquireNow(name: string, version?: string, options: { signal?: AbortSignal; admission?: (header: string) => string | undefined } = {}, scanned = false): Deployment | Promise<Deployment> {
+  acquireNow(name: string, version?: string, options: AcquireOptions = {}, scanned = false): Deployment | Promise<Deployment> {
     let fn: FunctionRecord;
     try {
       fn = this.#registry.function(name);
@@ -124,7 +135,7 @@ export class ModelManager {
         return this.acquireNow(name, version, options, true);
       });
     }
-    const v = this.#registry.pick(fn, version);
+    const v = version === undefined && fn.rollout ? this.#registry.route(fn, options.rolloutKey ?? options.admission?.(ROLLOUT_KEY_HEADER)) : this.#registry.pick(fn, version);
     if (options.admission && fn.limiter) this.#admit(fn, v, options.admission);
     if (v.state === "READY" && v.deployment) {
       v.touch();
@@ -213,9 +224,14 @@ export class ModelManager {
    * `acquireNow` as a lease: the deployment found, on which the call's inference runs (on its
    * successor should it start closing first). A READY one comes back at once, not as a promise.
    */
-  leaseNow(name: string, version: string | undefined, options: { signal?: AbortSignal; admission?: (header: string) => string | undefined } = {}): Lease | Promise<Lease> {
+  leaseNow(name: string, version: string | undefined, options: AcquireOptions = {}): Lease | Promise<Lease> {
     const found = this.acquireNow(name, version, options);
-    return found instanceof Promise ? found.then((d) => new Lease(d, this.#reacquire, name, version)) : new Lease(found, this.#reacquire, name, version);
+    return found instanceof Promise ? found.then((d) => this.#lease(d, name, version)) : this.#lease(found, name, version);
+  }
+
+  #lease(d: Deployment, name: string, version: string | undefined): Lease {
+    const routed = version === undefined && this.#registry.has(name) && this.#registry.function(name).rollout !== undefined;
+    return new Lease(d, this.#reacquire, name, version, routed);
   }
 
   readonly #reacquire = (name: string, version: string | undefined, options: { signal?: AbortSignal }) => this.acquire(name, version, options);
@@ -400,6 +416,21 @@ export class ModelManager {
    */
   unload(name: string, options: { dependents?: boolean; disable?: boolean } = {}): Promise<string[]> {
     return this.#registry.unload(name, options);
+  }
+
+  /**
+   * A function's rollout as it stands, after `change` where one is given (the rollout API); the
+   * change is logged. 400 for a function whose config has no rollout.
+   */
+  rollout(name: string, change?: RolloutChange): RolloutView {
+    const fn = this.#registry.function(name);
+    if (!fn.rollout) throw invalidArg(`model '${name}' has no rollout: add a rollout block to its function.yaml (docs/guides/lifecycle.md, Rollouts)`);
+    if (change) {
+      const before = fn.rollout.view.percent;
+      const event = fn.rollout.change(change);
+      this.#options.platform.log.info(`${name}: rollout ${event} by the API: canary v${fn.rollout.canary} from ${before} % to ${fn.rollout.view.percent} % of unpinned requests`);
+    }
+    return fn.rollout.view;
   }
 
   /** Parks a READY function now (dev tools); no-op for others. */

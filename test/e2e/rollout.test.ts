@@ -1,0 +1,193 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { credentials, loadPackageDefinition, Metadata } from "@grpc/grpc-js";
+import type { Client, ServiceError } from "@grpc/grpc-js";
+import { loadSync } from "@grpc/proto-loader";
+import { startServer } from "../../harness/start-server.ts";
+import type { TestServer } from "../../harness/start-server.ts";
+import { tempRepository } from "../../harness/server-process.ts";
+
+// Canary rollouts on the real `simple` model (and the real Silero VAD for sequences): two version
+// folders of one function, `rollout.canary` in its function.yaml.
+
+/** A copy of `name` with version 2 beside version 1 and `rollout` appended to its function.yaml. */
+function rolloutRepository(name: string, rollout: string | undefined, extra = ""): string {
+  const repo = tempRepository(name);
+  cpSync(join(repo, name, "1"), join(repo, name, "2"), { recursive: true });
+  const file = join(repo, name, "function.yaml");
+  writeFileSync(file, `${readFileSync(file, "utf8")}\n${extra}${rollout === undefined ? "" : `rollout: ${rollout}\n`}`);
+  return repo;
+}
+
+const ints = Array.from({ length: 16 }, (_, i) => i);
+const simpleBody = JSON.stringify({
+  inputs: [
+    { name: "INPUT0", datatype: "INT32", shape: [1, 16], data: ints },
+    { name: "INPUT1", datatype: "INT32", shape: [1, 16], data: ints },
+  ],
+});
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** The version that answered one inference (KServe's `model_version`). */
+async function served(path = "/v2/models/simple/infer", headers: Record<string, string> = {}): Promise<string> {
+  const r = await fetch(`${server!.url}${path}`, { method: "POST", body: simpleBody, headers });
+  const json = (await r.json()) as { model_version?: string; outputs?: { data: number[] }[]; error?: string };
+  if (r.status !== 200) throw new Error(`${r.status}: ${json.error}`);
+  expect(json.outputs![0]!.data).toEqual(ints.map((i) => 2 * i)); // both versions answer, and answer right
+  return json.model_version!;
+}
+
+async function shares(n: number, headers?: (i: number) => Record<string, string>): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  // 8 at a time: the share holds under concurrency, not only one by one.
+  for (let i = 0; i < n; i += 8) {
+    const versions = await Promise.all(Array.from({ length: Math.min(8, n - i) }, (_, j) => served(undefined, headers?.(i + j))));
+    for (const v of versions) counts.set(v, (counts.get(v) ?? 0) + 1);
+  }
+  return counts;
+}
+
+function rollout(body?: unknown): Promise<Response> {
+  const url = `${server!.url}/v2/repository/models/simple/rollout`;
+  return body === undefined ? fetch(url) : fetch(url, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+}
+
+describe("rollout.canary", () => {
+  it("sends its share of unpinned requests to the canary, keeps keys sticky and pinned requests where they point, and changes at run time", async () => {
+    server = await startServer({ repository: rolloutRepository("simple", "{ canary: { version: 2, percent: 10 } }") });
+    expect(await (await rollout()).json()).toEqual({ name: "simple", stable: 1, canary: 2, percent: 10 });
+
+    const unpinned = await shares(2000);
+    expect(Math.abs((unpinned.get("2") ?? 0) / 2000 - 0.1)).toBeLessThanOrEqual(0.03);
+    expect((unpinned.get("1") ?? 0) + (unpinned.get("2") ?? 0)).toBe(2000);
+
+    // A key (x-tensorfn-rollout-key) always reaches the same version.
+    const seen = new Map<string, Set<string>>();
+    for (let round = 0; round < 3; round++) {
+      for (let k = 0; k < 100; k += 10) {
+        const keys = Array.from({ length: 10 }, (_, j) => `user-${k + j}`);
+        const versions = await Promise.all(keys.map((key) => served(undefined, { "x-tensorfn-rollout-key": key })));
+        keys.forEach((key, j) => seen.set(key, (seen.get(key) ?? new Set()).add(versions[j]!)));
+      }
+    }
+    expect([...seen.values()].every((versions) => versions.size === 1)).toBe(true);
+    const onCanary = [...seen.values()].filter((v) => v.has("2")).length;
+    expect(onCanary).toBeGreaterThan(0);
+    expect(onCanary).toBeLessThan(30);
+
+    // A request that names a version gets it.
+    expect(await served("/v2/models/simple/versions/2/infer")).toBe("2");
+    expect(await served("/v2/models/simple/versions/1/infer")).toBe("1");
+
+    // At run time: a share, a promotion, an abort; each answered with the rollout as it now stands.
+    expect(await (await rollout({ percent: 50 })).json()).toEqual({ name: "simple", stable: 1, canary: 2, percent: 50 });
+    const half = await shares(200);
+    expect(half.get("2")).toBe(100);
+    // A key on the canary stays there as the share grows.
+    for (const [key, versions] of seen) if (versions.has("2")) expect(await served(undefined, { "x-tensorfn-rollout-key": key })).toBe("2");
+    expect((await (await rollout({ promote: true })).json()).percent).toBe(100);
+    expect((await shares(40)).get("2")).toBe(40);
+    expect((await (await rollout({ abort: true })).json()).percent).toBe(0);
+    expect((await shares(40)).get("1")).toBe(40);
+    // Readiness and metadata of the unpinned function speak of the stable version.
+    expect((await (await fetch(`${server.url}/v2/models/simple`)).json()).versions).toEqual(["1", "2"]);
+  }, 120_000);
+
+  it("refuses a bad change naming what is wrong, and a rollout of a function without one", async () => {
+    server = await startServer({ repository: rolloutRepository("simple", "{ canary: { version: 2, percent: 10 } }") });
+    for (const [body, message] of [
+      [{ percent: 101 }, /percent must be a number from 0 to 100, not 101/],
+      [{ percent: "5" }, /percent must be a number from 0 to 100, not "5"/],
+      [{ promote: false }, /promote must be true, not false/],
+      [{ percent: 5, abort: true }, /a rollout change is one of/],
+      [{}, /a rollout change is one of/],
+    ] as const) {
+      const r = await rollout(body);
+      expect(r.status).toBe(400);
+      expect((await r.json()).error).toMatch(message);
+    }
+    expect((await (await rollout()).json()).percent).toBe(10); // unchanged
+    const other = await fetch(`${server.url}/v2/repository/models/nothing/rollout`);
+    expect(other.status).toBe(404);
+  }, 60_000);
+
+  it("a function without a rollout says so; a canary without its folder or without a second version is a config error", async () => {
+    server = await startServer({ repository: tempRepository("simple") });
+    const none = await rollout();
+    expect(none.status).toBe(400);
+    expect((await none.json()).error).toMatch(/model 'simple' has no rollout/);
+    await server.close();
+
+    server = await startServer({ repository: rolloutRepository("simple", "{ canary: { version: 3, percent: 10 } }") });
+    const missing = await fetch(`${server.url}/v2/models/simple/infer`, { method: "POST", body: simpleBody });
+    expect(missing.status).toBe(503);
+    expect((await missing.json()).error).toMatch(/rollout\.canary\.version: no version folder 3 \(found: 1, 2\)/);
+  }, 60_000);
+});
+
+describe("rollout with sequences", () => {
+  it("keeps every request of a sequence on one version, whatever the share or the key header say", async () => {
+    server = await startServer({ repository: rolloutRepository("vad", "{ canary: { version: 2, percent: 50 } }") });
+    const frame = (id: string, i: number, last: boolean) =>
+      fetch(`${server!.url}/v2/models/vad/infer`, {
+        method: "POST",
+        headers: { "x-tensorfn-rollout-key": `frame-${i}` },
+        body: JSON.stringify({
+          parameters: { sequence_id: id, ...(i === 0 && { sequence_start: true }), ...(last && { sequence_end: true }) },
+          inputs: [{ name: "input", datatype: "FP32", shape: [1, 512], data: new Array(512).fill(0) }],
+        }),
+      }).then(async (r) => {
+        const json = (await r.json()) as { model_version?: string; error?: string };
+        if (r.status !== 200) throw new Error(`${r.status}: ${json.error}`);
+        return json.model_version!;
+      });
+    const versionsOf = await Promise.all(
+      Array.from({ length: 16 }, async (_, s) => {
+        const versions = new Set<string>();
+        for (let i = 0; i < 6; i++) versions.add(await frame(`stream-${s}`, i, i === 5));
+        return versions;
+      }),
+    );
+    expect(versionsOf.every((v) => v.size === 1)).toBe(true);
+    const canary = versionsOf.filter((v) => v.has("2")).length;
+    expect(canary).toBeGreaterThan(0);
+    expect(canary).toBeLessThan(16);
+  }, 120_000);
+});
+
+describe("rollout over gRPC", () => {
+  it("routes ModelInfer as HTTP does: the share, the key in metadata, the version in the answer", async () => {
+    server = await startServer({ repository: rolloutRepository("simple", "{ canary: { version: 2, percent: 25 } }"), grpc: true });
+    const proto = new URL("../../runtime/grpc/proto/", import.meta.url).pathname;
+    const definition = loadSync("grpc_service.proto", { includeDirs: [proto, new URL("../../runtime/config/proto/", import.meta.url).pathname], keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true });
+    const { inference } = loadPackageDefinition(definition) as unknown as { inference: { GRPCInferenceService: new (address: string, creds: ReturnType<typeof credentials.createInsecure>) => Client } };
+    const client = new inference.GRPCInferenceService(server.grpc!, credentials.createInsecure());
+    const int32s = Buffer.from(new Int32Array(ints).buffer);
+    const infer = (metadata = new Metadata()) =>
+      new Promise<string>((resolve, reject) =>
+        (client as unknown as Record<string, (r: object, m: Metadata, cb: (e: ServiceError | null, v: { model_version: string }) => void) => void>).ModelInfer!(
+          { model_name: "simple", inputs: [{ name: "INPUT0", datatype: "INT32", shape: [1, 16] }, { name: "INPUT1", datatype: "INT32", shape: [1, 16] }], raw_input_contents: [int32s, int32s] },
+          metadata,
+          (error, value) => (error ? reject(error) : resolve(value.model_version)),
+        ),
+      );
+    try {
+      const versions: string[] = [];
+      for (let i = 0; i < 40; i++) versions.push(await infer());
+      expect(versions.filter((v) => v === "2").length).toBe(10);
+      const keyed = new Metadata();
+      keyed.set("x-tensorfn-rollout-key", "user-7");
+      const once = await infer(keyed);
+      for (let i = 0; i < 10; i++) expect(await infer(keyed)).toBe(once);
+    } finally {
+      client.close();
+    }
+  }, 60_000);
+});
+
