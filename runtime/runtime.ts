@@ -145,6 +145,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       extra: [() => customMetrics.render(), ...(platform.processMetrics ? [platform.processMetrics] : [])],
       gpus: gpus?.telemetry && (() => gpus.telemetry!.samples),
       droppedConnections: () => clients.droppedCount,
+      rollouts: () => models.rollouts(),
     },
     { histogramLatencies },
   );

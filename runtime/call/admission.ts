@@ -74,7 +74,7 @@ export function admitTo(ctx: CallContext, name: string, version: string | undefi
 export function sequenceLease(ctx: CallContext, name: string, lease: Lease, parameters: Readonly<Record<string, unknown>>): Lease | Promise<Lease> {
   const id = parameters.sequence_id;
   if (!lease.routed || id === undefined || id === 0 || id === "") return lease;
-  return ctx.models.leaseNow(name, undefined, { rolloutKey: `sequence ${String(id)}` });
+  return ctx.models.leaseNow(name, undefined, { sequence: String(id) });
 }
 
 /** `before`, then the queue's room; a promise only where `before` answers one. */

@@ -71,6 +71,21 @@ export interface FunctionConfig {
  */
 export interface RolloutConfig {
   canary: { version: number; percent: number };
+  /** Present: the server compares the canary with the stable version and steps its share up, or aborts it. */
+  analysis?: RolloutAnalysis;
+}
+
+/** How a rollout's canary is judged, window by window (defaults in the schema). */
+export interface RolloutAnalysis {
+  /** Server-side failures (not a client's bad request) over requests, above which the canary is aborted. */
+  max_error_rate: number;
+  /** The canary's p99 latency over the stable one's, above which it is aborted. */
+  max_p99_ratio: number;
+  /** Canary requests a window needs before it is judged (fewer: the window goes on). */
+  min_requests: number;
+  window_s: number;
+  /** The shares the canary is stepped through, ascending; 100 last promotes it. */
+  steps: number[];
 }
 
 export interface RateLimitConfig {

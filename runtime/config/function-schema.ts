@@ -240,6 +240,19 @@ export function rolloutSchema() {
       version: z.int().min(1),
       percent: z.number().min(0).max(100),
     }),
+    analysis: z
+      .strictObject({
+        max_error_rate: z.number().min(0).max(1).default(0.01),
+        max_p99_ratio: z.number().positive().default(1.2),
+        min_requests: z.int().min(1).default(200),
+        window_s: z.number().positive().max(86_400).default(60),
+        steps: z
+          .array(z.number().gt(0).max(100))
+          .min(1)
+          .default([10, 25, 50, 100])
+          .refine((steps) => steps.every((s, i) => i === 0 || s > steps[i - 1]!), { error: "must ascend, each share above the one before" }),
+      })
+      .optional(),
   });
 }
 

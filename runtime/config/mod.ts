@@ -16,6 +16,7 @@ export type {
   Optimization,
   QueuePolicy,
   RateLimitConfig,
+  RolloutAnalysis,
   RolloutConfig,
   ScaleConfig,
   WarmupSample,

@@ -485,7 +485,7 @@ export class FunctionRegistry {
         served = versions.served;
         // A share changed at run time (the rollout API) lasts while the rollout block stays as it was.
         const same = old?.rollout && JSON.stringify(old.declared?.rollout) === JSON.stringify(rollout) && old.rollout.stable === versions.stable;
-        fn.rollout = same ? old.rollout : new Rollout(rollout, versions.stable);
+        fn.rollout = same ? old.rollout : new Rollout(rollout, versions.stable, this.#options.clock.now());
       }
     }
     for (const version of served) {
@@ -508,6 +508,8 @@ export class FunctionRegistry {
         fn.versions.set(version, new ManagedVersion(entry.name, version, { loader, idle, clock: this.#options.clock, log: platform.log, onReleased }));
       }
     }
+    // The rollout's window counts its two versions' requests; a version no longer in one counts for none.
+    for (const v of fn.versions.values()) v.stats.outcome = fn.rollout?.recorder(v.version);
     this.#functions.set(entry.name, fn);
     const retired = [...(old?.versions.values() ?? [])].filter((v) => fn.versions.get(v.version) !== v);
     if (retired.length > 0) void this.#retire(fn, retired);

@@ -5,6 +5,7 @@
  * call asked for, at most twice.
  */
 import type { InferRequest, InferResponse, PromptRequest, TokenEvent } from "../core/mod.ts";
+import { RuntimeError } from "../core/mod.ts";
 import { DeploymentClosedError } from "./deployment.ts";
 import type { Deployment } from "./deployment.ts";
 
@@ -24,24 +25,37 @@ export class Lease {
   readonly #acquire: Acquire;
   readonly #name: string;
   readonly #version: string | undefined;
-  /** Whether a rollout chose the version: a sequence's requests must then follow its id (`forKey`). */
+  /** Whether a rollout chose the version: a sequence's requests must then follow its id. */
   readonly routed: boolean;
+  /** The stable version, where a rollout sent this request to its canary: `infer` retries a server-side failure there once. */
+  readonly #fallback?: string;
 
-  constructor(deployment: Deployment, acquire: Acquire, name: string, version: string | undefined, routed = false) {
+  constructor(deployment: Deployment, acquire: Acquire, name: string, version: string | undefined, rollout: { routed: boolean; fallback?: string } = { routed: false }) {
     this.deployment = deployment;
-    this.routed = routed;
+    this.routed = rollout.routed;
+    this.#fallback = rollout.fallback;
     this.#acquire = acquire;
     this.#name = name;
     this.#version = version;
   }
 
-  /** Runs the request on the leased deployment, or on its successor if it closed first. */
+  /**
+   * Runs the request on the leased deployment, or on its successor if it closed first. A canary's
+   * server-side failure (counted against it) is answered by the stable version instead: a client
+   * never sees a canary fail what the stable version answers.
+   */
   async infer(request: InferRequest, options: LeaseRunOptions = {}): Promise<InferResponse> {
     let deployment = this.deployment;
+    let fallback = this.#fallback;
     for (let attempt = 0; ; attempt++) {
       try {
         return await deployment.infer(request, options);
       } catch (error) {
+        if (fallback !== undefined && serverFault(error) && !options.signal?.aborted) {
+          deployment = await this.#acquire(this.#name, fallback, options);
+          fallback = undefined;
+          continue;
+        }
         if (!(error instanceof DeploymentClosedError) || attempt >= RETRIES) throw error;
       }
       deployment = await this.#acquire(this.#name, this.#version, options);
@@ -74,4 +88,9 @@ export class Lease {
       deployment = await this.#acquire(this.#name, this.#version, options);
     }
   }
+}
+
+/** A failure of the server's own (the model or handler threw), not a refusal, a timeout or the client's mistake. */
+function serverFault(error: unknown): boolean {
+  return !(error instanceof RuntimeError) || error.code === "INTERNAL";
 }

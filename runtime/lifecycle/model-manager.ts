@@ -9,7 +9,7 @@ import type { MetricsEntry, ModelStats } from "../metrics/mod.ts";
 import { AutoscaleLoop } from "./autoscale-loop.ts";
 import { Lease } from "./lease.ts";
 import { ROLLOUT_KEY_HEADER } from "./rollout.ts";
-import type { RolloutChange, RolloutView } from "./rollout.ts";
+import type { Rollout, RolloutChange, RolloutEvent, RolloutView } from "./rollout.ts";
 import type { LeaseRunOptions } from "./lease.ts";
 import type { Deployment } from "./deployment.ts";
 import type { DeploymentState } from "./deployment-state.ts";
@@ -54,8 +54,11 @@ export interface AcquireOptions {
   signal?: AbortSignal;
   /** The request's headers: admission by `rate_limit`, and a rollout's key header. */
   admission?: (header: string) => string | undefined;
-  /** A rollout's key given by the call (a sequence's id), before the key header. */
-  rolloutKey?: string;
+  /**
+   * The request's sequence id, where it has one: a rollout routes it by that, before the key
+   * header (the sequence's state lives on one version), and never retries it on the stable one.
+   */
+  sequence?: string;
 }
 
 /**
@@ -107,6 +110,7 @@ export class ModelManager {
     await this.#registry.start();
     if (this.controlMode === "poll") this.#every(this.#options.pollIntervalMs ?? 15_000, () => this.poll());
     this.#every(this.#options.autoscaleIntervalMs ?? 2_000, () => this.#autoscale.tick(this.#registry.functions()));
+    this.#every(1_000, () => this.#analyseRollouts());
   }
 
   /**
@@ -135,7 +139,7 @@ export class ModelManager {
         return this.acquireNow(name, version, options, true);
       });
     }
-    const v = version === undefined && fn.rollout ? this.#registry.route(fn, options.rolloutKey ?? options.admission?.(ROLLOUT_KEY_HEADER)) : this.#registry.pick(fn, version);
+    const v = version === undefined && fn.rollout ? this.#registry.route(fn, options.sequence !== undefined ? `sequence ${options.sequence}` : options.admission?.(ROLLOUT_KEY_HEADER)) : this.#registry.pick(fn, version);
     if (options.admission && fn.limiter) this.#admit(fn, v, options.admission);
     if (v.state === "READY" && v.deployment) {
       v.touch();
@@ -226,12 +230,15 @@ export class ModelManager {
    */
   leaseNow(name: string, version: string | undefined, options: AcquireOptions = {}): Lease | Promise<Lease> {
     const found = this.acquireNow(name, version, options);
-    return found instanceof Promise ? found.then((d) => this.#lease(d, name, version)) : this.#lease(found, name, version);
+    return found instanceof Promise ? found.then((d) => this.#lease(d, name, version, options)) : this.#lease(found, name, version, options);
   }
 
-  #lease(d: Deployment, name: string, version: string | undefined): Lease {
-    const routed = version === undefined && this.#registry.has(name) && this.#registry.function(name).rollout !== undefined;
-    return new Lease(d, this.#reacquire, name, version, routed);
+  /** The lease on `d`; a request a rollout sent to its canary may retry on the stable version. */
+  #lease(d: Deployment, name: string, version: string | undefined, options: AcquireOptions): Lease {
+    const rollout = version === undefined && this.#registry.has(name) ? this.#registry.function(name).rollout : undefined;
+    if (!rollout) return new Lease(d, this.#reacquire, name, version);
+    const fallback = d.version === rollout.canary && options.sequence === undefined ? String(rollout.stable) : undefined;
+    return new Lease(d, this.#reacquire, name, version, { routed: true, fallback });
   }
 
   readonly #reacquire = (name: string, version: string | undefined, options: { signal?: AbortSignal }) => this.acquire(name, version, options);
@@ -320,6 +327,7 @@ export class ModelManager {
         cacheEnabled: fn.declared?.response_cache?.enable === true && this.#options.responseCache !== undefined,
         cold: isCold(fn, v),
         ...(fn.declared?.sequence_batching && { sequences: v.liveSequences }),
+        ...(fn.rollout && rolloutSide(fn.rollout, v.version)),
         ...(fn.declared?.generation && { generation: generatorEntry(v.deployment, fn.declared.generation) }),
       })),
     );
@@ -425,12 +433,31 @@ export class ModelManager {
   rollout(name: string, change?: RolloutChange): RolloutView {
     const fn = this.#registry.function(name);
     if (!fn.rollout) throw invalidArg(`model '${name}' has no rollout: add a rollout block to its function.yaml (docs/guides/lifecycle.md, Rollouts)`);
-    if (change) {
-      const before = fn.rollout.view.percent;
-      const event = fn.rollout.change(change);
-      this.#options.platform.log.info(`${name}: rollout ${event} by the API: canary v${fn.rollout.canary} from ${before} % to ${fn.rollout.view.percent} % of unpinned requests`);
+    const now = this.#options.clock.now();
+    if (change) this.#logRollout(name, fn.rollout, fn.rollout.percent, fn.rollout.change(change, now));
+    return fn.rollout.view(now);
+  }
+
+  /** Every rollout: its share and what changed it, for the metrics. */
+  rollouts(): { name: string; canary: number; stable: number; percent: number; events: ReturnType<Rollout["events"]> }[] {
+    return this.#registry.functions().flatMap((fn) => (fn.rollout ? [{ name: fn.name, canary: fn.rollout.canary, stable: fn.rollout.stable, percent: fn.rollout.percent, events: fn.rollout.events() }] : []));
+  }
+
+  /** The analyses' look at their windows (once a second). */
+  async #analyseRollouts(): Promise<void> {
+    const now = this.#options.clock.now();
+    for (const fn of this.#registry.functions()) {
+      const before = fn.rollout?.percent;
+      const event = fn.rollout?.analyse(now);
+      if (event) this.#logRollout(fn.name, fn.rollout!, before!, event);
     }
-    return fn.rollout.view;
+  }
+
+  #logRollout(name: string, rollout: Rollout, before: number, e: RolloutEvent): void {
+    const log = this.#options.platform.log;
+    const line = `${name}: rollout ${e.event} (${e.reason}): canary v${rollout.canary} from ${before} % to ${e.percent} % of unpinned requests${e.detail ? `; ${e.detail}` : ""}`;
+    if (e.event === "abort") log.warn(line);
+    else log.info(line);
   }
 
   /** Parks a READY function now (dev tools); no-op for others. */
@@ -559,4 +586,11 @@ function bounded<T>(work: Promise<T>, options: { ms: number; clock: Clock; signa
 /** Not in memory, and loaded by the next request that names it: wanted, without an error, UNAVAILABLE. */
 function isCold(fn: { wanted: boolean; error?: string }, v: { state: DeploymentState }): boolean {
   return fn.wanted && !fn.error && v.state === "UNAVAILABLE";
+}
+
+/** A version's side of a rollout, for the metrics entries (the dashboard shows it). */
+function rolloutSide(rollout: Rollout, version: number): { rollout: NonNullable<MetricsEntry["rollout"]> } | undefined {
+  if (version === rollout.canary) return { rollout: { role: "canary", percent: rollout.percent } };
+  if (version === rollout.stable) return { rollout: { role: "stable", percent: 100 - rollout.percent } };
+  return undefined;
 }

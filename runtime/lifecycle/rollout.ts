@@ -1,4 +1,7 @@
-import type { RolloutConfig } from "../config/mod.ts";
+import type { RolloutAnalysis, RolloutConfig } from "../config/mod.ts";
+import type { FailureReason } from "../metrics/mod.ts";
+import { planRollout, WindowSide } from "./rollout-analysis.ts";
+import type { SideFigures } from "./rollout-analysis.ts";
 
 /** The request header whose value keeps a client on one side of a rollout (a user id, a session). */
 export const ROLLOUT_KEY_HEADER = "x-tensorfn-rollout-key";
@@ -9,10 +12,21 @@ export interface RolloutView {
   canary: number;
   /** The canary's share of the requests that name no version, 0 to 100. */
   percent: number;
+  /** The current window's figures (what the analysis, when there is one, judges). */
+  window: { elapsed_s: number; canary: SideFigures; stable: SideFigures };
 }
 
 /** A change asked of a running rollout (`POST /v2/repository/models/{m}/rollout`). */
 export type RolloutChange = { percent: number } | { promote: true } | { abort: true };
+
+/** What changed a rollout's share, as logged and counted (`tensorfn_rollout_events_total`). */
+export interface RolloutEvent {
+  event: "set" | "step" | "promote" | "abort";
+  /** `api`, or the analysis's: `analysis` (a step or a promotion), `error_rate`, `p99_ratio` (an abort). */
+  reason: string;
+  percent: number;
+  detail?: string;
+}
 
 /**
  * The versions a function with a rollout serves: the policy's, plus the canary and the stable one
@@ -30,26 +44,38 @@ export function rolloutVersions(rollout: RolloutConfig, policy: readonly number[
 }
 
 /**
- * Which version serves each request that names none. A request with a key (the rollout key
- * header, a sequence's id) goes where the key hashes: the same key to the same version while the
- * share stands, and a key on the canary stays there as the share grows. Requests without one are
- * spread exactly: after n of them the canary has had ⌊n × percent / 100⌋ (give or take one).
+ * Which version serves each request that names none, and the canary's analysis. A request with a
+ * key (the rollout key header, a sequence's id) goes where the key hashes: the same key to the
+ * same version while the share stands, and a key on the canary stays there as the share grows.
+ * Requests without one are spread exactly: after n of them the canary has had ⌊n × percent / 100⌋
+ * (give or take one). Both versions' requests are counted in a window (`recorder`), which the
+ * analysis judges (`analyse`, once a second) and every change of share starts anew.
  */
 export class Rollout {
   readonly canary: number;
   readonly stable: number;
+  readonly analysis?: RolloutAnalysis;
   #percent: number;
   /** Hundredths of a request owed to the canary. */
   #credit = 0;
+  #window: { startedAt: number; canary: WindowSide; stable: WindowSide };
+  readonly #events = new Map<string, { event: RolloutEvent["event"]; reason: string; count: number }>();
 
-  constructor(config: RolloutConfig, stable: number) {
+  constructor(config: RolloutConfig, stable: number, now: number) {
     this.canary = config.canary.version;
     this.stable = stable;
+    this.analysis = config.analysis;
     this.#percent = config.canary.percent;
+    this.#window = { startedAt: now, canary: new WindowSide(), stable: new WindowSide() };
   }
 
-  get view(): RolloutView {
-    return { stable: this.stable, canary: this.canary, percent: this.#percent };
+  get percent(): number {
+    return this.#percent;
+  }
+
+  view(now: number): RolloutView {
+    const w = this.#window;
+    return { stable: this.stable, canary: this.canary, percent: this.#percent, window: { elapsed_s: Math.round(now - w.startedAt) / 1000, canary: w.canary.figures, stable: w.stable.figures } };
   }
 
   choose(key?: string): number {
@@ -62,12 +88,50 @@ export class Rollout {
     return this.canary;
   }
 
-  /** Applies a change; answers what it did, for the log and the events counter. */
-  change(change: RolloutChange): "set" | "promote" | "abort" {
-    if ("promote" in change) return (this.#percent = 100), "promote";
-    if ("abort" in change) return (this.#percent = 0), "abort";
-    this.#percent = change.percent;
-    return "set";
+  /**
+   * What counts `version`'s requests into the window (ModelStats.outcome), undefined for a version
+   * outside the rollout. A request answered counts with its latency, one that failed on the
+   * server's side as an error; refusals, cancellations and a client's bad requests not at all.
+   */
+  recorder(version: number): ((ms: number, failure?: FailureReason) => void) | undefined {
+    const side = version === this.canary ? "canary" : version === this.stable ? "stable" : undefined;
+    if (!side) return undefined;
+    return (ms, failure) => {
+      if (failure === undefined || failure === "BACKEND") this.#window[side].record(ms, failure !== undefined);
+    };
+  }
+
+  /** A change by the API; the window starts anew. */
+  change(change: RolloutChange, now: number): RolloutEvent {
+    const percent = "promote" in change ? 100 : "abort" in change ? 0 : change.percent;
+    const event = "promote" in change ? "promote" : "abort" in change ? "abort" : "set";
+    return this.#apply({ event, reason: "api", percent }, now);
+  }
+
+  /** The analysis's look at the window so far: the event it applied, if any. */
+  analyse(now: number): RolloutEvent | undefined {
+    if (!this.analysis) return undefined;
+    const w = this.#window;
+    const plan = planRollout(this.analysis, this.#percent, now - w.startedAt, w.canary.figures, w.stable.figures);
+    if (plan.kind === "wait") return undefined;
+    if (plan.kind === "abort") return this.#apply({ event: "abort", reason: plan.reason, percent: 0, detail: plan.detail }, now);
+    return this.#apply({ event: plan.percent >= 100 ? "promote" : "step", reason: "analysis", percent: plan.percent, detail: plan.detail }, now);
+  }
+
+  /** Counts of each event and reason so far. */
+  events(): { event: RolloutEvent["event"]; reason: string; count: number }[] {
+    return [...this.#events.values()].map((e) => ({ ...e }));
+  }
+
+  #apply(event: RolloutEvent, now: number): RolloutEvent {
+    this.#percent = event.percent;
+    this.#credit = 0;
+    this.#window = { startedAt: now, canary: new WindowSide(), stable: new WindowSide() };
+    const key = `${event.event}\u0000${event.reason}`;
+    const counted = this.#events.get(key) ?? { event: event.event, reason: event.reason, count: 0 };
+    counted.count++;
+    this.#events.set(key, counted);
+    return event;
   }
 }
 

@@ -136,8 +136,12 @@ export class ModelStats implements SchedulerObserver {
     add(batch.compute_output, t.outputMs);
   }
 
+  /** Told of every request's end (a rollout's analysis watches its two versions so). */
+  outcome?: (ms: number, failure?: FailureReason) => void;
+
   /** A request answered; `ms` is its whole time in the server after decoding. */
   succeeded(ms: number): void {
+    this.outcome?.(ms);
     this.#revision++;
     add(this.#success, ms);
     observe(this.#requestHistogram, ms);
@@ -145,6 +149,7 @@ export class ModelStats implements SchedulerObserver {
   }
 
   failed(ms: number, reason: FailureReason = "OTHER"): void {
+    this.outcome?.(ms, reason);
     this.#revision++;
     add(this.#fail, ms);
     this.#failures.set(reason, (this.#failures.get(reason) ?? 0) + 1);

@@ -24,6 +24,8 @@ export interface MetricsEntry {
   cold?: boolean;
   /** Sequences whose state the version holds now (a sequence batcher's). */
   sequences?: number;
+  /** Its side of the function's rollout, with the share of unpinned requests that side gets now. */
+  rollout?: { role: "canary" | "stable"; percent: number };
   /** A generator's scheduler now: sequences running and waiting, KV cache use, prefix-cache counters (tokens). */
   generation?: {
     running: number;
@@ -53,6 +55,8 @@ export interface MetricsSource {
   gpus?: () => readonly GpuSample[];
   /** Client connections dropped for not taking their answers, where the HTTP server reports them. */
   droppedConnections?: () => number;
+  /** Each function's rollout: the canary's share and the changes to it, by event and reason. */
+  rollouts?: () => readonly { name: string; canary: number; stable: number; percent: number; events: readonly { event: string; reason: string; count: number }[] }[];
 }
 
 export interface Prometheus {
@@ -237,6 +241,20 @@ export function createPrometheus(source: MetricsSource, options: { histogramLate
   );
   family("tensorfn_cold_start_seconds", "histogram", "Time from the start of a load to READY (from disk or parked)", (rows) =>
     rows.flatMap((row) => histogram(row, row.metrics.coldStarts, COLD_START_BUCKETS)),
+  );
+  family(
+    "tensorfn_rollout_canary_percent",
+    "gauge",
+    "A rollout's share of the requests that name no version, on its canary",
+    () => (source.rollouts?.() ?? []).map((r) => ({ labels: { model: r.name, canary: r.canary, stable: r.stable }, value: r.percent })),
+    true,
+  );
+  family(
+    "tensorfn_rollout_events_total",
+    "counter",
+    "Changes of a rollout's share: set, step, promote, abort, by reason (api, analysis, error_rate, p99_ratio)",
+    () => (source.rollouts?.() ?? []).flatMap((r) => r.events.map((e) => ({ labels: { model: r.name, event: e.event, reason: e.reason }, value: e.count }))),
+    true,
   );
   family("tensorfn_rate_limit_rejections_total", "counter", "Requests refused with 429 by the function's rate_limit (also counted as REJECTED failures)", per((r) => r.metrics.rateLimited));
   // Rows per execution: exact, by size (a histogram of the same was a quarter of a scrape of many

@@ -61,7 +61,7 @@ function rollout(body?: unknown): Promise<Response> {
 describe("rollout.canary", () => {
   it("sends its share of unpinned requests to the canary, keeps keys sticky and pinned requests where they point, and changes at run time", async () => {
     server = await startServer({ repository: rolloutRepository("simple", "{ canary: { version: 2, percent: 10 } }") });
-    expect(await (await rollout()).json()).toEqual({ name: "simple", stable: 1, canary: 2, percent: 10 });
+    expect(await (await rollout()).json()).toMatchObject({ name: "simple", stable: 1, canary: 2, percent: 10 });
 
     const unpinned = await shares(2000);
     expect(Math.abs((unpinned.get("2") ?? 0) / 2000 - 0.1)).toBeLessThanOrEqual(0.03);
@@ -86,7 +86,7 @@ describe("rollout.canary", () => {
     expect(await served("/v2/models/simple/versions/1/infer")).toBe("1");
 
     // At run time: a share, a promotion, an abort; each answered with the rollout as it now stands.
-    expect(await (await rollout({ percent: 50 })).json()).toEqual({ name: "simple", stable: 1, canary: 2, percent: 50 });
+    expect(await (await rollout({ percent: 50 })).json()).toMatchObject({ name: "simple", stable: 1, canary: 2, percent: 50 });
     const half = await shares(200);
     expect(half.get("2")).toBe(100);
     // A key on the canary stays there as the share grows.
@@ -191,3 +191,90 @@ describe("rollout over gRPC", () => {
   }, 60_000);
 });
 
+
+/**
+ * A handler function `flaky` in versions 1 and 2: it answers the version that ran it; version 2
+ * fails every 20th call (5 %) with `fail`, or takes `slowMs` longer.
+ */
+function handlerRepository(rollout: string, canary: { fail?: boolean; slowMs?: number }): string {
+  const repo = tempRepository("word_count");
+  const dir = join(repo, "word_count");
+  cpSync(join(dir, "1"), join(dir, "2"), { recursive: true });
+  writeFileSync(join(dir, "function.yaml"), `backend: handler\nhandler: handler.ts\nrollout: ${rollout}\n`);
+  writeFileSync(
+    join(dir, "handler.ts"),
+    `let calls = 0;
+export async function execute(requests, ctx) {
+  if (ctx.version === 2) {
+    if (${canary.fail ?? false} && ++calls % 20 === 0) throw new Error("the canary's bug");
+    if (${canary.slowMs ?? 0} > 0) await new Promise((resolve) => setTimeout(resolve, ${canary.slowMs ?? 0}));
+  }
+  return requests.map(() => ({ version: ctx.version }));
+}
+`,
+  );
+  return repo;
+}
+
+/** Requests to word_count, 8 at a time, until `done` says so or `max` were sent; every one must succeed. */
+async function drive(max: number, done: () => Promise<boolean>): Promise<{ sent: number; versions: Map<number, number> }> {
+  const versions = new Map<number, number>();
+  let sent = 0;
+  while (sent < max) {
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        const r = await fetch(`${server!.url}/v1/functions/word_count`, { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+        expect(r.status).toBe(200);
+        return ((await r.json()) as { version: number }).version;
+      }),
+    );
+    sent += answers.length;
+    for (const v of answers) versions.set(v, (versions.get(v) ?? 0) + 1);
+    if (sent % 80 === 0 && (await done())) break;
+  }
+  return { sent, versions };
+}
+
+async function rolloutOf(name: string): Promise<{ percent: number }> {
+  return (await fetch(`${server!.url}/v2/repository/models/${name}/rollout`)).json() as Promise<{ percent: number }>;
+}
+
+async function rolloutEvents(name: string): Promise<string[]> {
+  const text = await (await fetch(`${server!.url}/metrics`)).text();
+  return text
+    .split("\n")
+    .filter((l) => l.startsWith(`tensorfn_rollout_events_total{model="${name}"`))
+    .map((l) => l.replace(/^[^{]*\{model="[^"]*",/, "").replace("}", ""));
+}
+
+describe("rollout.analysis", () => {
+  it("aborts a canary that fails 5 % of its requests within its window, and no client sees a failure", async () => {
+    server = await startServer({ repository: handlerRepository("{ canary: { version: 2, percent: 20 }, analysis: { min_requests: 40, window_s: 30, steps: [20, 50, 100] } }", { fail: true }) });
+    const started = Date.now();
+    const { versions } = await drive(4000, async () => (await rolloutOf("word_count")).percent === 0);
+    expect((await rolloutOf("word_count")).percent).toBe(0);
+    expect(Date.now() - started).toBeLessThan(30_000); // within the one window
+    expect(versions.get(2)).toBeGreaterThan(0); // the canary did answer, until it was aborted
+    expect(await rolloutEvents("word_count")).toEqual(['event="abort",reason="error_rate" 1']);
+    const gauge = (await (await fetch(`${server.url}/metrics`)).text()).split("\n").find((l) => l.startsWith("tensorfn_rollout_canary_percent{"));
+    expect(gauge).toBe('tensorfn_rollout_canary_percent{model="word_count",canary="2",stable="1"} 0');
+    // After the abort every unpinned request is the stable version's.
+    const after = await drive(80, async () => false);
+    expect(after.versions.get(2)).toBeUndefined();
+  }, 120_000);
+
+  it("promotes a healthy canary through every step to 100 %", async () => {
+    server = await startServer({ repository: handlerRepository("{ canary: { version: 2, percent: 10 }, analysis: { min_requests: 100, window_s: 1, steps: [10, 40, 100], max_p99_ratio: 5 } }", {}) });
+    await drive(20_000, async () => (await rolloutOf("word_count")).percent === 100);
+    expect((await rolloutOf("word_count")).percent).toBe(100);
+    expect((await rolloutEvents("word_count")).sort()).toEqual(['event="promote",reason="analysis" 1', 'event="step",reason="analysis" 1']);
+    expect((await drive(40, async () => false)).versions.get(2)).toBe(40);
+  }, 120_000);
+
+  it("aborts a canary whose p99 latency is over max_p99_ratio of the stable one's", async () => {
+    server = await startServer({ repository: handlerRepository("{ canary: { version: 2, percent: 50 }, analysis: { min_requests: 100, window_s: 1, max_p99_ratio: 2 } }", { slowMs: 20 }) });
+    await drive(4000, async () => (await rolloutOf("word_count")).percent === 0);
+    expect((await rolloutOf("word_count")).percent).toBe(0);
+    expect(await rolloutEvents("word_count")).toEqual(['event="abort",reason="p99_ratio" 1']);
+  }, 120_000);
+});

@@ -67,6 +67,8 @@ function render(snapshot) {
     const small = document.createElement("small");
     // A function with no version to show (its config does not parse) has a row all the same.
     small.textContent = f.version ? "v" + f.version : "";
+    // A rollout's two versions say which side each is and its share of the unpinned requests now.
+    if (f.rollout) small.textContent += " · " + f.rollout;
     const nameCell = cell(tr, name + " ", "name");
     nameCell.appendChild(small);
     nameCell.title = "show or hide its plots over the last minutes";

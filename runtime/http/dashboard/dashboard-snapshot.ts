@@ -13,6 +13,8 @@ export interface FunctionRow {
   pending: number;
   /** Sequences whose state the version holds (sequence_batching only). */
   sequences?: number;
+  /** Its side of a rollout and that side's share now: "canary 10 %", "stable 90 %". */
+  rollout?: string;
   inferPerS: number;
   reqPerS: number;
   /** Failed requests per second, and how many of those the rate limit refused. */
@@ -184,6 +186,7 @@ function sampleOf(e: MetricsEntry, now: number): Sample {
 function rowOf(e: MetricsEntry, sample: Sample, before: Sample | undefined): FunctionRow {
   const row: FunctionRow = { name: e.name, version: e.version, state: e.cold ? "COLD" : e.state, instances: e.instances, pending: e.pending, inferPerS: 0, reqPerS: 0, failPerS: 0, rateLimitedPerS: 0 };
   if (e.sequences !== undefined) row.sequences = e.sequences;
+  if (e.rollout) row.rollout = `${e.rollout.role} ${e.rollout.percent} %`;
   const g = e.generation;
   if (g) row.generation = { mode: g.mode ?? "continuous", running: g.running, waiting: g.waiting, kvUsage: g.kvUsage, slots: g.slots ?? 0, recent: g.recentSlots?.() ?? [] };
   if (!before || sample.at <= before.at) return row;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Rollout, rolloutVersions } from "../../../runtime/lifecycle/rollout.ts";
+import { planRollout } from "../../../runtime/lifecycle/rollout-analysis.ts";
 
 describe("rolloutVersions()", () => {
   it("serves the policy's versions, the canary and the stable one", () => {
@@ -14,20 +15,36 @@ describe("rolloutVersions()", () => {
 
 describe("Rollout", () => {
   it("spreads unkeyed requests exactly and keyed ones by their hash, a canary key staying as the share grows", () => {
-    const rollout = new Rollout({ canary: { version: 2, percent: 7 } }, 1);
+    const rollout = new Rollout({ canary: { version: 2, percent: 7 } }, 1, 0);
     const unkeyed = Array.from({ length: 1000 }, () => rollout.choose());
     expect(unkeyed.filter((v) => v === 2).length).toBe(70);
     const keys = Array.from({ length: 5000 }, (_, i) => `k${i}`);
     const at7 = keys.map((k) => rollout.choose(k));
     expect(keys.map((k) => rollout.choose(k))).toEqual(at7); // sticky
     expect(Math.abs(at7.filter((v) => v === 2).length / 5000 - 0.07)).toBeLessThan(0.015);
-    expect(rollout.change({ percent: 30 })).toBe("set");
+    expect(rollout.change({ percent: 30 }, 0).event).toBe("set");
     const at30 = keys.map((k) => rollout.choose(k));
     at7.forEach((v, i) => v === 2 && expect(at30[i]).toBe(2));
-    expect(rollout.change({ promote: true })).toBe("promote");
+    expect(rollout.change({ promote: true }, 0).event).toBe("promote");
     expect(new Set(keys.map((k) => rollout.choose(k)))).toEqual(new Set([2]));
-    expect(rollout.change({ abort: true })).toBe("abort");
+    expect(rollout.change({ abort: true }, 0).event).toBe("abort");
     expect(new Set([rollout.choose(), rollout.choose("k1")])).toEqual(new Set([1]));
-    expect(rollout.view).toEqual({ stable: 1, canary: 2, percent: 0 });
+    expect(rollout.view(0)).toMatchObject({ stable: 1, canary: 2, percent: 0 });
+  });
+});
+
+describe("planRollout()", () => {
+  const analysis = { max_error_rate: 0.01, max_p99_ratio: 1.2, min_requests: 200, window_s: 60, steps: [10, 25, 50, 100] };
+  const side = (requests: number, errors: number, p99Ms?: number) => ({ requests, errors, answered: requests - errors, p99Ms });
+  it("waits for min_requests, aborts on errors at once and on latency at the window's end, else steps to the next share", () => {
+    expect(planRollout(analysis, 10, 1_000, side(199, 50), side(2000, 0, 5))).toEqual({ kind: "wait" });
+    expect(planRollout(analysis, 10, 1_000, side(200, 3), side(2000, 0, 5))).toMatchObject({ kind: "abort", reason: "error_rate", detail: "3 of 200 canary requests failed (1.50 %, max_error_rate 1.00 %)" });
+    expect(planRollout(analysis, 10, 59_000, side(400, 0, 50), side(4000, 0, 5))).toEqual({ kind: "wait" }); // the window still runs
+    expect(planRollout(analysis, 10, 60_000, side(400, 0, 6.5), side(4000, 0, 5))).toMatchObject({ kind: "abort", reason: "p99_ratio" });
+    expect(planRollout(analysis, 10, 60_000, side(400, 0, 0.5), side(4000, 0, 0.2))).toMatchObject({ kind: "step", percent: 25 }); // within P99_SLACK_MS
+    expect(planRollout(analysis, 10, 60_000, side(400, 2, 5.5), side(4000, 0, 5))).toMatchObject({ kind: "step", percent: 25 });
+    expect(planRollout(analysis, 50, 60_000, side(400, 0, 5), side(4000, 0, 5))).toMatchObject({ kind: "step", percent: 100 });
+    expect(planRollout(analysis, 100, 60_000, side(400, 0, 5), side(4000, 0, 5))).toEqual({ kind: "wait" }); // promoted: done
+    expect(planRollout(analysis, 0, 60_000, side(400, 100, 5), side(4000, 0, 5))).toEqual({ kind: "wait" }); // aborted: done
   });
 });
