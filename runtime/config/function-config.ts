@@ -67,12 +67,23 @@ export interface FunctionConfig {
  */
 /**
  * A rollout (docs/guides/lifecycle.md, "Rollouts"): `canary.version` takes `percent` of the
- * requests that name no version, the stable version (the highest other one served) the rest.
+ * requests that name no version, the stable version (the highest other one served) the rest;
+ * `shadow.version` gets a copy of `percent` of them once they are answered, its answers compared
+ * and dropped. One of the two at least.
  */
 export interface RolloutConfig {
-  canary: { version: number; percent: number };
+  canary?: { version: number; percent: number };
+  shadow?: RolloutShadow;
   /** Present: the server compares the canary with the stable version and steps its share up, or aborts it. */
   analysis?: RolloutAnalysis;
+}
+
+/** A rollout's shadow version: copies of answered requests, compared, never answered from. */
+export interface RolloutShadow {
+  version: number;
+  percent: number;
+  /** Copies running or queued at once, beyond which a copy is dropped (and counted). */
+  max_pending: number;
 }
 
 /** How a rollout's canary is judged, window by window (defaults in the schema). */

@@ -235,11 +235,10 @@ function scaleSchema() {
 
 /** The rollout block (ours, in function.yaml and in the load API's JSON config alike). */
 export function rolloutSchema() {
+  const share = { version: z.int().min(1), percent: z.number().min(0).max(100) };
   return z.strictObject({
-    canary: z.strictObject({
-      version: z.int().min(1),
-      percent: z.number().min(0).max(100),
-    }),
+    canary: z.strictObject(share).optional(),
+    shadow: z.strictObject({ ...share, max_pending: z.int().min(1).max(10_000).default(64) }).optional(),
     analysis: z
       .strictObject({
         max_error_rate: z.number().min(0).max(1).default(0.01),
@@ -253,6 +252,10 @@ export function rolloutSchema() {
           .refine((steps) => steps.every((s, i) => i === 0 || s > steps[i - 1]!), { error: "must ascend, each share above the one before" }),
       })
       .optional(),
+  }).superRefine((rollout, ctx) => {
+    if (!rollout.canary && !rollout.shadow) ctx.addIssue({ code: "custom", message: "needs a canary, a shadow or both" });
+    if (rollout.analysis && !rollout.canary) ctx.addIssue({ code: "custom", path: ["analysis"], message: "judges a canary: add rollout.canary" });
+    if (rollout.canary && rollout.shadow?.version === rollout.canary.version) ctx.addIssue({ code: "custom", path: ["shadow", "version"], message: "is the canary's version: a shadow compares another version with what the client was answered" });
   });
 }
 

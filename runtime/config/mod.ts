@@ -18,6 +18,7 @@ export type {
   RateLimitConfig,
   RolloutAnalysis,
   RolloutConfig,
+  RolloutShadow,
   ScaleConfig,
   WarmupSample,
   TensorConfig,

@@ -488,6 +488,8 @@ export class FunctionRegistry {
         fn.rollout = same ? old.rollout : new Rollout(rollout, versions.stable, this.#options.clock.now());
       }
     }
+    // A rollout replaced or gone: its shadow's copies never hold up the reload's drain.
+    if (old?.rollout && old.rollout !== fn.rollout) old.rollout.shadow?.stop();
     for (const version of served) {
       const loader = this.#loaders.loader(fn, version);
       const idle = this.#idlePolicy(fn.declared!);

@@ -17,6 +17,15 @@ export interface LeaseRunOptions {
   signal?: AbortSignal;
 }
 
+/** What a rollout adds to a lease that it routed. */
+export interface LeaseRollout {
+  /** Whether the rollout's canary share chose the version (a sequence's requests then follow their id). */
+  routed: boolean;
+  /** The stable version, where the request went to the canary. */
+  fallback?: string;
+  shadow?: (request: InferRequest, response: InferResponse) => void;
+}
+
 /** Attempts on a closing deployment's successor before the call fails. */
 const RETRIES = 2;
 
@@ -29,11 +38,14 @@ export class Lease {
   readonly routed: boolean;
   /** The stable version, where a rollout sent this request to its canary: `infer` retries a server-side failure there once. */
   readonly #fallback?: string;
+  /** Where a rollout has a shadow: told of each answer `infer` gives (it may copy the request there). */
+  readonly #shadow?: (request: InferRequest, response: InferResponse) => void;
 
-  constructor(deployment: Deployment, acquire: Acquire, name: string, version: string | undefined, rollout: { routed: boolean; fallback?: string } = { routed: false }) {
+  constructor(deployment: Deployment, acquire: Acquire, name: string, version: string | undefined, rollout: LeaseRollout = { routed: false }) {
     this.deployment = deployment;
     this.routed = rollout.routed;
     this.#fallback = rollout.fallback;
+    this.#shadow = rollout.shadow;
     this.#acquire = acquire;
     this.#name = name;
     this.#version = version;
@@ -49,7 +61,9 @@ export class Lease {
     let fallback = this.#fallback;
     for (let attempt = 0; ; attempt++) {
       try {
-        return await deployment.infer(request, options);
+        const response = await deployment.infer(request, options);
+        this.#shadow?.(request, response);
+        return response;
       } catch (error) {
         if (fallback !== undefined && serverFault(error) && !options.signal?.aborted) {
           deployment = await this.#acquire(this.#name, fallback, options);

@@ -1,15 +1,16 @@
 // Over 500 lines: every question the call pipeline and the routes ask of the functions (lookup,
 // admission, infer, stream, readiness, statistics, the index) in one facade over the registry.
-import { invalidArg, RuntimeError } from "../core/mod.ts";
+import { RuntimeError } from "../core/mod.ts";
 import type { Clock, InferRequest, InferResponse, Tensor } from "../core/mod.ts";
 import type { DeclaredConfig, LoadLimits } from "../config/mod.ts";
 import { functionNameProblem } from "../config/mod.ts";
 import { concatBatch, splitBatch } from "../tensor/mod.ts";
-import type { MetricsEntry, ModelStats } from "../metrics/mod.ts";
+import type { MetricsEntry, ModelStats, RolloutFigures } from "../metrics/mod.ts";
 import { AutoscaleLoop } from "./autoscale-loop.ts";
 import { Lease } from "./lease.ts";
 import { ROLLOUT_KEY_HEADER } from "./rollout.ts";
-import type { Rollout, RolloutChange, RolloutEvent, RolloutView } from "./rollout.ts";
+import type { RolloutChange, RolloutView } from "./rollout.ts";
+import { RolloutControl } from "./rollout-control.ts";
 import type { LeaseRunOptions } from "./lease.ts";
 import type { Deployment } from "./deployment.ts";
 import type { DeploymentState } from "./deployment-state.ts";
@@ -72,6 +73,7 @@ export class ModelManager {
   readonly #options: ModelManagerOptions;
   readonly #registry: FunctionRegistry;
   readonly #autoscale: AutoscaleLoop;
+  readonly #rollouts: RolloutControl;
   #timers: unknown[] = [];
   #stopped = false;
   /** The last scan a request for an unknown name started, by name (#scanFor), and when it ended. */
@@ -89,6 +91,7 @@ export class ModelManager {
       },
     });
     this.#autoscale = new AutoscaleLoop({ clock: options.clock, log: options.platform.log });
+    this.#rollouts = new RolloutControl(this.#registry, { clock: options.clock, log: options.platform.log, acquire: (name, version, o) => this.acquire(name, version, o) });
   }
 
   get controlMode(): ControlMode {
@@ -110,7 +113,7 @@ export class ModelManager {
     await this.#registry.start();
     if (this.controlMode === "poll") this.#every(this.#options.pollIntervalMs ?? 15_000, () => this.poll());
     this.#every(this.#options.autoscaleIntervalMs ?? 2_000, () => this.#autoscale.tick(this.#registry.functions()));
-    this.#every(1_000, () => this.#analyseRollouts());
+    this.#every(1_000, () => this.#rollouts.analyse());
   }
 
   /**
@@ -233,12 +236,10 @@ export class ModelManager {
     return found instanceof Promise ? found.then((d) => this.#lease(d, name, version, options)) : this.#lease(found, name, version, options);
   }
 
-  /** The lease on `d`; a request a rollout sent to its canary may retry on the stable version. */
+  /** The lease on `d`, with what its function's rollout adds to it (rollout-control.ts). */
   #lease(d: Deployment, name: string, version: string | undefined, options: AcquireOptions): Lease {
-    const rollout = version === undefined && this.#registry.has(name) ? this.#registry.function(name).rollout : undefined;
-    if (!rollout) return new Lease(d, this.#reacquire, name, version);
-    const fallback = d.version === rollout.canary && options.sequence === undefined ? String(rollout.stable) : undefined;
-    return new Lease(d, this.#reacquire, name, version, { routed: true, fallback });
+    const rollout = version === undefined ? this.#rollouts.leaseRollout(name, d, options.sequence) : undefined;
+    return new Lease(d, this.#reacquire, name, version, rollout);
   }
 
   readonly #reacquire = (name: string, version: string | undefined, options: { signal?: AbortSignal }) => this.acquire(name, version, options);
@@ -327,7 +328,7 @@ export class ModelManager {
         cacheEnabled: fn.declared?.response_cache?.enable === true && this.#options.responseCache !== undefined,
         cold: isCold(fn, v),
         ...(fn.declared?.sequence_batching && { sequences: v.liveSequences }),
-        ...(fn.rollout && rolloutSide(fn.rollout, v.version)),
+        ...(fn.rollout?.sideOf(v.version) && { rollout: fn.rollout.sideOf(v.version) }),
         ...(fn.declared?.generation && { generation: generatorEntry(v.deployment, fn.declared.generation) }),
       })),
     );
@@ -423,41 +424,18 @@ export class ModelManager {
    * functions too (those no other wanted ensemble runs); resolves with the functions unloaded.
    */
   unload(name: string, options: { dependents?: boolean; disable?: boolean } = {}): Promise<string[]> {
+    this.#rollouts.stopShadows(name); // their copies never hold up the drain
     return this.#registry.unload(name, options);
   }
 
-  /**
-   * A function's rollout as it stands, after `change` where one is given (the rollout API); the
-   * change is logged. 400 for a function whose config has no rollout.
-   */
+  /** A function's rollout as it stands, after `change` where one is given (the rollout API). */
   rollout(name: string, change?: RolloutChange): RolloutView {
-    const fn = this.#registry.function(name);
-    if (!fn.rollout) throw invalidArg(`model '${name}' has no rollout: add a rollout block to its function.yaml (docs/guides/lifecycle.md, Rollouts)`);
-    const now = this.#options.clock.now();
-    if (change) this.#logRollout(name, fn.rollout, fn.rollout.percent, fn.rollout.change(change, now));
-    return fn.rollout.view(now);
+    return this.#rollouts.view(name, change);
   }
 
-  /** Every rollout: its share and what changed it, for the metrics. */
-  rollouts(): { name: string; canary: number; stable: number; percent: number; events: ReturnType<Rollout["events"]> }[] {
-    return this.#registry.functions().flatMap((fn) => (fn.rollout ? [{ name: fn.name, canary: fn.rollout.canary, stable: fn.rollout.stable, percent: fn.rollout.percent, events: fn.rollout.events() }] : []));
-  }
-
-  /** The analyses' look at their windows (once a second). */
-  async #analyseRollouts(): Promise<void> {
-    const now = this.#options.clock.now();
-    for (const fn of this.#registry.functions()) {
-      const before = fn.rollout?.percent;
-      const event = fn.rollout?.analyse(now);
-      if (event) this.#logRollout(fn.name, fn.rollout!, before!, event);
-    }
-  }
-
-  #logRollout(name: string, rollout: Rollout, before: number, e: RolloutEvent): void {
-    const log = this.#options.platform.log;
-    const line = `${name}: rollout ${e.event} (${e.reason}): canary v${rollout.canary} from ${before} % to ${e.percent} % of unpinned requests${e.detail ? `; ${e.detail}` : ""}`;
-    if (e.event === "abort") log.warn(line);
-    else log.info(line);
+  /** Every rollout's figures, for the metrics. */
+  rollouts(): RolloutFigures[] {
+    return this.#rollouts.figures();
   }
 
   /** Parks a READY function now (dev tools); no-op for others. */
@@ -482,6 +460,7 @@ export class ModelManager {
   async stop(): Promise<void> {
     this.#stopped = true;
     for (const t of this.#timers) this.#options.clock.clearTimeout(t);
+    this.#rollouts.stopShadows();
     await this.#registry.stop();
   }
 
@@ -586,11 +565,4 @@ function bounded<T>(work: Promise<T>, options: { ms: number; clock: Clock; signa
 /** Not in memory, and loaded by the next request that names it: wanted, without an error, UNAVAILABLE. */
 function isCold(fn: { wanted: boolean; error?: string }, v: { state: DeploymentState }): boolean {
   return fn.wanted && !fn.error && v.state === "UNAVAILABLE";
-}
-
-/** A version's side of a rollout, for the metrics entries (the dashboard shows it). */
-function rolloutSide(rollout: Rollout, version: number): { rollout: NonNullable<MetricsEntry["rollout"]> } | undefined {
-  if (version === rollout.canary) return { rollout: { role: "canary", percent: rollout.percent } };
-  if (version === rollout.stable) return { rollout: { role: "stable", percent: 100 - rollout.percent } };
-  return undefined;
 }

@@ -1,6 +1,8 @@
 import type { RolloutAnalysis, RolloutConfig } from "../config/mod.ts";
 import type { FailureReason } from "../metrics/mod.ts";
 import { planRollout, WindowSide } from "./rollout-analysis.ts";
+import { Shadow } from "./rollout-shadow.ts";
+import type { ShadowFigures } from "./rollout-shadow.ts";
 import type { SideFigures } from "./rollout-analysis.ts";
 
 /** The request header whose value keeps a client on one side of a rollout (a user id, a session). */
@@ -9,11 +11,13 @@ export const ROLLOUT_KEY_HEADER = "x-tensorfn-rollout-key";
 /** A rollout as the API answers it. */
 export interface RolloutView {
   stable: number;
-  canary: number;
+  canary?: number;
   /** The canary's share of the requests that name no version, 0 to 100. */
-  percent: number;
+  percent?: number;
   /** The current window's figures (what the analysis, when there is one, judges). */
-  window: { elapsed_s: number; canary: SideFigures; stable: SideFigures };
+  window?: { elapsed_s: number; canary: SideFigures; stable: SideFigures };
+  /** The shadow's copies and how its answers compared. */
+  shadow?: ShadowFigures;
 }
 
 /** A change asked of a running rollout (`POST /v2/repository/models/{m}/rollout`). */
@@ -29,18 +33,20 @@ export interface RolloutEvent {
 }
 
 /**
- * The versions a function with a rollout serves: the policy's, plus the canary and the stable one
- * (the highest other version the policy serves; where it serves none but the canary, as the
+ * The versions a function with a rollout serves: the policy's, plus the canary, the shadow and the
+ * stable one (the highest other version the policy serves; where it serves none but those, as the
  * default `latest: 1` does when the canary is the newest folder, the highest other folder).
- * A problem where the canary's folder is missing or no other version exists.
+ * A problem where the canary's or the shadow's folder is missing or no other version exists.
  */
 export function rolloutVersions(rollout: RolloutConfig, policy: readonly number[], available: readonly number[]): { served: number[]; stable: number } | { problem: string } {
-  const canary = rollout.canary.version;
-  if (!available.includes(canary)) return { problem: `rollout.canary.version: no version folder ${canary} (found: ${available.join(", ") || "none"})` };
-  const others = (list: readonly number[]) => list.filter((v) => v !== canary);
+  const found = `(found: ${available.join(", ") || "none"})`;
+  const sides = (["canary", "shadow"] as const).flatMap((side) => (rollout[side] ? [{ side, version: rollout[side].version }] : []));
+  for (const { side, version } of sides) if (!available.includes(version)) return { problem: `rollout.${side}.version: no version folder ${version} ${found}` };
+  const own = sides.map((s) => s.version);
+  const others = (list: readonly number[]) => list.filter((v) => !own.includes(v));
   const stable = others(policy).at(-1) ?? others(available).at(-1);
-  if (stable === undefined) return { problem: `rollout.canary.version ${canary}: a rollout needs a second version folder to serve beside the canary (found: ${available.join(", ")})` };
-  return { served: [...new Set([...policy, stable, canary])].sort((a, b) => a - b), stable };
+  if (stable === undefined) return { problem: `rollout.${sides[0]!.side}.version ${own[0]}: a rollout needs another version folder to serve beside its ${sides.map((s) => s.side).join(" and ")} ${found}` };
+  return { served: [...new Set([...policy, stable, ...own])].sort((a, b) => a - b), stable };
 }
 
 /**
@@ -52,8 +58,10 @@ export function rolloutVersions(rollout: RolloutConfig, policy: readonly number[
  * analysis judges (`analyse`, once a second) and every change of share starts anew.
  */
 export class Rollout {
-  readonly canary: number;
+  /** Undefined for a rollout with a shadow only: every unpinned request is the stable version's. */
+  readonly canary?: number;
   readonly stable: number;
+  readonly shadow?: Shadow;
   readonly analysis?: RolloutAnalysis;
   #percent: number;
   /** Hundredths of a request owed to the canary. */
@@ -62,10 +70,11 @@ export class Rollout {
   readonly #events = new Map<string, { event: RolloutEvent["event"]; reason: string; count: number }>();
 
   constructor(config: RolloutConfig, stable: number, now: number) {
-    this.canary = config.canary.version;
+    this.canary = config.canary?.version;
     this.stable = stable;
+    if (config.shadow) this.shadow = new Shadow(config.shadow);
     this.analysis = config.analysis;
-    this.#percent = config.canary.percent;
+    this.#percent = config.canary?.percent ?? 0;
     this.#window = { startedAt: now, canary: new WindowSide(), stable: new WindowSide() };
   }
 
@@ -75,11 +84,15 @@ export class Rollout {
 
   view(now: number): RolloutView {
     const w = this.#window;
-    return { stable: this.stable, canary: this.canary, percent: this.#percent, window: { elapsed_s: Math.round(now - w.startedAt) / 1000, canary: w.canary.figures, stable: w.stable.figures } };
+    return {
+      stable: this.stable,
+      ...(this.canary !== undefined && { canary: this.canary, percent: this.#percent, window: { elapsed_s: Math.round(now - w.startedAt) / 1000, canary: w.canary.figures, stable: w.stable.figures } }),
+      ...(this.shadow && { shadow: this.shadow.figures }),
+    };
   }
 
   choose(key?: string): number {
-    if (this.#percent <= 0) return this.stable;
+    if (this.canary === undefined || this.#percent <= 0) return this.stable;
     if (this.#percent >= 100) return this.canary;
     if (key !== undefined) return bucket(key) < this.#percent * 100 ? this.canary : this.stable;
     this.#credit += this.#percent;
@@ -116,6 +129,14 @@ export class Rollout {
     if (plan.kind === "wait") return undefined;
     if (plan.kind === "abort") return this.#apply({ event: "abort", reason: plan.reason, percent: 0, detail: plan.detail }, now);
     return this.#apply({ event: plan.percent >= 100 ? "promote" : "step", reason: "analysis", percent: plan.percent, detail: plan.detail }, now);
+  }
+
+  /** `version`'s side of the rollout and the share that side gets now (the dashboard shows it). */
+  sideOf(version: number): { role: "canary" | "stable" | "shadow"; percent: number } | undefined {
+    if (version === this.canary) return { role: "canary", percent: this.#percent };
+    if (version === this.stable) return { role: "stable", percent: 100 - this.#percent };
+    if (version === this.shadow?.version) return { role: "shadow", percent: this.shadow.percent };
+    return undefined;
   }
 
   /** Counts of each event and reason so far. */

@@ -1,3 +1,5 @@
+// Over 400 lines: every family tensorfn exports is declared here, beside the one writer that keeps
+// each version's lines until they change; as one list they show what /metrics holds at a glance.
 import { DISPATCH_REASONS, SEQUENCE_EVENTS } from "../scheduler/mod.ts";
 import type { ModelStats } from "./model-stats.ts";
 import { COLD_START_BUCKETS, LATENCY_BUCKETS } from "./model-stats.ts";
@@ -25,7 +27,7 @@ export interface MetricsEntry {
   /** Sequences whose state the version holds now (a sequence batcher's). */
   sequences?: number;
   /** Its side of the function's rollout, with the share of unpinned requests that side gets now. */
-  rollout?: { role: "canary" | "stable"; percent: number };
+  rollout?: { role: "canary" | "stable" | "shadow"; percent: number };
   /** A generator's scheduler now: sequences running and waiting, KV cache use, prefix-cache counters (tokens). */
   generation?: {
     running: number;
@@ -55,8 +57,25 @@ export interface MetricsSource {
   gpus?: () => readonly GpuSample[];
   /** Client connections dropped for not taking their answers, where the HTTP server reports them. */
   droppedConnections?: () => number;
-  /** Each function's rollout: the canary's share and the changes to it, by event and reason. */
-  rollouts?: () => readonly { name: string; canary: number; stable: number; percent: number; events: readonly { event: string; reason: string; count: number }[] }[];
+  /** Each function's rollout: the canary's share and the changes to it, by event and reason; its shadow's comparisons. */
+  rollouts?: () => readonly RolloutFigures[];
+}
+
+/** One function's rollout as the metrics read it. */
+export interface RolloutFigures {
+  name: string;
+  /** Undefined for a rollout with a shadow only. */
+  canary?: number;
+  stable: number;
+  percent: number;
+  events: readonly { event: string; reason: string; count: number }[];
+  shadow?: {
+    version: number;
+    compared: number;
+    failed: number;
+    dropped: number;
+    outputs: readonly { output: string; compared: number; mismatched: number; maxAbsDiff: number; argmaxAgreed: number; argmaxRows: number }[];
+  };
 }
 
 export interface Prometheus {
@@ -246,7 +265,35 @@ export function createPrometheus(source: MetricsSource, options: { histogramLate
     "tensorfn_rollout_canary_percent",
     "gauge",
     "A rollout's share of the requests that name no version, on its canary",
-    () => (source.rollouts?.() ?? []).map((r) => ({ labels: { model: r.name, canary: r.canary, stable: r.stable }, value: r.percent })),
+    () => (source.rollouts?.() ?? []).flatMap((r) => (r.canary === undefined ? [] : [{ labels: { model: r.name, canary: r.canary, stable: r.stable }, value: r.percent }])),
+    true,
+  );
+  const shadows = () => (source.rollouts?.() ?? []).flatMap((r) => (r.shadow ? [{ model: r.name, shadow: r.shadow }] : []));
+  family(
+    "tensorfn_shadow_requests_total",
+    "counter",
+    "Copies of answered requests for a rollout's shadow version, by outcome: compared, failed (on the shadow), dropped (its queue full)",
+    () => shadows().flatMap(({ model, shadow }) => (["compared", "failed", "dropped"] as const).map((outcome) => ({ labels: { model, shadow: shadow.version, outcome }, value: shadow[outcome] }))),
+    true,
+  );
+  family(
+    "tensorfn_shadow_max_abs_diff",
+    "gauge",
+    "The largest |shadow - answered| of any element of an output, over every compared answer",
+    () => shadows().flatMap(({ model, shadow }) => shadow.outputs.map((o) => ({ labels: { model, shadow: shadow.version, output: o.output }, value: o.maxAbsDiff }))),
+    true,
+  );
+  family(
+    "tensorfn_shadow_argmax_rows_total",
+    "counter",
+    "Rows (along an output's last dimension) whose argmax the shadow was compared on, by whether it agreed: agreement = agree=\"true\" over all",
+    () =>
+      shadows().flatMap(({ model, shadow }) =>
+        shadow.outputs.flatMap((o) => [
+          { labels: { model, shadow: shadow.version, output: o.output, agree: "true" }, value: o.argmaxAgreed },
+          { labels: { model, shadow: shadow.version, output: o.output, agree: "false" }, value: o.argmaxRows - o.argmaxAgreed },
+        ]),
+      ),
     true,
   );
   family(

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { credentials, loadPackageDefinition, Metadata } from "@grpc/grpc-js";
 import type { Client, ServiceError } from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
-import { startServer } from "../../harness/start-server.ts";
+import { FUNCTIONS, startServer } from "../../harness/start-server.ts";
 import type { TestServer } from "../../harness/start-server.ts";
 import { tempRepository } from "../../harness/server-process.ts";
 
@@ -276,5 +276,58 @@ describe("rollout.analysis", () => {
     await drive(4000, async () => (await rolloutOf("word_count")).percent === 0);
     expect((await rolloutOf("word_count")).percent).toBe(0);
     expect(await rolloutEvents("word_count")).toEqual(['event="abort",reason="p99_ratio" 1']);
+  }, 120_000);
+});
+
+describe("rollout.shadow", () => {
+  it("copies answered requests to the shadow and compares its answers: the real simple model in two versions agrees exactly", async () => {
+    server = await startServer({ repository: rolloutRepository("simple", "{ shadow: { version: 2, percent: 100 } }") });
+    for (let i = 0; i < 40; i++) expect(await served()).toBe("1"); // every answer the stable version's
+    await expect.poll(async () => ((await (await rollout()).json()) as { shadow: { compared: number } }).shadow.compared, { timeout: 10_000 }).toBe(40);
+    const view = (await (await rollout()).json()) as Record<string, unknown>;
+    expect(view).toMatchObject({ name: "simple", stable: 1, shadow: { version: 2, compared: 40, failed: 0, dropped: 0 } });
+    expect(view).not.toHaveProperty("canary");
+    const lines = (await (await fetch(`${server.url}/metrics`)).text()).split("\n");
+    expect(lines).toContain('tensorfn_shadow_requests_total{model="simple",shadow="2",outcome="compared"} 40');
+    expect(lines).toContain('tensorfn_shadow_max_abs_diff{model="simple",shadow="2",output="OUTPUT0"} 0');
+    expect(lines).toContain('tensorfn_shadow_argmax_rows_total{model="simple",shadow="2",output="OUTPUT1",agree="true"} 40');
+    expect(lines).toContain('tensorfn_shadow_argmax_rows_total{model="simple",shadow="2",output="OUTPUT1",agree="false"} 0');
+    // A shadow-only rollout has no share to change.
+    const change = await rollout({ percent: 10 });
+    expect(change.status).toBe(400);
+    expect((await change.json()).error).toMatch(/has no canary to change: its rollout has a shadow only/);
+  }, 60_000);
+
+  it("a shadow that sleeps 1 s or always fails changes neither the client's latency nor its answers", async () => {
+    const repo = tempRepository();
+    const fn = (name: string, rollout: string | undefined, shadowCode: string) => {
+      const dir = join(repo, name);
+      for (const v of rollout ? ["1", "2"] : ["1"]) cpSync(join(FUNCTIONS, "word_count", "1"), join(dir, v), { recursive: true });
+      writeFileSync(join(dir, "function.yaml"), `backend: handler\nhandler: handler.ts\n${rollout ? `rollout: ${rollout}\n` : ""}`);
+      writeFileSync(join(dir, "handler.ts"), `export async function execute(requests, ctx) {\n  if (ctx.version === 2) { ${shadowCode} }\n  return requests.map(() => ({ version: ctx.version }));\n}\n`);
+    };
+    fn("plain", undefined, "");
+    fn("sleepy", "{ shadow: { version: 2, percent: 100 } }", "await new Promise((resolve) => setTimeout(resolve, 1000));");
+    fn("failing", "{ shadow: { version: 2, percent: 100 } }", 'throw new Error("the shadow\'s bug");');
+    server = await startServer({ repository: repo });
+    const call = async (name: string) => {
+      const started = performance.now();
+      const r = await fetch(`${server!.url}/v1/functions/${name}`, { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+      expect(r.status).toBe(200);
+      expect(await r.json()).toEqual({ version: 1 });
+      return performance.now() - started;
+    };
+    for (const name of ["plain", "sleepy", "failing"]) await call(name); // loads
+    // One run, the three interleaved, so that they share the machine's noise.
+    const times = new Map<string, number[]>([["plain", []], ["sleepy", []], ["failing", []]]);
+    for (let i = 0; i < 300; i++) for (const [name, list] of times) list.push(await call(name));
+    const p99 = (list: number[]) => [...list].sort((a, b) => a - b)[Math.ceil(list.length * 0.99) - 1]!;
+    const base = p99(times.get("plain")!);
+    for (const name of ["sleepy", "failing"]) expect(p99(times.get(name)!), `${name} p99 against ${base.toFixed(2)} ms without a shadow`).toBeLessThan(2 * base + 2);
+    const shadowOf = async (name: string) => ((await (await fetch(`${server!.url}/v2/repository/models/${name}/rollout`)).json()) as { shadow: { compared: number; failed: number; dropped: number } }).shadow;
+    const sleepy = await shadowOf("sleepy");
+    expect(sleepy.dropped).toBeGreaterThan(0); // its queue (max_pending 64) filled: copies dropped, never waited for
+    expect(sleepy.failed).toBe(0);
+    await expect.poll(async () => (await shadowOf("failing")).failed, { timeout: 10_000 }).toBe(301);
   }, 120_000);
 });
