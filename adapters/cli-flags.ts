@@ -6,9 +6,9 @@ import { DEFAULT_MAX_INPUT_BYTES } from "../runtime/mod.ts";
 import type { RuntimeOptions } from "../runtime/mod.ts";
 import { parseByteSize } from "../runtime/lifecycle/mod.ts";
 import type { ControlMode } from "../runtime/lifecycle/mod.ts";
-import { LIMIT_FLAGS } from "../runtime/config/mod.ts";
+import { hostPolicySchema, LIMIT_FLAGS } from "../runtime/config/mod.ts";
 import { parseKeyFile } from "../runtime/http/mod.ts";
-import type { Accelerator, LoadLimits } from "../runtime/config/mod.ts";
+import type { Accelerator, HostPolicy, LoadLimits } from "../runtime/config/mod.ts";
 import { LOAD_LIMIT_TABLE } from "../runtime/config/load-limit-table.mjs";
 import type { Host } from "./host.ts";
 import { LOG_FORMATS, LOG_LEVELS } from "./console-logger.ts";
@@ -46,6 +46,7 @@ export const SERVE_OPTIONS = {
   "metrics-interval-ms": { type: "string", default: "2000" },
   "rate-limit": { type: "string", default: "off" },
   "rate-limit-resource": { type: "string", multiple: true },
+  "host-policy": { type: "string", multiple: true },
   ...LIMIT_OPTIONS,
   "api-key-file": { type: "string" },
   "admin-key-file": { type: "string" },
@@ -167,6 +168,7 @@ export async function readServeFlags(host: Host, args: string[], dev: boolean): 
     dashboardMaxStreams: count(host, "dashboard-max-streams", flags["dashboard-max-streams"]),
     strictReadiness: values["strict-readiness"] === "true",
     ...rateLimiting(host, values["rate-limit"]!, values["rate-limit-resource"] ?? []),
+    ...hostPolicies(host, values["host-policy"] ?? []),
     limits: loadLimits(host, flags),
     ...(modelmeshRoot !== undefined && { modelmesh: { root: modelmeshRoot } }),
   };
@@ -195,6 +197,32 @@ function traceRate(host: Host, text: string | undefined, dev: boolean): number {
   if (text === undefined) return dev ? 1 : 0;
   const rate = Number(text);
   return rate >= 0 && rate <= 1 ? rate : fail(host, `--trace-rate '${text}' must be a number between 0 and 1`);
+}
+
+/**
+ * Triton's `--host-policy <name>,<setting>=<value>[,…]` (repeatable; a name's settings add up):
+ * `cpu-cores=0-3` and `numa-node=0`, checked as function.yaml's inline policy is.
+ */
+export function hostPolicies(host: Host, texts: string[]): { hostPolicies?: Record<string, HostPolicy> } {
+  const policies: Record<string, Record<string, unknown>> = {};
+  for (const text of texts) {
+    const [name, ...settings] = text.split(",");
+    if (!name || !/^[A-Za-z0-9_.-]{1,128}$/.test(name) || settings.length === 0) fail(host, `--host-policy '${text}' is not <name>,cpu-cores=<list>[,numa-node=<n>]`);
+    const policy = (policies[name] ??= {});
+    for (const setting of settings) {
+      const [key, value] = setting.split("=", 2) as [string, string | undefined];
+      if (key === "cpu-cores" && value !== undefined) policy.cpu_cores = value;
+      else if (key === "numa-node" && value !== undefined && /^\d+$/.test(value)) policy.numa_node = Number(value);
+      else fail(host, `--host-policy '${text}': '${setting}' is not cpu-cores=<list> or numa-node=<n>`);
+    }
+  }
+  const out: Record<string, HostPolicy> = {};
+  for (const [name, policy] of Object.entries(policies)) {
+    const parsed = hostPolicySchema().safeParse(policy);
+    if (!parsed.success) fail(host, `--host-policy ${name}: ${parsed.error.issues.map((i) => `${i.path.join(".").replace("_", "-")} ${i.message}`.trim()).join("; ")}`);
+    out[name] = parsed.data!;
+  }
+  return Object.keys(out).length ? { hostPolicies: out } : {};
 }
 
 /** Triton's `--rate-limit off|execution_count` and `--rate-limit-resource name:count[:device]` (device: a GPU index, or cpu). */

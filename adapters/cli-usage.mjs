@@ -33,6 +33,7 @@ when functions load
   --device-memory-budget 16G
   --accelerator auto|cpu|cuda|tensorrt|webgpu|wasm   default for functions that name none
   --modelmesh-root /models   serve ModelMesh's model-runtime API (needs --grpc-port, explicit, a budget)
+  --host-policy <name>,cpu-cores=0-3[,numa-node=0]   a policy instance_group.host_policy names (repeatable)
   --strict-readiness true    /v2/health/ready waits for what the control mode loads
 
 requests

@@ -1,5 +1,5 @@
-import { fork } from "node:child_process";
-import { closeSync, existsSync, readFileSync } from "node:fs";
+import { fork, spawnSync } from "node:child_process";
+import { closeSync, existsSync, readdirSync, readFileSync } from "node:fs";
 import process from "node:process";
 import type { ProcessHandle, ProcessOptions } from "../runtime/mod.ts";
 import { logEnv } from "./console-logger.ts";
@@ -100,6 +100,9 @@ export function startFunctionProcess(
     child.kill("SIGKILL");
     if (child.pid !== undefined) killTree(child.pid, tree);
   };
+  const placement = child.pid === undefined ? undefined : place(child.pid, options);
+  if (placement?.problem) kill(placement.problem);
+  else if (placement?.note) warn(`${options.label}: ${placement.note}`);
   return {
     pid: child.pid,
     postMessage: (message) => {
@@ -115,4 +118,37 @@ export function startFunctionProcess(
       await gone;
     },
   };
+}
+
+/**
+ * Applies a host policy to a process just forked, before it has loaded anything: every thread it
+ * has is pinned to the policy's cores (`taskset -a`), and the threads it starts later (onnxruntime's
+ * pools) inherit that. A NUMA node is reported as not applicable on a host with one; on a host with
+ * several, memory is not bound yet (the cores are). A problem where the pinning failed.
+ */
+function place(pid: number, options: ProcessOptions): { problem?: string; note?: string } | undefined {
+  const notes: string[] = [];
+  if (options.numaNode !== undefined) {
+    const nodes = numaNodes();
+    if (nodes <= 1) notes.push(`host_policy numa_node ${options.numaNode}: not applicable, this host has ${nodes === 0 ? "no NUMA information" : "one NUMA node"}`);
+    else notes.push(`host_policy numa_node ${options.numaNode}: memory is not bound to the node yet (tensorfn pins cores only); give cpu_cores on that node`);
+  }
+  if (options.cpuCores?.length) {
+    const list = options.cpuCores.join(",");
+    const run = spawnSync("taskset", ["-a", "-p", "-c", list, String(pid)], { encoding: "utf8" });
+    if (run.error || run.status !== 0) {
+      const why = run.error ? (run.error as NodeJS.ErrnoException).code === "ENOENT" ? "taskset (util-linux) is not installed" : run.error.message : run.stderr.trim();
+      return { problem: `could not be pinned to cores ${list} (host_policy cpu_cores): ${why}` };
+    }
+  }
+  return notes.length ? { note: notes.join("; ") } : undefined;
+}
+
+/** NUMA nodes the kernel reports (0 where it reports none). */
+function numaNodes(): number {
+  try {
+    return readdirSync("/sys/devices/system/node").filter((n) => /^node\d+$/.test(n)).length;
+  } catch {
+    return 0;
+  }
 }

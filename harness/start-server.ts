@@ -90,6 +90,9 @@ async function startServerUnder(runtime: "bun" | "deno", options: ServerOptions)
   for (const origin of options.corsOrigins ?? []) args.push("--cors-origin", origin);
   for (const r of options.rateLimitResources ?? []) args.push("--rate-limit-resource", [r.name, r.count, ...(r.device ? [r.device.replace(/^gpu/, "")] : [])].join(":"));
   for (const [key, value] of Object.entries(options.limits ?? {})) args.push(LIMIT_FLAGS[key as keyof typeof LIMIT_FLAGS], String(value));
+  for (const [name, p] of Object.entries(options.hostPolicies ?? {})) {
+    args.push("--host-policy", [name, ...(p.cpu_cores !== undefined ? [`cpu-cores=${p.cpu_cores}`] : []), ...(p.numa_node !== undefined ? [`numa-node=${p.numa_node}`] : [])].join(","));
+  }
   if (options.grpc) args.push("--grpc-port", "0");
   if (options.modelmesh) args.push("--modelmesh-root", options.modelmesh.root);
   const [command, rest] = cliEntry(runtime, args);

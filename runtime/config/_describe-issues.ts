@@ -28,7 +28,7 @@ const NOT_YET: Record<string, readonly string[]> = {
   ],
   input: ["allow_ragged_batch", "is_shape_tensor", "is_non_linear_format_io"],
   output: ["is_shape_tensor"],
-  instance_group: ["host_policy", "passive", "profile", "secondary_devices"],
+  instance_group: ["passive", "profile", "secondary_devices"],
   optimization: ["cuda", "input_pinned_memory", "output_pinned_memory", "priority"],
 };
 

@@ -46,10 +46,20 @@ export function isolationSchema() {
 }
 
 /** What `isolation: process` does not run (yet), and settings that need it. */
-export function isolationProblems(config: RawConfig): { path: PropertyKey[]; problem: string }[] {
-  const isolation = config.isolation;
-  if (!isolation) return [];
+export function isolationProblems(config: RawConfig, dialect: "yaml" | "json" = "yaml"): { path: PropertyKey[]; problem: string }[] {
   const problems: { path: PropertyKey[]; problem: string }[] = [];
+  // A host policy pins a process: the function's own, which every instance shares. A Triton
+  // config cannot say `isolation`: its policy implies the process (the schema adds it).
+  const policies = config.instance_group.map((g, i) => ({ i, policy: g.host_policy })).filter((p) => p.policy !== undefined && p.policy !== "");
+  if (dialect === "json" && policies.length > 0) config = { ...config, isolation: { mode: "process", env: {} } };
+  if (policies.length > 0 && config.isolation?.mode !== "process") {
+    problems.push({ path: ["instance_group", policies[0]!.i, "host_policy"], problem: "pins the function's process: it needs isolation: process" });
+  } else if (policies.length > 0 && (policies.length < config.instance_group.length || new Set(policies.map((p) => JSON.stringify(p.policy))).size > 1)) {
+    const odd = config.instance_group.findIndex((g) => JSON.stringify(g.host_policy) !== JSON.stringify(policies[0]!.policy));
+    problems.push({ path: ["instance_group", odd, "host_policy"], problem: "differs from another group's: under isolation: process every instance runs in the one process a policy pins" });
+  }
+  const isolation = config.isolation;
+  if (!isolation) return problems;
   if (isolation.mode === "shared") {
     if (isolation.max_memory !== undefined) problems.push({ path: ["isolation", "max_memory"], problem: "applies to isolation mode process only" });
     if (Object.keys(isolation.env).length > 0) problems.push({ path: ["isolation", "env"], problem: "applies to isolation mode process only" });
@@ -64,4 +74,9 @@ export function isolationProblems(config: RawConfig): { path: PropertyKey[]; pro
   if (config.backend === "identity") refuse(["backend"], "the identity backend");
   if (config.accelerator === "webgpu" || config.accelerator === "wasm") refuse(["accelerator"], `onnxruntime-web (accelerator ${config.accelerator})`);
   return problems;
+}
+
+/** Whether an instance group names a host policy ("" is Triton's none). */
+export function hasHostPolicy(config: RawConfig): boolean {
+  return config.instance_group.some((g) => g.host_policy !== undefined && g.host_policy !== "");
 }

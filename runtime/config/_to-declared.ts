@@ -26,6 +26,7 @@ export function toDeclared(raw: RawConfig, name: string): DeclaredConfig {
       kind: g.kind,
       gpus: [...g.gpus],
       ...("rate_limiter" in g && g.rate_limiter ? { rate_limiter: structuredClone(g.rate_limiter) } : {}),
+      ...(g.host_policy ? { host_policy: structuredClone(g.host_policy) } : {}),
     })),
     optimization: { graph: { level: raw.optimization.graph.level }, ...(raw.optimization.execution_accelerators && { execution_accelerators: structuredClone(raw.optimization.execution_accelerators) }) },
     parameters: Object.fromEntries(Object.entries(raw.parameters).map(([k, v]) => [k, { string_value: v.string_value }])),

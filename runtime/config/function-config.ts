@@ -168,6 +168,18 @@ export interface InstanceGroup {
   gpus: number[];
   /** Triton's: what each instance needs free before it executes (only with `--rate-limit execution_count`). */
   rate_limiter?: InstanceRateLimiter;
+  /**
+   * Where the instances' process runs (`isolation: process`): the name of a server `--host-policy`,
+   * as in Triton, or (ours, function.yaml) the policy itself.
+   */
+  host_policy?: string | HostPolicy;
+}
+
+/** Triton's host policy settings: the cores a process may run on, the NUMA node it binds to. */
+export interface HostPolicy {
+  /** Cores as a list: "0-3", "0,2,4-5". */
+  cpu_cores?: string;
+  numa_node?: number;
 }
 
 /**

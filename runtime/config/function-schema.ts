@@ -12,7 +12,7 @@ import { dims, message, onlyDefault, protoInt } from "./_schema-fields.ts";
 import type { Dialect } from "./_schema-fields.ts";
 import { DEFAULT_MAX_SEQUENCES, sequenceBatchingSchema, sequenceProblems } from "./_sequence-schema.ts";
 import { executionAcceleratorsSchema } from "./_accelerator-schema.ts";
-import { isolationProblems, isolationSchema } from "./_isolation-schema.ts";
+import { hasHostPolicy, isolationProblems, isolationSchema } from "./_isolation-schema.ts";
 import type { IsolationConfig } from "./_isolation-schema.ts";
 import { embeddingProblems, embeddingSchema, generationProblems, generationSchema } from "./_generation-schema.ts";
 import type { EmbeddingConfig, GenerationConfig } from "./_generation-schema.ts";
@@ -52,7 +52,7 @@ export interface RawConfig {
   version_policy?:
     | { latest?: { num_versions: number }; all?: Record<string, never>; specific?: { versions: number[] } }
     | undefined;
-  instance_group: { name: string; count: number; kind: InstanceGroup["kind"]; gpus: number[]; rate_limiter?: InstanceRateLimiter }[];
+  instance_group: { name: string; count: number; kind: InstanceGroup["kind"]; gpus: number[]; rate_limiter?: InstanceRateLimiter; host_policy?: InstanceGroup["host_policy"] }[];
   dynamic_batching?: Omit<DynamicBatching, "target_latency_ms"> & { target_latency_ms?: number };
   sequence_batching?: Omit<SequenceBatching, "shared_input" | "max_sequences" | "state"> & {
     shared_input?: SequenceBatching["shared_input"];
@@ -157,9 +157,10 @@ function instanceGroupSchema(dialect: Dialect) {
           secondary_devices: onlyDefault([]),
           profile: onlyDefault([]),
           passive: onlyDefault(false),
-          host_policy: onlyDefault(""),
+          // Triton's: a server policy's name ("" none).
+          host_policy: z.string().max(128).default(""),
         }
-      : {};
+      : { host_policy: z.union([z.string().min(1).max(128), hostPolicySchema()]).optional() };
   return z.strictObject({
     name: z.string().default(""),
     count: protoInt(dialect, z.int().min(1)).default(1),
@@ -171,6 +172,31 @@ function instanceGroupSchema(dialect: Dialect) {
     }).optional(),
     ...extras,
   });
+}
+
+/** A host policy's settings, as function.yaml writes them inline and `--host-policy` names them. */
+export function hostPolicySchema() {
+  return z
+    .strictObject({
+      cpu_cores: z
+        .string()
+        .regex(/^\d+(-\d+)?(,\d+(-\d+)?)*$/, { error: 'must list cores, as "0-3" or "0,2,4-5"' })
+        .refine((list) => parseCores(list) !== undefined, { error: "has a range that ends before it starts" })
+        .optional(),
+      numa_node: z.int().min(0).max(1023).optional(),
+    })
+    .refine((p) => p.cpu_cores !== undefined || p.numa_node !== undefined, { error: "names cpu_cores, numa_node or both" });
+}
+
+/** The cores a list names ("0-3", "0,2,4-5"), ascending, without repeats; undefined for a reversed range. */
+export function parseCores(list: string): number[] | undefined {
+  const cores = new Set<number>();
+  for (const part of list.split(",")) {
+    const [from, to = from] = part.split("-").map(Number) as [number, number?];
+    if (to! < from || to! - from > 4096) return undefined;
+    for (let c = from; c <= to!; c++) cores.add(c);
+  }
+  return [...cores].sort((a, b) => a - b);
 }
 
 function queuePolicySchema(dialect: Dialect) {
@@ -373,8 +399,11 @@ function schemaFor(dialect: Dialect): z.ZodType<RawConfig> {
       ...ownKeys,
     })
     .superRefine((config, ctx) => {
-      for (const { path, problem } of [...semanticProblems(config), ...generationProblems(config), ...embeddingProblems(config), ...isolationProblems(config)]) ctx.addIssue({ code: "custom", path, message: problem });
-    });
+      for (const { path, problem } of [...semanticProblems(config), ...generationProblems(config), ...embeddingProblems(config), ...isolationProblems(config, dialect)]) ctx.addIssue({ code: "custom", path, message: problem });
+    })
+    // Triton's host_policy pins a model's instances; here a process is what can be pinned, so a
+    // Triton config (which cannot say `isolation`) that names a policy runs in a process of its own.
+    .transform((config) => (dialect === "json" && hasHostPolicy(config) ? { ...config, isolation: { mode: "process" as const, env: {} } } : config));
 }
 
 const schemas = { yaml: schemaFor("yaml"), json: schemaFor("json") };

@@ -16,6 +16,7 @@ export type {
   Optimization,
   QueuePolicy,
   RateLimitConfig,
+  HostPolicy,
   RolloutAnalysis,
   RolloutConfig,
   RolloutShadow,
@@ -31,7 +32,7 @@ export { CONFIG_FILE_LIMITS, parseFunctionConfig, type ParseResult } from "./par
 export { completeConfig, type CompleteOptions, DEFAULT_MAX_BATCH_SIZE } from "./complete-config.ts";
 export { completeIdentityConfig, identitySignature } from "./identity-config.ts";
 export { completeHandlerConfig, computesTensors, HANDLER_TENSORS, handlerSignature } from "./handler-config.ts";
-export { DEFAULT_HANDLER_TIMEOUT_MS, MAX_HANDLER_FILE_BYTES } from "./function-schema.ts";
+export { DEFAULT_HANDLER_TIMEOUT_MS, hostPolicySchema, MAX_HANDLER_FILE_BYTES, parseCores } from "./function-schema.ts";
 export { parseTritonJsonConfig, toTritonJson } from "./triton-json.ts";
 export { defaultDynamicBatching } from "./dynamic-batching-defaults.ts";
 export { checkFunctionConfig, checkRepository, type RepositoryReader } from "./check-repository.ts";

@@ -28,7 +28,7 @@ const IGNORED = [
   "optimization.priority", "optimization.cuda", "optimization.input_pinned_memory",
   "optimization.output_pinned_memory", "optimization.gather_kernel_buffer_threshold", "optimization.eager_batching",
   "input[].is_non_linear_format_io", "output[].is_non_linear_format_io",
-  "instance_group[].profile", "instance_group[].passive", "instance_group[].host_policy", "instance_group[].secondary_devices",
+  "instance_group[].profile", "instance_group[].passive", "instance_group[].secondary_devices",
   "ensemble_scheduling.max_inflight_requests", "ensemble_scheduling.step[].model_namespace",
 ];
 

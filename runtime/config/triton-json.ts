@@ -53,7 +53,8 @@ export function toTritonJson(config: FunctionConfig): Record<string, unknown> {
     secondary_devices: [],
     profile: [],
     passive: false,
-    host_policy: "",
+    // An inline policy (function.yaml's) has no name Triton could print.
+    host_policy: typeof g.host_policy === "string" ? g.host_policy : "",
   }));
   json.default_model_filename = config.default_model_filename;
   json.parameters = structuredClone(config.parameters);

@@ -172,6 +172,10 @@ export interface ProcessOptions {
   env?: Readonly<Record<string, string>>;
   /** Resident memory past which the process is killed (`isolation.max_memory`). */
   maxMemoryBytes?: number;
+  /** The cores it may run on, every thread of it (a host policy's `cpu_cores`). */
+  cpuCores?: readonly number[];
+  /** The NUMA node it binds to (a host policy's `numa_node`). */
+  numaNode?: number;
 }
 
 /** A child process as `startProcess` hands it back: a WorkerHandle whose `terminate` kills it. */

@@ -4,7 +4,7 @@
 import { FileRefused, invalidArg, RuntimeError } from "../core/mod.ts";
 import type { Clock, Platform } from "../core/mod.ts";
 import { CONFIG_FILE_LIMITS, defaultLoadLimits, fieldPath, formatIssue, FUNCTION_FILE, functionNameProblem, limitProblems, MAX_VERSION, parseConfigFile } from "../config/mod.ts";
-import type { Accelerator, DeclaredConfig, FunctionConfig, LoadLimits } from "../config/mod.ts";
+import type { Accelerator, DeclaredConfig, FunctionConfig, HostPolicy, LoadLimits } from "../config/mod.ts";
 import { ensembleWiringProblems } from "../config/mod.ts";
 import type { Backend } from "../backends/backend.ts";
 import { fingerprint, scanRepository, selectVersions } from "../repository/mod.ts";
@@ -42,6 +42,8 @@ export interface FunctionRegistryOptions {
   accelerator?: Accelerator;
   /** Default "lazy". */
   controlMode?: ControlMode;
+  /** Triton's `--host-policy` policies by name, for `instance_group[].host_policy` to name. */
+  hostPolicies?: Readonly<Record<string, HostPolicy>>;
   /** Functions loaded at start in explicit mode (`--load-model`; "*" = all). */
   loadModels?: readonly string[];
   budgets?: Budgets;

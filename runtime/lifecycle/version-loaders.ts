@@ -2,7 +2,7 @@
 // an ensemble, a generator's tokenizer), sharing the reading of bytes, the budgets and the cache's scope.
 import { formatCompileProblem, RuntimeError } from "../core/mod.ts";
 import type { Platform } from "../core/mod.ts";
-import { computesTensors, DEFAULT_HANDLER_TIMEOUT_MS, MAX_HANDLER_FILE_BYTES, providerOptions, resolveInside, tritonAccelerator } from "../config/mod.ts";
+import { computesTensors, DEFAULT_HANDLER_TIMEOUT_MS, MAX_HANDLER_FILE_BYTES, parseCores, providerOptions, resolveInside, tritonAccelerator } from "../config/mod.ts";
 import type { LoadLimits } from "../config/mod.ts";
 import type { ResponseCache } from "../cache/mod.ts";
 import { createHandlerBackend, createProcessBackend, HandlerHost } from "../pipeline/mod.ts";
@@ -100,8 +100,9 @@ export class VersionLoaders {
         if (declared.backend === "ensemble") return await this.#loadEnsemble(fn, version, stats, await this.#labels(fn));
         // A handler's host lives as long as this deployment: `execute` as its backend, or preprocess / postprocess beside the model.
         const handler = declared.handler ? await this.#handlerHost(fn, version, stats) : undefined;
+        const placed = this.#hostPolicy(fn);
         const backend = declared.isolation?.mode === "process"
-          ? await this.#processBackend(fn, version, stats, handler)
+          ? await this.#processBackend(fn, version, stats, handler, placed)
           : declared.backend === "handler"
             ? createHandlerBackend(handler!, { tensors: computesTensors(declared), batching: (declared.max_batch_size ?? 0) > 0, name: fn.name })
             : backends[declared.backend];
@@ -130,7 +131,8 @@ export class VersionLoaders {
             backend,
             providerOptions: gpuOptions,
             services: this.#services,
-            cpuCount: platform.cpuCount(),
+            // A pinned process's sessions share its cores, not the machine's.
+            cpuCount: placed?.cores?.length ?? platform.cpuCount(),
             stats,
             signal,
             exclusive: this.#loadWork,
@@ -199,13 +201,13 @@ export class VersionLoaders {
    * handler — `handler` stays here only for its config and its close) in a process of their own,
    * with the function's environment and memory cap.
    */
-  async #processBackend(fn: FunctionRecord, version: number, stats: ModelStats, handler: HandlerHost | undefined): Promise<Backend> {
+  async #processBackend(fn: FunctionRecord, version: number, stats: ModelStats, handler: HandlerHost | undefined, placed: PlacedPolicy | undefined): Promise<Backend> {
     const { platform, clock } = this.#options;
     const declared = fn.declared!;
     const isolation = declared.isolation!;
     if (!platform.startProcess) throw new RuntimeError("UNSUPPORTED", `function '${fn.name}': isolation: process needs a runtime that can start processes; this one cannot`);
     const label = `${fn.name} v${version}`;
-    const start = () => platform.startProcess!({ label, env: isolation.env, maxMemoryBytes: isolation.max_memory });
+    const start = () => platform.startProcess!({ label, env: isolation.env, maxMemoryBytes: isolation.max_memory, ...(placed?.cores && { cpuCores: placed.cores }), ...(placed?.numaNode !== undefined && { numaNode: placed.numaNode }) });
     const common = { start, label, clock, log: platform.log, onCall: (step: HandlerStep, ms: number, outcome: HandlerOutcome) => stats.handlerCall(step, ms, outcome) };
     if (declared.backend !== "handler") return createProcessBackend({ ...common, kind: "onnxruntime" });
     const path = await this.#handlerFile(fn);
@@ -219,6 +221,32 @@ export class VersionLoaders {
       metrics: await this.#customMetrics(fn.name),
       dispatch: this.#options.dispatch,
     });
+  }
+
+  /**
+   * The host policy the function's instance groups name (one, checked with the config), resolved:
+   * a server `--host-policy` by name, or the group's own. INVALID_ARG for a name the server lacks
+   * or a core it does not have.
+   */
+  #hostPolicy(fn: FunctionRecord): PlacedPolicy | undefined {
+    const at = fn.declared!.instance_group.findIndex((g) => g.host_policy !== undefined);
+    if (at < 0) return undefined;
+    const named = fn.declared!.instance_group[at]!.host_policy!;
+    const field = `instance_group[${at}].host_policy`;
+    const policies = this.#options.hostPolicies ?? {};
+    const policy = typeof named === "string" ? policies[named] : named;
+    if (!policy) {
+      const known = Object.keys(policies);
+      throw new RuntimeError("INVALID_ARG", `function '${fn.name}': ${field} '${named}' is not a policy of this server (${known.length ? `it has ${known.join(", ")}` : "it has none: start it with --host-policy <name>,cpu-cores=<list>"})`);
+    }
+    const cores = policy.cpu_cores === undefined ? undefined : parseCores(policy.cpu_cores);
+    const count = this.#options.platform.cpuCount();
+    const missing = cores?.filter((c) => c >= count);
+    if (missing?.length) {
+      const shown = missing.length > 8 ? `${missing.slice(0, 8).join(", ")} … (${missing.length} in all)` : missing.join(", ");
+      throw new RuntimeError("INVALID_ARG", `function '${fn.name}': ${field} names core${missing.length > 1 ? "s" : ""} ${shown}, and this machine has cores 0-${count - 1}`);
+    }
+    return { ...(cores && { cores }), ...(policy.numa_node !== undefined && { numaNode: policy.numa_node }) };
   }
 
   /** The real path of a function's handler: inside its folder (symlinks followed), a regular file. */
@@ -424,4 +452,10 @@ function oncePerRegistration<T>(read: (fn: FunctionRecord) => Promise<T>): (fn: 
     }
     return result;
   };
+}
+
+/** A host policy as a load applies it: the cores, the NUMA node. */
+interface PlacedPolicy {
+  cores?: number[];
+  numaNode?: number;
 }
