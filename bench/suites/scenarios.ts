@@ -2,7 +2,8 @@
  * `npm run bench`: measures, in one run on this machine, the raw onnxruntime-node limit, tensorfn
  * against two hand-written servers (plain node:http and Hono) with JSON and binary tensors, tensorfn
  * with and without dynamic batching, the per-request overhead, the adaptive queue delay, readiness
- * and scrapes under load and the wake-up from PARKED, then writes bench/results/scenarios.md with issue 11's
+ * and scrapes under load, the wake-up from PARKED and host policies (a latency-critical function
+ * beside a saturating one, pinned and not), then writes bench/results/scenarios.md with issue 11's
  * Targets table (and the step data to bench/out/scenarios.json). Progress goes to stderr. Takes
  * about ten minutes (the plan's length is printed at the start).
  *
@@ -19,6 +20,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { writeBenchRepository } from "./scenarios/bench-repository.ts";
 import { measureColdStarts } from "./scenarios/cold-start-phase.ts";
+import { measureHostPolicies } from "./scenarios/host-policy-phase.ts";
 import { measureRaw, recheckRaw } from "./scenarios/raw-phase.ts";
 import { renderResults } from "./scenarios/results-md.ts";
 import { resultsPagePath, writeResultsSection } from "./results-section.ts";
@@ -65,7 +67,7 @@ log(`bench: ${machine.nproc} cores, ${machine.cpuModel}, Node ${machine.node}, o
 
 const subject = runSubject(serverRoot);
 log(`bench: measuring tensorfn ${subject.commit}${subject.dirty ? " + uncommitted changes" : ""} from ${serverRoot} on ${subject.runtime}`);
-log("bench: 1/5 raw onnxruntime-node limit (about 50 s)");
+log("bench: 1/6 raw onnxruntime-node limit (about 50 s)");
 const raw = await measureRaw(FUNCTIONS, { scale, log });
 
 const repo = writeBenchRepository(FUNCTIONS, benchFunctions());
@@ -73,7 +75,7 @@ const servers: SpawnedServer[] = [];
 let served: Measured[];
 let placements: Record<string, string> = {};
 try {
-  log(`bench: 2/5 starting tensorfn (${serverRoot}) on ${repo}, the hand-written servers and the bare HTTP server`);
+  log(`bench: 2/6 starting tensorfn (${serverRoot}) on ${repo}, the hand-written servers and the bare HTTP server`);
   const start = async (args: string[]) => {
     const server = await spawnServer("node", args);
     servers.push(server);
@@ -96,17 +98,19 @@ try {
   log(`bench: warming every server up (${((JIT_WARMUP_MS * scale) / 1000).toFixed(1)} s per model and encoding, 8 clients, not reported)`);
   await warmServers([targets.handwritten, targets.naive, targets.tensorfn, targets.bare], scale);
   const steps = planSteps(targets, scale);
-  log(`bench: 3/5 ${steps.length} served steps, about ${plannedSeconds(steps).toFixed(0)} s`);
+  log(`bench: 3/6 ${steps.length} served steps, about ${plannedSeconds(steps).toFixed(0)} s`);
   served = await runServedSteps(steps, log);
 } finally {
   await Promise.all(servers.map((s) => s.stop()));
   rmSync(repo, { recursive: true, force: true });
 }
-log("bench: 4/5 first responses from PARKED against raw session create + first run");
+log("bench: 4/6 first responses from PARKED against raw session create + first run");
 const coldStarts = await measureColdStarts(FUNCTIONS, { serverRoot, reps: values.quick ? 3 : 5, log });
-log("bench: 5/5 raw recheck of the best batches (drift)");
+log("bench: 5/6 raw recheck of the best batches (drift)");
 raw.recheck = await recheckRaw(FUNCTIONS, raw, { scale, log });
-const results: ScenarioResults = { startedAt, seconds: (performance.now() - started) / 1000, machine, subject, raw, served, coldStarts, placements };
+log("bench: 6/6 host policies: a latency-critical function beside a saturating one, pinned and not");
+const hostPolicies = await measureHostPolicies(FUNCTIONS, { serverRoot, scale, log });
+const results: ScenarioResults = { startedAt, seconds: (performance.now() - started) / 1000, machine, subject, raw, served, coldStarts, placements, ...(hostPolicies && { hostPolicies }) };
 
 const outDir = join(ROOT, "bench", "out");
 mkdirSync(outDir, { recursive: true });

@@ -249,7 +249,7 @@ async function rolloutEvents(name: string): Promise<string[]> {
 
 describe("rollout.analysis", () => {
   it("aborts a canary that fails 5 % of its requests within its window, and no client sees a failure", async () => {
-    server = await startServer({ repository: handlerRepository("{ canary: { version: 2, percent: 20 }, analysis: { min_requests: 40, window_s: 30, steps: [20, 50, 100] } }", { fail: true }) });
+    server = await startServer({ repository: handlerRepository("{ canary: { version: 2, percent: 10 }, analysis: { min_requests: 40, window_s: 30, steps: [10, 50, 100] } }", { fail: true }) });
     const started = Date.now();
     const { versions } = await drive(4000, async () => (await rolloutOf("word_count")).percent === 0);
     expect((await rolloutOf("word_count")).percent).toBe(0);

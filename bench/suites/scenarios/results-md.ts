@@ -5,6 +5,7 @@ import { adaptiveComparison, cpuPerRequest, fixed, step, sweepRounds, sweepStep 
 import type { ScenarioResults } from "./scenario-results.ts";
 import { targetsSection } from "./targets-md.ts";
 import { observations } from "./observations.ts";
+import { BATCH_CLIENTS } from "./host-policy-phase.ts";
 
 /** This script's page, bench/results/scenarios.md, rendered from one run's numbers only. */
 export function renderResults(results: ScenarioResults): string {
@@ -37,6 +38,7 @@ export function renderResults(results: ScenarioResults): string {
     ...servedSection(results),
     ...overheadSection(results),
     ...adaptiveSection(results),
+    ...hostPolicySection(results),
     "### What we saw",
     "",
     ...observations(results).map((text) => `- ${text}`),
@@ -215,4 +217,36 @@ function row(s: Measured | undefined, label: string): string {
   const srv = s.server;
   const server = s.cores.server === null ? "n/a" : `${fixed(s.cores.server, 2)} (${fixed(s.cores.serverMain, 2)})`;
   return `| ${s.concurrency} | ${label} | ${fixed(s.inferPerS, 1)} | ${fixed(s.latencyMs?.p50, 2)} | ${fixed(s.latencyMs?.p99, 2)} | ${fixed(srv?.avgBatchSize, 1)} | ${fixed(srv?.queueUsPerRequest, 0)} | ${fixed(srv?.computeUsPerExecution, 0)} | ${fixed(s.cores.self, 2)} | ${server} | ${fixed(s.cores.other, 2)} | ${s.errors} |`;
+}
+
+/** Issue 53's row: the latency-critical function's p99 beside a saturating one, pinned and not, per round and as medians. */
+function hostPolicySection(results: ScenarioResults): string[] {
+  const run = results.hostPolicies;
+  if (!run) return [];
+  const med = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)];
+  };
+  const of = (layout: string) => run.windows.filter((w) => w.layout === layout);
+  const p99 = (layout: string) => med(of(layout).map((w) => w.latency.latencyMs?.p99 ?? NaN));
+  const rows = run.windows.map(
+    (w) => `| ${w.round} | ${w.layout} | ${fixed(w.latency.latencyMs?.p50, 2)} | ${fixed(w.latency.latencyMs?.p99, 2)} | ${fixed(w.latency.inferPerS, 0)} | ${fixed(w.batch.inferPerS, 1)} | ${fixed(w.batch.latencyMs?.p99, 1)} |`,
+  );
+  const pinned = p99("pinned");
+  const unpinned = p99("unpinned");
+  return [
+    "### 5. Host policies: a latency-critical function beside a saturating one",
+    "",
+    `\`latency\` (mlp, one closed-loop client) and \`batch\` (resnet, ${BATCH_CLIENTS} clients) each run in a process of their own`,
+    `(\`isolation: process\`) on two servers started side by side: one with \`host_policy\` pinning latency to core ${run.cores.latency}`,
+    `and batch to core ${run.cores.batch}, one unpinned (each process's sessions sized to the machine's cores). The two are measured in`,
+    "alternating windows; the server's main thread and the load generator run on every core in both.",
+    "",
+    "| round | layout | latency p50 ms | latency p99 ms | latency req/s | batch infer/s | batch p99 ms |",
+    "|---:|---|---:|---:|---:|---:|---:|",
+    ...rows,
+    "",
+    `Median latency p99: pinned ${fixed(pinned, 2)} ms, unpinned ${fixed(unpinned, 2)} ms (pinned ÷ unpinned ${fixed(pinned !== undefined && unpinned ? pinned / unpinned : undefined, 2)}); batch throughput, pinned ÷ unpinned ${fixed(med(of("pinned").map((w) => w.batch.inferPerS))! / med(of("unpinned").map((w) => w.batch.inferPerS))!, 2)}.`,
+    "",
+  ];
 }

@@ -1,5 +1,6 @@
 import { medianRound } from "../median-round.ts";
 import type { ColdStart } from "./cold-start-phase.ts";
+import type { HostPolicyRun } from "./host-policy-phase.ts";
 import type { Encoding, Measured } from "./measure-step.ts";
 import type { RawResults } from "./raw-phase.ts";
 import { ADAPTIVE_TARGET_MS, MLP_DELAYS_US, mlpBatched } from "./served.ts";
@@ -18,6 +19,8 @@ export interface ScenarioResults {
   coldStarts?: ColdStart[];
   /** Each function's `execution_thread` as the server placed it (`main` / `worker`); absent in older runs. */
   placements?: Record<string, string>;
+  /** A latency-critical function beside a saturating one, pinned to disjoint cores and not; absent in older runs. */
+  hostPolicies?: HostPolicyRun;
 }
 
 /** Which tensorfn one run measured. */
