@@ -33,11 +33,15 @@ export function startFunctionProcess(
   const execArgv = isNode && cap ? [`--max-old-space-size=${Math.max(16, Math.floor(cap / 2 ** 20))}`] : [];
   // Large tensors cross through a file in /dev/shm where there is one (tensor-lane.ts), handed over as fd 4.
   const laneFd = openLaneFile();
+  // A NUMA node binds the process's memory from its first page: numactl runs the runtime (Node only).
+  const numa = options.numaNode === undefined ? undefined : numaBinding(options.numaNode, isNode);
+  if (numa?.note) warn(`${options.label}: ${numa.note}`);
   // The compiled entry (Node, from bin.mjs) while it exists; else the sources through the bootstrap.
   const child = fork(BOOTSTRAP.pathname, compiledEntry && existsSync(new URL(compiledEntry)) ? [compiledEntry] : [], {
+    ...(numa?.numactl && { execPath: numa.numactl, execArgv: [`--membind=${options.numaNode}`, process.execPath, ...execArgv] }),
     // The server's --log-level and --log-format, for the lines the process writes itself.
     env: { ...process.env, ...options.env, TENSORFN_PROCESS_LABEL: options.label, ...logEnv(log), [LANE_ENV]: laneFd === undefined ? "" : String(LANE_BYTES) },
-    execArgv,
+    ...(!numa?.numactl && { execArgv }),
     serialization: "advanced",
     // A process group and session of its own: what the function starts is found and killed with it.
     detached: true,
@@ -121,18 +125,26 @@ export function startFunctionProcess(
 }
 
 /**
- * Applies a host policy to a process just forked, before it has loaded anything: every thread it
- * has is pinned to the policy's cores (`taskset -a`), and the threads it starts later (onnxruntime's
- * pools) inherit that. A NUMA node is reported as not applicable on a host with one; on a host with
- * several, memory is not bound yet (the cores are). A problem where the pinning failed.
+ * How a process starts bound to NUMA node `node` (a host policy's `numa_node`): under `numactl
+ * --membind`, so every page it allocates comes from that node, where numactl is installed and the
+ * runtime is Node (Bun's and Deno's fork build their own command line). A note where it is not
+ * applied, or where it changes nothing (a host with one node).
+ */
+function numaBinding(node: number, isNode: boolean): { numactl?: string; note?: string } {
+  const nodes = numaNodes();
+  if (nodes > 0 && node >= nodes) return { note: `host_policy numa_node ${node}: this host has node${nodes > 1 ? `s 0-${nodes - 1}` : " 0"} only: not applied` };
+  if (!isNode) return { note: `host_policy numa_node ${node}: memory binding is applied under Node only: not applied` };
+  const found = spawnSync("numactl", ["--show"], { encoding: "utf8" });
+  if (found.error || found.status !== 0) return { note: `host_policy numa_node ${node}: numactl is not installed: memory not bound` };
+  return { numactl: "numactl", ...(nodes <= 1 && { note: `host_policy numa_node ${node}: not applicable, this host has one NUMA node (bound to it, which changes nothing)` }) };
+}
+
+/**
+ * Applies a host policy's cores to a process just forked, before it has loaded anything: every
+ * thread it has is pinned (`taskset -a`), and the threads it starts later (onnxruntime's pools)
+ * inherit that. A problem where the pinning failed.
  */
 function place(pid: number, options: ProcessOptions): { problem?: string; note?: string } | undefined {
-  const notes: string[] = [];
-  if (options.numaNode !== undefined) {
-    const nodes = numaNodes();
-    if (nodes <= 1) notes.push(`host_policy numa_node ${options.numaNode}: not applicable, this host has ${nodes === 0 ? "no NUMA information" : "one NUMA node"}`);
-    else notes.push(`host_policy numa_node ${options.numaNode}: memory is not bound to the node yet (tensorfn pins cores only); give cpu_cores on that node`);
-  }
   if (options.cpuCores?.length) {
     const list = options.cpuCores.join(",");
     const run = spawnSync("taskset", ["-a", "-p", "-c", list, String(pid)], { encoding: "utf8" });
@@ -141,7 +153,7 @@ function place(pid: number, options: ProcessOptions): { problem?: string; note?:
       return { problem: `could not be pinned to cores ${list} (host_policy cpu_cores): ${why}` };
     }
   }
-  return notes.length ? { note: notes.join("; ") } : undefined;
+  return undefined;
 }
 
 /** NUMA nodes the kernel reports (0 where it reports none). */

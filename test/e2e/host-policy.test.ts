@@ -3,7 +3,8 @@ import { spawnSync } from "node:child_process";
 import { appendFileSync, cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
-import { FUNCTIONS, startServer } from "../../harness/start-server.ts";
+import { FUNCTIONS, startServer, TARGET_RUNTIME } from "../../harness/start-server.ts";
+import { requireTool } from "../support/require-tool.ts";
 import type { TestServer } from "../../harness/start-server.ts";
 import { tempRepository } from "../../harness/server-process.ts";
 
@@ -71,6 +72,21 @@ describe.skipIf(availableParallelism() < 2)("host policies", () => {
     expect(readdirSync(`/proc/${simple}/task`).length).toBeGreaterThan(1);
     expect(affinities(simple)).toEqual(["1"]);
   }, 120_000);
+
+  // Under Node the process starts under `numactl --membind` (Bun's and Deno's fork build their own command line).
+  it.skipIf(TARGET_RUNTIME !== "node")("binds a process's memory to its NUMA node, from its first page (numactl --membind)", async () => {
+    requireTool("numactl");
+    const repo = tempRepository();
+    handlerFunction(repo, "bound", '[{ count: 1, host_policy: { numa_node: 0, cpu_cores: "0" } }]');
+    handlerFunction(repo, "unbound", "[{ count: 1 }]");
+    server = await startServer({ repository: repo });
+    const pidOf = async (name: string) => ((await (await call(name)).json()) as { pid: number }).pid;
+    const policies = (pid: number) => new Set(readFileSync(`/proc/${pid}/numa_maps`, "utf8").split("\n").filter(Boolean).map((l) => l.split(" ")[1]));
+    const bound = await pidOf("bound");
+    expect(policies(bound)).toEqual(new Set(["bind:0"]));
+    expect(affinities(bound)).toEqual(["0"]);
+    expect(policies(await pidOf("unbound"))).toEqual(new Set(["default"]));
+  }, 60_000);
 
   it("refuses a policy without isolation: process, a name the server lacks and a core the machine lacks, naming the field", async () => {
     const repo = tempRepository();

@@ -8,6 +8,8 @@ const TOOLS = {
   chromium: { path: "/usr/bin/chromium", debian: "chromium" },
   // The fake NVML library the GPU telemetry tests build (the native addon needs a compiler too).
   cc: { probe: ["cc", "--version"], debian: "gcc" },
+  // A host policy's numa_node starts the process under numactl --membind.
+  numactl: { probe: ["numactl", "--show"], debian: "numactl" },
 } as const;
 
 export type Tool = keyof typeof TOOLS;
