@@ -32,13 +32,14 @@ export async function inferCall(ctx: CallContext, call: Call): Promise<Reply> {
   // check came before the body; while it arrived (over several turns: a large body, and nearly
   // every body under Deno's node:http) others may have filled the queue. Measured under Deno at 3×
   // mlp's capacity: every refusal came from the queue, each after a 0.5 ms decode.
+  d.checkRoom();
   const reading = read(bytes, framing, d.config, regions);
   if (lease.routed) {
+    // A sequence under a rollout follows its id, which only the header says.
     const leased = sequenceLease(ctx, call.name, lease, reading.header.parameters);
     lease = leased instanceof Promise ? await leased : leased;
-    d = lease.deployment;
+    if (lease.deployment !== d) (d = lease.deployment).checkRoom();
   }
-  d.checkRoom();
   const request = decodeFor(ctx, d, reading);
   // Settled: read whole and bound for a function that sends no requests of its own (client-connections.ts).
   const connection = body.connection;

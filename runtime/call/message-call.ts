@@ -43,8 +43,9 @@ export async function inferMessage(ctx: CallContext, call: MessageCall): Promise
   const reading = call.read(regions);
   if (lease.routed) {
     const leased = sequenceLease(ctx, call.name, lease, reading.header.parameters);
+    const before = lease.deployment;
     lease = leased instanceof Promise ? await leased : leased;
-    lease.deployment.checkRoom();
+    if (lease.deployment !== before) lease.deployment.checkRoom();
   }
   const request = decodeFor(ctx, lease.deployment, reading);
   const response = await lease.infer(request, new CallOptions(call.client));

@@ -99,6 +99,21 @@ describe("rollout.canary", () => {
     expect((await (await fetch(`${server.url}/v2/models/simple`)).json()).versions).toEqual(["1", "2"]);
   }, 120_000);
 
+  it("takes a rollout from the load API's JSON config as from function.yaml", async () => {
+    server = await startServer({ repository: rolloutRepository("simple", undefined), controlMode: "explicit" });
+    const tensor = { data_type: "TYPE_INT32", dims: [16] };
+    const config = {
+      max_batch_size: 8,
+      input: [{ name: "INPUT0", ...tensor }, { name: "INPUT1", ...tensor }],
+      output: [{ name: "OUTPUT0", ...tensor }, { name: "OUTPUT1", ...tensor }],
+      rollout: { canary: { version: 2, percent: 25 } },
+    };
+    const load = await fetch(`${server.url}/v2/repository/models/simple/load`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ parameters: { config: JSON.stringify(config) } }) });
+    expect(load.status).toBe(200);
+    expect(await (await rollout()).json()).toMatchObject({ stable: 1, canary: 2, percent: 25 });
+    expect((await shares(40)).get("2")).toBe(10);
+  }, 60_000);
+
   it("refuses a bad change naming what is wrong, and a rollout of a function without one", async () => {
     server = await startServer({ repository: rolloutRepository("simple", "{ canary: { version: 2, percent: 10 } }") });
     for (const [body, message] of [
