@@ -463,6 +463,9 @@ export class FunctionRegistry {
     // A config written while it was read (writeFileSync and many editors truncate, then write): the
     // fingerprint is the new file's, the config the read's. Left unmatched, the next poll reads it again.
     if (text !== undefined && entry.configFile && (await readConfigText(platform, entry.configFile)) !== text) fn.fingerprint = "";
+    // Likewise a function.yaml written since the scan found none: the fingerprint has it, the config
+    // does not (the README tour's edit right after its first request lost it, one run in three).
+    if (!override.config && !entry.configFile && (await platform.stat(`${entry.dir}/${FUNCTION_FILE}`))) fn.fingerprint = "";
     // Triton's promise for a reload, kept for configs: a function.yaml that does not parse leaves
     // the loaded registration serving (the next change is looked at again: its fingerprint moves on).
     if (fn.error && old && !old.files && [...old.versions.values()].some((v) => v.deployment)) {

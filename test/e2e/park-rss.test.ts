@@ -49,9 +49,10 @@ describe("memory after a park", () => {
     await expect.poll(() => trims.length, { timeout: 10_000 }).toBe(names.length * 2);
     expect(trims).toContain(true); // some trim gave pages back to the OS
     expect(order).toEqual(names.flatMap(() => ["trim", "collect", "trim"]));
-    const parked = process.memoryUsage().rss;
-    // Conservative: at least each session's own copy of the 12 MiB weights comes back.
-    expect((ready - parked) / MiB).toBeGreaterThan(names.length * 12);
+    // Conservative: at least each session's own copy of the 12 MiB weights comes back. Read again
+    // for a few seconds: in a loaded window (CI runs files side by side) the drop can show late;
+    // memory that stays pinned still fails this.
+    await expect.poll(() => (ready - process.memoryUsage().rss) / MiB, { timeout: 5_000, interval: 250 }).toBeGreaterThan(names.length * 12);
 
     // A later park drops no bytes (the form stays kept): a trim, no full collection stalling the event loop.
     order.length = 0;

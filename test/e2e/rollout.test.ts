@@ -336,9 +336,15 @@ describe("rollout.shadow", () => {
     // One run, the three interleaved, so that they share the machine's noise.
     const times = new Map<string, number[]>([["plain", []], ["sleepy", []], ["failing", []]]);
     for (let i = 0; i < 300; i++) for (const [name, list] of times) list.push(await call(name));
-    const p99 = (list: number[]) => [...list].sort((a, b) => a - b)[Math.ceil(list.length * 0.99) - 1]!;
-    const base = p99(times.get("plain")!);
-    for (const name of ["sleepy", "failing"]) expect(p99(times.get(name)!), `${name} p99 against ${base.toFixed(2)} ms without a shadow`).toBeLessThan(2 * base + 2);
+    // Within noise of no shadow: p95 within 1.5× + 2 ms, p99 (the 3rd slowest of 300: one GC pause
+    // moves it) within 3× + 5 ms. A shadow the client waited for would add its 1 s to every request.
+    const at = (list: number[], q: number) => [...list].sort((a, b) => a - b)[Math.ceil(list.length * q) - 1]!;
+    const plain = times.get("plain")!;
+    for (const name of ["sleepy", "failing"]) {
+      const mine = times.get(name)!;
+      expect(at(mine, 0.95), `${name} p95 against ${at(plain, 0.95).toFixed(2)} ms without a shadow`).toBeLessThan(1.5 * at(plain, 0.95) + 2);
+      expect(at(mine, 0.99), `${name} p99 against ${at(plain, 0.99).toFixed(2)} ms without a shadow`).toBeLessThan(3 * at(plain, 0.99) + 5);
+    }
     const shadowOf = async (name: string) => ((await (await fetch(`${server!.url}/v2/repository/models/${name}/rollout`)).json()) as { shadow: { compared: number; failed: number; dropped: number } }).shadow;
     const sleepy = await shadowOf("sleepy");
     expect(sleepy.dropped).toBeGreaterThan(0); // its queue (max_pending 64) filled: copies dropped, never waited for
