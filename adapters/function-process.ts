@@ -104,9 +104,8 @@ export function startFunctionProcess(
     child.kill("SIGKILL");
     if (child.pid !== undefined) killTree(child.pid, tree);
   };
-  const placement = child.pid === undefined ? undefined : place(child.pid, options);
-  if (placement?.problem) kill(placement.problem);
-  else if (placement?.note) warn(`${options.label}: ${placement.note}`);
+  const pinning = child.pid === undefined ? undefined : pin(child.pid, options);
+  if (pinning) kill(pinning);
   return {
     pid: child.pid,
     postMessage: (message) => {
@@ -142,15 +141,15 @@ function numaBinding(node: number, isNode: boolean): { numactl?: string; note?: 
 /**
  * Applies a host policy's cores to a process just forked, before it has loaded anything: every
  * thread it has is pinned (`taskset -a`), and the threads it starts later (onnxruntime's pools)
- * inherit that. A problem where the pinning failed.
+ * inherit that. Why, where the pinning failed.
  */
-function place(pid: number, options: ProcessOptions): { problem?: string; note?: string } | undefined {
+function pin(pid: number, options: ProcessOptions): string | undefined {
   if (options.cpuCores?.length) {
     const list = options.cpuCores.join(",");
     const run = spawnSync("taskset", ["-a", "-p", "-c", list, String(pid)], { encoding: "utf8" });
     if (run.error || run.status !== 0) {
       const why = run.error ? (run.error as NodeJS.ErrnoException).code === "ENOENT" ? "taskset (util-linux) is not installed" : run.error.message : run.stderr.trim();
-      return { problem: `could not be pinned to cores ${list} (host_policy cpu_cores): ${why}` };
+      return `could not be pinned to cores ${list} (host_policy cpu_cores): ${why}`;
     }
   }
   return undefined;

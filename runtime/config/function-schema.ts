@@ -180,23 +180,32 @@ export function hostPolicySchema() {
     .strictObject({
       cpu_cores: z
         .string()
-        .regex(/^\d+(-\d+)?(,\d+(-\d+)?)*$/, { error: 'must list cores, as "0-3" or "0,2,4-5"' })
-        .refine((list) => parseCores(list) !== undefined, { error: "has a range that ends before it starts" })
+        .max(256)
+        .regex(/^\d{1,4}(-\d{1,4})?(,\d{1,4}(-\d{1,4})?)*$/, { error: `must list cores from 0 to ${MAX_CORE}, as "0-3" or "0,2,4-5"` })
+        .refine((list) => parseCores(list) !== undefined, { error: `has a range that ends before it starts, or a core above ${MAX_CORE}` })
         .optional(),
       numa_node: z.int().min(0).max(1023).optional(),
     })
     .refine((p) => p.cpu_cores !== undefined || p.numa_node !== undefined, { error: "names cpu_cores, numa_node or both" });
 }
 
-/** The cores a list names ("0-3", "0,2,4-5"), ascending, without repeats; undefined for a reversed range. */
+/** The highest core a host policy may name (Linux's default CONFIG_NR_CPUS is 8192; tensorfn's hosts have far fewer). */
+export const MAX_CORE = 4095;
+
+/**
+ * The cores a list names ("0-3", "0,2,4-5"), ascending, without repeats; undefined for a reversed
+ * range or a core above MAX_CORE. At most MAX_CORE + 1 marks, whatever the list repeats.
+ */
 export function parseCores(list: string): number[] | undefined {
-  const cores = new Set<number>();
+  const marked = new Uint8Array(MAX_CORE + 1);
   for (const part of list.split(",")) {
     const [from, to = from] = part.split("-").map(Number) as [number, number?];
-    if (to! < from || to! - from > 4096) return undefined;
-    for (let c = from; c <= to!; c++) cores.add(c);
+    if (!(Number.isInteger(from) && Number.isInteger(to) && from <= to! && to! <= MAX_CORE)) return undefined;
+    marked.fill(1, from, to! + 1);
   }
-  return [...cores].sort((a, b) => a - b);
+  const cores: number[] = [];
+  marked.forEach((m, c) => m && cores.push(c));
+  return cores;
 }
 
 function queuePolicySchema(dialect: Dialect) {

@@ -1,6 +1,12 @@
 import type { InferOutput, InferRequest, Tensor } from "../core/mod.ts";
 import type { RolloutShadow } from "../config/mod.ts";
-import { copyTensor } from "../tensor/mod.ts";
+import { copyTensor, tensorByteLength } from "../tensor/mod.ts";
+
+/**
+ * Bytes the copies waiting or running may hold at once, whatever `max_pending` allows: 64 copies of
+ * a 64 MiB request would otherwise keep 4 GiB for a version that answers no one.
+ */
+export const SHADOW_MAX_BYTES = 256 * 2 ** 20;
 
 /** One output's agreement between what the client was answered and the shadow's answer. */
 export interface OutputComparison {
@@ -21,6 +27,8 @@ export interface ShadowCopy {
   request: InferRequest;
   answered: Map<string, Tensor>;
   signal: AbortSignal;
+  /** What it holds, inputs and answer: counted against SHADOW_MAX_BYTES until it settles. */
+  bytes: number;
 }
 
 export interface ShadowFigures {
@@ -45,6 +53,7 @@ export class Shadow {
   readonly #maxPending: number;
   #credit = 0;
   #pending = 0;
+  #pendingBytes = 0;
   #compared = 0;
   #failed = 0;
   #dropped = 0;
@@ -69,10 +78,13 @@ export class Shadow {
     this.#credit += this.percent;
     if (this.#credit < 100) return undefined;
     this.#credit -= 100;
-    if (this.#pending >= this.#maxPending) return void this.#dropped++;
+    let bytes = 0;
+    for (const t of [...request.inputs, ...outputs]) bytes += tensorByteLength(t.tensor);
+    if (this.#pending >= this.#maxPending || this.#pendingBytes + bytes > SHADOW_MAX_BYTES) return void this.#dropped++;
     this.#pending++;
+    this.#pendingBytes += bytes;
     const copy: InferRequest = { ...request, inputs: request.inputs.map((i) => ({ name: i.name, tensor: copyTensor(i.tensor) })) };
-    return { request: copy, answered: new Map(outputs.map((o) => [o.name, copyTensor(o.tensor)])), signal: this.#stop.signal };
+    return { request: copy, answered: new Map(outputs.map((o) => [o.name, copyTensor(o.tensor)])), signal: this.#stop.signal, bytes };
   }
 
   /** Cancels the copies queued or running (their outcome is not counted); later ones run as before. */
@@ -84,6 +96,7 @@ export class Shadow {
   /** The shadow's answer (or its failure) to a copy `take` gave. */
   settle(copy: ShadowCopy, shadow: readonly InferOutput[] | Error): void {
     this.#pending--;
+    this.#pendingBytes -= copy.bytes;
     if (copy.signal.aborted) return;
     if (shadow instanceof Error) return void this.#failed++;
     this.#compared++;

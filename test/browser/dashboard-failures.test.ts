@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
-import { startServer } from "../../harness/start-server.ts";
+import type { Page } from "playwright-core";
 import type { TestServer } from "../../harness/start-server.ts";
 import { tempRepository } from "../../harness/server-process.ts";
-import { openBrowser } from "../support/chromium.ts";
+import { openDashboard } from "../support/chromium.ts";
 
 
 // What is broken shows on the page: a function whose function.yaml does not parse (it has no
@@ -13,8 +12,8 @@ import { openBrowser } from "../support/chromium.ts";
 // detail panel; /v1/functions carries the same reasons.
 describe("dev dashboard: functions that fail (headless Chromium)", () => {
   let server: TestServer;
-  let browser: Browser;
   let page: Page;
+  let close: (() => Promise<void>) | undefined;
   let repo: string;
 
   beforeAll(async () => {
@@ -23,14 +22,10 @@ describe("dev dashboard: functions that fail (headless Chromium)", () => {
     writeFileSync(join(repo, "typo", "function.yaml"), readFileSync(join(repo, "simple", "function.yaml"), "utf8").replace("max_batch_size: 8", "max_batch_sise: 8"));
     cpSync(join(repo, "simple"), join(repo, "text"), { recursive: true });
     writeFileSync(join(repo, "text", "1", "model.onnx"), "a text file saved as model.onnx\n");
-    server = await startServer({ repository: repo, dashboard: true });
-    ({ browser, page } = await openBrowser());
+    ({ server, page, close } = await openDashboard(repo));
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  afterAll(async () => await close?.());
 
   const row = (name: string) => page.locator(`tr[data-function="${name}"]`);
   const reasonUnder = (name: string) => row(name).locator("xpath=following-sibling::tr[1][contains(@class, 'reason')]");

@@ -1,31 +1,26 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
-import { startServer } from "../../harness/start-server.ts";
+import type { Page } from "playwright-core";
 import type { TestServer } from "../../harness/start-server.ts";
 import { tempRepository } from "../../harness/server-process.ts";
-import { openBrowser } from "../support/chromium.ts";
+import { openDashboard } from "../support/chromium.ts";
 
 // A rollout on the page: each of its two versions says its side and that side's share now.
 describe("dev dashboard: a rollout (headless Chromium)", () => {
   let server: TestServer;
-  let browser: Browser;
   let page: Page;
+  let close: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
     const repo = tempRepository("simple");
     cpSync(join(repo, "simple", "1"), join(repo, "simple", "2"), { recursive: true });
     const file = join(repo, "simple", "function.yaml");
     writeFileSync(file, `${readFileSync(file, "utf8")}\nrollout: { canary: { version: 2, percent: 30 } }\n`);
-    server = await startServer({ repository: repo, dashboard: true });
-    ({ browser, page } = await openBrowser());
+    ({ server, page, close } = await openDashboard(repo));
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  afterAll(async () => await close?.());
 
   const labels = () => page.locator('tr[data-function="simple"] td.name small').allTextContents();
 

@@ -340,6 +340,8 @@ describe("rollout.shadow", () => {
     // moves it) within 3× + 5 ms. A shadow the client waited for would add its 1 s to every request.
     const at = (list: number[], q: number) => [...list].sort((a, b) => a - b)[Math.ceil(list.length * q) - 1]!;
     const plain = times.get("plain")!;
+    // The figures docs/guides/lifecycle.md quotes ("Shadow").
+    console.log(`shadow: client p95 / p99 ms — ${[...times].map(([name, list]) => `${name} ${at(list, 0.95).toFixed(2)} / ${at(list, 0.99).toFixed(2)}`).join(", ")}`);
     for (const name of ["sleepy", "failing"]) {
       const mine = times.get(name)!;
       expect(at(mine, 0.95), `${name} p95 against ${at(plain, 0.95).toFixed(2)} ms without a shadow`).toBeLessThan(1.5 * at(plain, 0.95) + 2);

@@ -20,5 +20,10 @@ describe("instance_group.host_policy", () => {
     expect(issuesOf("isolation: process\ninstance_group: [{ host_policy: {} }]\n").join()).toMatch(/names cpu_cores, numa_node or both/);
     expect(parseCores("0-2,5,1")).toEqual([0, 1, 2, 5]);
     expect(parseCores("3-1")).toBeUndefined();
+    // A core past MAX_CORE, or one a float cannot count past (a loop over 1e20..1e20+1 never ended).
+    expect(parseCores("4096")).toBeUndefined();
+    expect(parseCores("100000000000000000000-100000000000000000001")).toBeUndefined();
+    expect(issuesOf('isolation: process\ninstance_group: [{ host_policy: { cpu_cores: "100000000000000000000-100000000000000000001" } }]\n').join()).toMatch(/cpu_cores: must list cores from 0 to 4095/);
+    expect(issuesOf(`isolation: process\ninstance_group: [{ host_policy: { cpu_cores: "${"0-4095,".repeat(60)}0" } }]\n`).join()).toMatch(/cpu_cores: Too big|cpu_cores: .*256/);
   });
 });

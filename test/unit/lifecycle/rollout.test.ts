@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { Rollout, rolloutVersions } from "../../../runtime/lifecycle/rollout.ts";
 import { planRollout } from "../../../runtime/lifecycle/rollout-analysis.ts";
+import { Shadow, SHADOW_MAX_BYTES } from "../../../runtime/lifecycle/rollout-shadow.ts";
+import type { InferRequest } from "../../../runtime/core/mod.ts";
 
 describe("rolloutVersions()", () => {
   it("serves the policy's versions, the canary and the stable one", () => {
@@ -46,5 +48,21 @@ describe("planRollout()", () => {
     expect(planRollout(analysis, 50, 60_000, side(400, 0, 5), side(4000, 0, 5))).toMatchObject({ kind: "step", percent: 100 });
     expect(planRollout(analysis, 100, 60_000, side(400, 0, 5), side(4000, 0, 5))).toEqual({ kind: "wait" }); // promoted: done
     expect(planRollout(analysis, 0, 60_000, side(400, 100, 5), side(4000, 0, 5))).toEqual({ kind: "wait" }); // aborted: done
+  });
+});
+
+describe("Shadow", () => {
+  it("drops a copy past max_pending or past the bytes the copies may hold, and frees them as they settle", () => {
+    const shadow = new Shadow({ version: 2, percent: 100, max_pending: 8 });
+    const big: InferRequest = { inputs: [{ name: "x", tensor: { datatype: "UINT8", shape: [100 * 2 ** 20], data: new Uint8Array(100 * 2 ** 20) } }], parameters: {} };
+    const first = shadow.take(big, []);
+    const second = shadow.take(big, []);
+    expect(first?.bytes).toBe(100 * 2 ** 20);
+    expect(second).toBeDefined();
+    expect(shadow.take(big, [])).toBeUndefined(); // 300 MiB would pass SHADOW_MAX_BYTES
+    expect(shadow.figures.dropped).toBe(1);
+    shadow.settle(first!, []);
+    expect(shadow.take(big, [])).toBeDefined();
+    expect(SHADOW_MAX_BYTES).toBe(256 * 2 ** 20);
   });
 });
