@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { createRuntime } from "../../runtime/mod.ts";
 import { createNodePlatform } from "../../adapters/node/platform.ts";
-import { withDirectBody } from "../../adapters/node/direct-body.ts";
+import { withDirectBody } from "../../adapters/node/request-listener.ts";
 
 const mode = process.argv[2] as "direct" | "bridge";
 const platform = createNodePlatform();

@@ -1,6 +1,6 @@
 import { RuntimeError } from "../core/mod.ts";
 import { bearerKey } from "./bearer-key.ts";
-import type { HeaderLookup } from "./read-body.ts";
+import type { HeaderLookup } from "./direct-body.ts";
 import { KeySet } from "./key-set.ts";
 
 /**

@@ -1,4 +1,4 @@
-import type { HeaderLookup } from "./read-body.ts";
+import type { HeaderLookup } from "./direct-body.ts";
 
 /**
  * The key a call presents (`Authorization: Bearer <key>`): undefined without the header,

@@ -1,5 +1,4 @@
-import type { DirectBody } from "./direct-body.ts";
-import type { HeaderLookup } from "./read-body.ts";
+import type { DirectBody, HeaderLookup } from "./direct-body.ts";
 
 // Classes, not object literals with `get signal()`: V8 (Node 20) allocates a literal that has an
 // accessor in the old generation, so everything its getter reached — the body, the request, the

@@ -30,3 +30,6 @@ export interface DirectBody {
 export interface ServeEnv {
   directBody?: DirectBody;
 }
+
+/** A request header by lower-case name, whoever carries the request (a `Request`, an adapter's own lane). */
+export type HeaderLookup = (name: string) => string | undefined;

@@ -7,7 +7,7 @@ import type { ReadRequest, SharedMemoryReader } from "../tensor/mod.ts";
 import type { OwnedRegions } from "./shared-memory-regions.ts";
 import type { SignalSource } from "./call-options.ts";
 import { decodeFor } from "./infer-call.ts";
-import type { HeaderLookup } from "./read-body.ts";
+import type { HeaderLookup } from "./direct-body.ts";
 
 /**
  * An inference call whose request arrived already framed by its protocol (a gRPC message, read

@@ -11,13 +11,11 @@ import type { PromptRequest, SampledToken, TokenEvent } from "../core/mod.ts";
 import type { Deployment, Lease } from "../lifecycle/mod.ts";
 import type { TokenCodec } from "../tensor/mod.ts";
 import { CallOptions } from "./call-options.ts";
-import { admitTo } from "./admission.ts";
+import { admitTo, refuseDeclaredOversize, takeBody } from "./admission.ts";
 import type { CallContext } from "./admission.ts";
 import { OpenAiParamError, parseOpenAiBody, readGenerationRequest } from "./openai-request.ts";
 import type { GenerationRequest } from "./openai-request.ts";
-import { refuseDeclaredOversize, takeBody } from "./read-body.ts";
-import type { DirectBody } from "./direct-body.ts";
-import type { HeaderLookup } from "./read-body.ts";
+import type { DirectBody, HeaderLookup } from "./direct-body.ts";
 
 export type OpenAiKind = "chat" | "completion";
 

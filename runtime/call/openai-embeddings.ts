@@ -12,10 +12,9 @@ import { embeddingOutput } from "../config/mod.ts";
 import type { Lease } from "../lifecycle/mod.ts";
 import type { CallContext } from "./admission.ts";
 import { CallOptions } from "./call-options.ts";
-import type { DirectBody } from "./direct-body.ts";
+import type { DirectBody, HeaderLookup } from "./direct-body.ts";
 import { admitOpenAi } from "./openai-call.ts";
 import { encodeText, paramError as bad, tokenIds } from "./openai-request.ts";
-import type { HeaderLookup } from "./read-body.ts";
 
 /** Inputs per request at most (OpenAI's limit). */
 export const MAX_EMBEDDING_INPUTS = 2048;

@@ -1,7 +1,7 @@
 import { invalidArg, RuntimeError, shownJson } from "../core/mod.ts";
 import type { SharedMemoryObject } from "../core/mod.ts";
 import type { SharedMemoryReader, SharedRef } from "../tensor/mod.ts";
-import type { HeaderLookup } from "./read-body.ts";
+import type { HeaderLookup } from "./direct-body.ts";
 import { bearerKey } from "./bearer-key.ts";
 
 // Triton's system shared-memory extension: a same-host client registers a POSIX shared-memory

@@ -2,7 +2,7 @@ import { gzipSync, deflateSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer, type TestServer } from "../../harness/start-server.ts";
 
-// On Node the infer route reads bodies through the adapter's DirectBody (adapters/node/direct-body.ts);
+// On Node the infer route reads bodies through the adapter's DirectBody (adapters/node/request-listener.ts);
 // under Bun and Deno through Request. Either way the same bytes must give the same answers.
 let server: TestServer;
 beforeAll(async () => {

@@ -3,7 +3,7 @@ import type { Server } from "node:http";
 import { connect } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { NodeBody } from "../../../adapters/node/direct-body.ts";
+import { NodeBody } from "../../../adapters/node/request-listener.ts";
 
 // NodeBody against a real node:http server and a raw socket, so the test decides how the bytes
 // arrive: with the head in one write, or in pieces the server reads on later turns.

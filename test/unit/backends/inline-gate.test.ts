@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InlineGate } from "../../../runtime/backends/_inline-gate.ts";
+import { InlineGate } from "../../../runtime/backends/onnxruntime-node-backend.ts";
 import { FakeClock } from "../../support/fake-clock.ts";
 
 /** A fake clock whose `soon` queues the callback until the test lets the event loop "turn". */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { takeBody } from "../../../runtime/call/read-body.ts";
+import { takeBody } from "../../../runtime/call/admission.ts";
 import type { DirectBody } from "../../../runtime/call/direct-body.ts";
 
 /** A body whose `take` finds it buffered only from the `availableFrom`-th call; `read` counts its calls. Both stop at the limit. */

@@ -3,7 +3,7 @@ import { GCProfiler, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { batchOf } from "../../../runtime/tensor/mod.ts";
 import { Admission, CallOptions } from "../../../runtime/call/call-options.ts";
-import { requestBody } from "../../../runtime/call/read-body.ts";
+import { requestBody } from "../../../runtime/call/admission.ts";
 import type { DirectBody } from "../../../runtime/call/direct-body.ts";
 import type { Tensor } from "../../../runtime/core/mod.ts";
 
