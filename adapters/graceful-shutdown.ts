@@ -17,8 +17,9 @@ export const REPEAT_WINDOW_MS = 1000;
 /**
  * Wraps the server's fetch handler: counts the requests the server read (what a shutdown must
  * answer) and, once draining, marks every response `Connection: close` so no client reuses
- * its socket for a request the server would then have to refuse. Event streams (the dev
- * dashboard's) never end by themselves, so draining ends them.
+ * its socket for a request the server would then have to refuse. A GET's event stream (the dev
+ * dashboard's) is a subscription that never ends by itself, so draining ends it; a POST's (a
+ * generation's tokens) is an answer, which ends, so it is left to finish like any other.
  */
 export class RequestTracker {
   #draining = false;
@@ -47,7 +48,7 @@ export class RequestTracker {
       try {
         const response = await fetch(request, env);
         if (this.#draining) return withConnectionClose(response);
-        return response.headers.get("content-type")?.startsWith("text/event-stream") ? this.#endable(response) : response;
+        return request.method === "GET" && response.headers.get("content-type")?.startsWith("text/event-stream") ? this.#endable(response) : response;
       } finally {
         this.#inFlight--;
       }

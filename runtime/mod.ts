@@ -3,6 +3,7 @@ export { createRuntime, DEFAULT_MAX_INPUT_BYTES, modelSignatureReader, VERSION }
 export type { Runtime, RuntimeOptions } from "./runtime.ts";
 export type { Clock, CompileProblem, DirEntry, InferRequest, InferResponse, Logger, Platform, ProcessHandle, ProcessOptions, ReadOptions, SharedMemoryObject, Tensor } from "./core/mod.ts";
 export type { ClientConnection, ClientConnections, DirectBody, Reply, ServeEnv } from "./call/mod.ts";
+export { streamed } from "./call/mod.ts";
 export type { FastLane, LaneRequest } from "./http/mod.ts";
 export { FileRefused, RuntimeError } from "./core/mod.ts";
 export { HandlerError, reply, serveFunctionProcess } from "./pipeline/mod.ts";

@@ -2,7 +2,7 @@ import { setMaxListeners } from "node:events";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { getRequestListener } from "@hono/node-server";
 import type { Http2Bindings, HttpBindings } from "@hono/node-server";
-import { smallBytes } from "../../runtime/mod.ts";
+import { smallBytes, streamed } from "../../runtime/mod.ts";
 import type { ClientConnection, ClientConnections, DirectBody, FastLane, Reply, ServeEnv } from "../../runtime/mod.ts";
 import type { Socket } from "node:net";
 
@@ -68,17 +68,61 @@ export function requestListener(fetch: Fetch, lane?: FastLane, { drainsUnread = 
 }
 
 function write(incoming: IncomingMessage, outgoing: ServerResponse, body: NodeBody, reply: Reply, drainMax: number): void {
-  if (outgoing.destroyed) return;
-  const length = typeof reply.body === "string" ? Buffer.byteLength(reply.body) : reply.body.byteLength;
+  const content = reply.body;
+  if (outgoing.destroyed) {
+    if (streamed(content)) void content.cancel().catch(() => {});
+    return;
+  }
   // Names and values in one flat list (writeHead takes that too): no object built per reply.
   const headers: (string | number)[] = [];
   for (const name in reply.headers) headers.push(name, reply.headers[name]!);
-  headers.push("content-length", length);
+  // A stream's length is not known: node:http sends it chunked.
+  if (!streamed(content)) headers.push("content-length", typeof content === "string" ? Buffer.byteLength(content) : content.byteLength);
   const closes = !body.ended && unreadMayExceed(incoming, drainMax);
   if (closes) headers.push("connection", "close");
   outgoing.writeHead(reply.status, headers as string[]);
   if (closes) linger(incoming, outgoing);
-  outgoing.end(reply.body);
+  if (streamed(content)) void pipe(content, outgoing);
+  else outgoing.end(content);
+}
+
+/**
+ * A streamed reply (Server-Sent Events) written as each chunk comes, each sent at once, waiting
+ * while the socket's buffer is full. A client that goes away cancels the stream, which stops its
+ * producer (a generation frees its sequence); a stream that fails cuts the connection, since the
+ * status has gone.
+ */
+async function pipe(stream: ReadableStream<Uint8Array>, outgoing: ServerResponse): Promise<void> {
+  const reader = stream.getReader();
+  const gone = () => {
+    if (!outgoing.writableFinished) void reader.cancel().catch(() => {});
+  };
+  outgoing.once("close", gone);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return void outgoing.end();
+      if (outgoing.destroyed) return;
+      if (!outgoing.write(value)) await drained(outgoing);
+    }
+  } catch {
+    outgoing.destroy();
+  } finally {
+    outgoing.off("close", gone);
+  }
+}
+
+/** Resolves when `outgoing` can take more, or is gone. */
+function drained(outgoing: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      outgoing.off("drain", done);
+      outgoing.off("close", done);
+      resolve();
+    };
+    outgoing.on("drain", done);
+    outgoing.on("close", done);
+  });
 }
 
 /** How long a connection answered before its body arrived keeps reading (and dropping) it before it closes. */

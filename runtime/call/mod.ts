@@ -21,7 +21,7 @@ export type { ErrorLog } from "./error-log.ts";
 export type { DirectBody, HeaderLookup, ServeEnv } from "./direct-body.ts";
 export { ClientConnections } from "./client-connections.ts";
 export type { ClientConnection } from "./client-connections.ts";
-export { jsonReply } from "./reply.ts";
+export { jsonReply, streamed } from "./reply.ts";
 export type { Reply } from "./reply.ts";
 export { modelConfig, modelMetadata, statistics, unhealthy } from "./server-info.ts";
 export type { ServerContext } from "./server-info.ts";

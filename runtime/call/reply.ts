@@ -3,7 +3,13 @@ export interface Reply {
   status: number;
   /** May be shared (a cached reply's): never changed once the reply is made. */
   headers: Record<string, string>;
-  body: string | Uint8Array;
+  /** Whole, or a stream sent as it is made (Server-Sent Events); a server that stops writing it cancels it. */
+  body: string | Uint8Array | ReadableStream<Uint8Array>;
+}
+
+/** Whether a reply's body is a stream (written as it comes, never compressed or measured whole). */
+export function streamed(body: Reply["body"]): body is ReadableStream<Uint8Array> {
+  return typeof body !== "string" && !(body instanceof Uint8Array);
 }
 
 /** A JSON reply; errors are `{"error": message}`. */

@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from "hono";
+import { streamed } from "../call/mod.ts";
 import type { Reply } from "../call/mod.ts";
 import { apiGroup } from "./routes.ts";
 import type { ApiGroup } from "../call/mod.ts";
@@ -32,10 +33,10 @@ export function compressResponses(): MiddlewareHandler {
   };
 }
 
-/** The same for a reply held as bytes (the fast lane's): compressed whole, with the same headers. */
+/** The same for a reply held as bytes (the fast lane's): compressed whole, with the same headers; an event stream as it is. */
 export async function compressReply(reply: Reply, acceptEncoding: string | undefined): Promise<Reply> {
   const encoding = pickEncoding(acceptEncoding);
-  if (!encoding || reply.status !== 200) return reply;
+  if (!encoding || reply.status !== 200 || streamed(reply.body)) return reply;
   const source = typeof reply.body === "string" ? new TextEncoder().encode(reply.body) : reply.body;
   const compressed = new Response(new Blob([source as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new CompressionStream(encoding)));
   const body = new Uint8Array(await compressed.arrayBuffer());

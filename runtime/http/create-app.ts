@@ -21,7 +21,7 @@ import { metricsHandlers } from "./metrics-routes.ts";
 import { repositoryHandlers } from "./repository-routes.ts";
 import { ROUTES, routerPattern } from "./routes.ts";
 import { sharedMemoryHandlers } from "./shared-memory-routes.ts";
-import type { Answer, RouteHandler, RouteHandlers, RouteId, RouteRequest } from "./routes.ts";
+import type { RouteHandler, RouteHandlers, RouteId, RouteRequest } from "./routes.ts";
 
 export interface AppContext extends KserveContext {
   prometheus: Prometheus;
@@ -66,7 +66,7 @@ export function createApp(ctx: AppContext, handlers: Partial<RouteHandlers> = ro
   app.use(accessControl({ ...ctx.access, trustedOrigins: ctx.corsOrigins }));
   mountRoutes(app, handlers);
   // OpenAI's routes answer every error in OpenAI's shape, a missing key's included (its clients raise their typed errors).
-  const openAi = new Set<string>(ROUTES.filter((r) => r.id.startsWith("openai-")).flatMap((r) => r.paths));
+  const openAi = new Set<string>(ROUTES.flatMap((r) => ("errors" in r ? r.paths : [])));
   app.onError((error, c) =>
     openAi.has(c.req.path) ? toResponse(openAiErrorReply(error, ctx.log, (text) => ctx.models.redact(text))) : errorResponse(error, ctx.log, (text) => ctx.models.redact(text)),
   );
@@ -85,14 +85,10 @@ export function mountRoutes(app: Hono, handlers: Partial<Record<RouteId, RouteHa
     for (const path of route.paths) {
       known.push(routerPattern(path));
       const direct = "lane" in route;
-      app.on(route.method, path, async (c) => toAnswer(await handle(new HonoRequest(c, direct))));
+      app.on(route.method, path, async (c) => toResponse(await handle(new HonoRequest(c, direct))));
     }
   }
   app.all("*", (c) => (known.some((re) => re.test(c.req.path)) ? jsonError(405, "Method Not Allowed") : jsonError(404, "Not Found")));
-}
-
-function toAnswer(answer: Answer): Response {
-  return answer instanceof Response ? answer : toResponse(answer);
 }
 
 /**

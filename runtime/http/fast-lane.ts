@@ -4,10 +4,10 @@ import { createAuthorizer } from "../call/mod.ts";
 import { COMPRESSED, compressReply } from "./compression.ts";
 import type { AppContext } from "./create-app.ts";
 import { routeHandlers } from "./create-app.ts";
-import { errorReply, toResponse } from "./error-status.ts";
+import { errorReply, openAiErrorReply, toResponse } from "./error-status.ts";
 import { pathPattern, ROUTES } from "./routes.ts";
 import type { ApiGroup } from "../call/mod.ts";
-import type { LaneHandler, LaneRouteId, RouteHandlers, RouteRequest } from "./routes.ts";
+import type { RouteHandler, RouteHandlers, RouteId, RouteRequest } from "./routes.ts";
 
 /** A request as an adapter's own HTTP server sees it, before any web `Request` is built. */
 export interface LaneRequest {
@@ -37,23 +37,28 @@ interface LaneRoute {
   method: string;
   re: RegExp;
   group: ApiGroup;
-  handle: LaneHandler;
+  handle: RouteHandler;
+  /** The route's error reply (OpenAI's shape on its routes), as the app's error handler answers it. */
+  fail: (error: unknown) => Reply;
 }
 
-/** The lane's routes, matched on the request line (a query string may follow). */
-function laneRoutes(handlers: Record<LaneRouteId, LaneHandler>): LaneRoute[] {
+/** The lane's routes that have a handler, matched on the request line (a query string may follow). */
+function laneRoutes(ctx: AppContext, handlers: Partial<Record<RouteId, RouteHandler>>): LaneRoute[] {
+  const redact = (text: string) => ctx.models.redact(text);
+  const kserve = (error: unknown) => errorReply(error, ctx.log, redact);
+  const openAi = (error: unknown) => openAiErrorReply(error, ctx.log, redact);
   return ROUTES.flatMap((route) => {
-    if (!("lane" in route)) return [];
     const handle = handlers[route.id];
-    return route.paths.map((path) => ({ method: route.method, group: route.group, handle, re: pathPattern(path, (_, constraint) => (constraint ? `(?:${constraint})` : NAME), "(?:\\?|$)") }));
+    if (!("lane" in route) || !handle) return [];
+    const fail = "errors" in route ? openAi : kserve;
+    return route.paths.map((path) => ({ method: route.method, group: route.group, handle, fail, re: pathPattern(path, (_, constraint) => (constraint ? `(?:${constraint})` : NAME), "(?:\\?|$)") }));
   });
 }
 
 export function createFastLane(ctx: AppContext, handlers: Partial<RouteHandlers> = routeHandlers(ctx)): FastLane {
   const authorize = createAuthorizer({ ...ctx.access, trustedOrigins: ctx.corsOrigins });
   const cors = (ctx.corsOrigins?.length ?? 0) > 0;
-  const fail = (error: unknown) => errorReply(error, ctx.log, (text) => ctx.models.redact(text));
-  const routes = laneRoutes(handlers as Record<LaneRouteId, LaneHandler>);
+  const routes = laneRoutes(ctx, handlers);
   return (request) => {
     const { method, url, header } = request;
     if (cors && header("origin") !== undefined) return undefined;
@@ -72,7 +77,7 @@ export function createFastLane(ctx: AppContext, handlers: Partial<RouteHandlers>
     const allowed = authorize(method, url, header, route.group);
     const answer = allowed ? allowed.then(run) : settle(run);
     const encoding = header("accept-encoding");
-    const replied = answer.catch(fail);
+    const replied = answer.catch(route.fail);
     return encoding === undefined || !COMPRESSED.has(route.group) ? replied : replied.then((reply) => compressReply(reply, encoding));
   };
 }

@@ -4,7 +4,7 @@ import { invalidArg } from "../core/mod.ts";
 import { errorReply } from "./error-status.ts";
 import type { ErrorLog } from "../call/mod.ts";
 import type { RouteHandlers, RouteRequest } from "./routes.ts";
-import { sseResponse } from "./sse.ts";
+import { sseReply } from "./sse.ts";
 
 /**
  * Triton's generate extension over HTTP: `generate` answers one JSON object; `generate_stream`
@@ -25,7 +25,7 @@ export function generateHandlers(ctx: CallContext & { log?: ErrorLog }) {
       }
       return { status: 200, headers: { "content-type": "application/json" }, body: first.value };
     },
-    "generate-stream": async (r: RouteRequest): Promise<Response> =>
-      await sseResponse(await call(r), (error) => errorReply(error, ctx.log, (t) => ctx.models.redact(t)).body as string),
+    "generate-stream": async (r: RouteRequest): Promise<Reply> =>
+      await sseReply(await call(r), (error) => errorReply(error, ctx.log, (t) => ctx.models.redact(t)).body as string),
   } satisfies Partial<RouteHandlers>;
 }

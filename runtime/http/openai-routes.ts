@@ -3,7 +3,7 @@ import type { CallContext, OpenAiKind, Reply } from "../call/mod.ts";
 import { openAiErrorReply } from "./error-status.ts";
 import type { ErrorLog } from "../call/mod.ts";
 import type { RouteHandlers, RouteRequest } from "./routes.ts";
-import { sseResponse } from "./sse.ts";
+import { sseReply } from "./sse.ts";
 
 /**
  * OpenAI's API on the generators and encoders: `/v1/models`, `/v1/completions`, `/v1/chat/completions` and `/v1/embeddings`,
@@ -13,11 +13,11 @@ import { sseResponse } from "./sse.ts";
  */
 export function openAiHandlers(ctx: CallContext & { log?: ErrorLog }) {
   const fail = (error: unknown) => openAiErrorReply(error, ctx.log, (t) => ctx.models.redact(t));
-  // A failure before the status is sent is thrown: the app's error handler answers these routes in OpenAI's shape.
-  const complete = (kind: OpenAiKind) => async (r: RouteRequest): Promise<Reply | Response> => {
+  // A failure before the status is sent is thrown: the lane (or the app's error handler) answers these routes in OpenAI's shape.
+  const complete = (kind: OpenAiKind) => async (r: RouteRequest): Promise<Reply> => {
     const answer = await openAiCall(ctx, kind, r.header, r.body);
     if (!answer.stream) return { status: 200, headers: { "content-type": "application/json" }, body: answer.json };
-    return await sseResponse(answer.chunks, (error) => fail(error).body as string, "[DONE]");
+    return await sseReply(answer.chunks, (error) => fail(error).body as string, "[DONE]");
   };
   return {
     "openai-models": () => ({ status: 200, headers: { "content-type": "application/json" }, body: openAiModels(ctx) }),

@@ -19,8 +19,8 @@ export const ROUTES = [
   { id: "model-ready", method: "GET", paths: both("/ready"), group: "metadata" },
   { id: "model-config", method: "GET", paths: both("/config"), group: "metadata" },
   { id: "infer", method: "POST", paths: both("/infer"), group: "inference", lane: true },
-  { id: "generate", method: "POST", paths: both("/generate"), group: "inference" },
-  { id: "generate-stream", method: "POST", paths: both("/generate_stream"), group: "inference" },
+  { id: "generate", method: "POST", paths: both("/generate"), group: "inference", lane: true },
+  { id: "generate-stream", method: "POST", paths: both("/generate_stream"), group: "inference", lane: true },
   { id: "repository-index", method: "POST", paths: ["/v2/repository/index"], group: "repository" },
   { id: "repository-load", method: "POST", paths: ["/v2/repository/models/:name/load"], group: "repository" },
   { id: "repository-unload", method: "POST", paths: ["/v2/repository/models/:name/unload"], group: "repository" },
@@ -36,10 +36,10 @@ export const ROUTES = [
   { id: "trace", method: "GET", paths: ["/v2/trace"], group: "trace" },
   { id: "functions", method: "GET", paths: ["/v1/functions"], group: "metadata" },
   { id: "function-call", method: "POST", paths: ["/v1/functions/:name"], group: "inference", lane: true },
-  { id: "openai-models", method: "GET", paths: ["/v1/models"], group: "metadata" },
-  { id: "openai-completions", method: "POST", paths: ["/v1/completions"], group: "inference" },
-  { id: "openai-chat", method: "POST", paths: ["/v1/chat/completions"], group: "inference" },
-  { id: "openai-embeddings", method: "POST", paths: ["/v1/embeddings"], group: "inference" },
+  { id: "openai-models", method: "GET", paths: ["/v1/models"], group: "metadata", errors: "openai" },
+  { id: "openai-completions", method: "POST", paths: ["/v1/completions"], group: "inference", lane: true, errors: "openai" },
+  { id: "openai-chat", method: "POST", paths: ["/v1/chat/completions"], group: "inference", lane: true, errors: "openai" },
+  { id: "openai-embeddings", method: "POST", paths: ["/v1/embeddings"], group: "inference", lane: true, errors: "openai" },
   { id: "metrics", method: "GET", paths: ["/metrics"], group: "metrics" },
   { id: "dashboard-page", method: "GET", paths: ["/"], group: "dashboard-page" },
   { id: "dashboard-script", method: "GET", paths: ["/dashboard.js"], group: "dashboard-page" },
@@ -67,10 +67,11 @@ export interface RouteRow {
   group: ApiGroup;
   /** Answered by the fast lane on servers that have one (fast-lane.ts): a handler that returns a Reply. */
   lane?: boolean;
+  /** Errors in OpenAI's shape (`{"error": {"message", "type", "param", "code"}}`), a refused key's included: its clients raise their typed errors. */
+  errors?: "openai";
 }
 
 export type RouteId = (typeof ROUTES)[number]["id"];
-export type LaneRouteId = Extract<(typeof ROUTES)[number], { lane: true }>["id"];
 
 /** A request as a route handler sees it, whoever carried it (Hono, an adapter's fast lane). */
 export interface RouteRequest {
@@ -82,11 +83,9 @@ export interface RouteRequest {
   readonly body: DirectBody;
 }
 
-/** What a handler answers: plain data, or a web Response where it streams (SSE). */
-export type Answer = Reply | Response;
-export type RouteHandler = (request: RouteRequest) => Answer | Promise<Answer>;
-export type LaneHandler = (request: RouteRequest) => Reply | Promise<Reply>;
-export type RouteHandlers = Record<RouteId, RouteHandler> & Record<LaneRouteId, LaneHandler>;
+/** What a handler answers: a `Reply`, its body a stream where it streams (SSE), whoever writes it (Hono, an adapter's lane). */
+export type RouteHandler = (request: RouteRequest) => Reply | Promise<Reply>;
+export type RouteHandlers = Record<RouteId, RouteHandler>;
 
 /** The group a request path belongs to (the path without its query). */
 export function apiGroup(path: string): ApiGroup {

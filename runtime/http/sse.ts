@@ -1,3 +1,5 @@
+import type { Reply } from "../call/mod.ts";
+
 const utf8 = new TextEncoder();
 
 /**
@@ -8,7 +10,7 @@ const utf8 = new TextEncoder();
  * `data:` event of `failure(error)`, then `end`, as Triton and vLLM send. A client that goes away
  * stops the producer (`events.return()`: the scheduler frees what the request held).
  */
-export async function sseResponse(events: AsyncGenerator<string, unknown, unknown>, failure: (error: unknown) => string, end?: string): Promise<Response> {
+export async function sseReply(events: AsyncGenerator<string, unknown, unknown>, failure: (error: unknown) => string, end?: string): Promise<Reply> {
   const first = await events.next();
   let done = false;
   const finish = (controller: ReadableStreamDefaultController<Uint8Array>) => {
@@ -35,7 +37,7 @@ export async function sseResponse(events: AsyncGenerator<string, unknown, unknow
       await events.return(undefined);
     },
   });
-  return new Response(stream, { headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" } });
+  return { status: 200, headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" }, body: stream };
 }
 
 function event(data: string): Uint8Array {

@@ -66,6 +66,14 @@ const cases: Case[] = [
   { what: "a function-style call the handler refuses", method: "POST", path: "/v1/functions/word_count", headers: auth, body: "[]", status: 400 },
   { what: "a function-style call to a model without a handler", method: "POST", path: "/v1/functions/simple", headers: auth, body: "{}", status: 400 },
   { what: "a function-style call without a key", method: "POST", path: "/v1/functions/word_count", body: "{}", status: 401 },
+  // OpenAI's routes answer errors in OpenAI's shape on the lane too; Triton's generate in KServe's.
+  { what: "a chat completion for an unknown model", method: "POST", path: "/v1/chat/completions", headers: auth, body: '{"model": "nope", "messages": [{"role": "user", "content": "hi"}]}', status: 404 },
+  { what: "a chat completion with a wrong field", method: "POST", path: "/v1/chat/completions", headers: auth, body: '{"model": "tiny_gpt", "messages": [{"role": "user", "content": "hi"}], "temperature": "hot"}', status: 400 },
+  { what: "a chat completion without a key", method: "POST", path: "/v1/chat/completions", body: "{}", status: 401 },
+  { what: "a completion over --max-input-size", method: "POST", path: "/v1/completions", headers: auth, body: "x".repeat(5000), status: 413 },
+  { what: "an embedding of an unknown model", method: "POST", path: "/v1/embeddings", headers: auth, body: '{"model": "nope", "input": "hi"}', status: 404 },
+  { what: "a generate call to an unknown model", method: "POST", path: "/v2/models/nope/generate", headers: auth, body: '{"text_input": "hi"}', status: 404 },
+  { what: "a generate_stream call without a key", method: "POST", path: "/v2/models/tiny_gpt/generate_stream", body: "{}", status: 401 },
 ];
 
 const COMPARED = ["content-type", "inference-header-content-length", "www-authenticate", "connection", "content-encoding"];
@@ -99,6 +107,24 @@ describe("the fast lane answers as the app does", () => {
     const { gunzipSync } = await import("node:zlib");
     const answer = JSON.parse(gunzipSync(Buffer.from(await lane.body.arrayBuffer())).toString()) as { outputs: { name: string; data: number[] }[] };
     expect(answer.outputs.find((o) => o.name === "OUTPUT0")!.data).toEqual(ints.map((i) => i + 2));
+  });
+
+  it("streams a chat completion as the app does: the same events, sent chunked as they are made, never compressed", async () => {
+    const body = JSON.stringify({ model: "tiny_gpt", messages: [{ role: "user", content: "Hello" }], max_tokens: 8, temperature: 0, stream: true });
+    const headers = { ...auth, "content-type": "application/json", "accept-encoding": "gzip" };
+    const lane = await pool.request({ method: "POST", path: "/v1/chat/completions", headers, body });
+    const laneText = await lane.body.text();
+    const app = await server.runtime!.app.fetch(new Request(`${server.url}/v1/chat/completions`, { method: "POST", headers, body }));
+    const appText = await app.text();
+    expect(lane.statusCode).toBe(200);
+    expect(lane.headers["content-type"]).toBe(app.headers.get("content-type"));
+    expect(lane.headers["content-type"]).toMatch(/^text\/event-stream/);
+    expect(lane.headers["transfer-encoding"]).toBe("chunked");
+    expect(lane.headers["content-encoding"]).toBeUndefined();
+    // Each completion has its own id and time: compare what the model said, event by event.
+    const said = (text: string) => text.split("\n\n").filter(Boolean).map((e) => (e === "data: [DONE]" ? e : JSON.parse(e.slice(6)).choices.map((c: { delta: unknown; finish_reason: unknown }) => [c.delta, c.finish_reason])));
+    expect(said(laneText).length).toBeGreaterThan(2);
+    expect(said(laneText)).toEqual(said(appText));
   });
 
   it("keeps serving on the same connection after a refusal decided before the body was read", async () => {

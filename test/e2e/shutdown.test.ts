@@ -125,6 +125,22 @@ describe(`graceful shutdown (${TARGET_RUNTIME})`, () => {
     for (let i = 0; i < 100 && !(await reader.read().catch(() => ({ done: true }))).done; i++);
   });
 
+  it("a token stream in flight at SIGTERM runs to its end ([DONE], every token), then the process exits 0", async () => {
+    const server = await start([], cliEntry(TARGET_RUNTIME, ["serve", "--repo", tempRepository("tiny_gpt"), "--port", "0", "--shutdown-timeout", "60"]));
+    const body = JSON.stringify({ model: "tiny_gpt", prompt: "a", max_tokens: 200, ignore_eos: true, stream: true });
+    const res = await fetch(`${server.url}/v1/completions`, { method: "POST", headers: { "content-type": "application/json" }, body });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    let text = new TextDecoder().decode((await reader.read()).value);
+    signalGroup(server);
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += new TextDecoder().decode(chunk.value);
+    const events = text.split("\n\n").filter(Boolean);
+    expect(events.at(-1)).toBe("data: [DONE]");
+    const last = JSON.parse(events.at(-2)!.slice(6)) as { choices: { finish_reason: string }[]; usage?: { completion_tokens: number } };
+    expect(last.choices[0]!.finish_reason).toBe("length");
+    expect(await exited(server)).toBe(0);
+  }, 120_000);
+
   it("a second SIGTERM during the drain exits at once with 143", async () => {
     const server = await start(["--shutdown-timeout", "30"]);
     const stuck = await partialRequest(server.url, "POST /v2/models/simple/infer HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n{");

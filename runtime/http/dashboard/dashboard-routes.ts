@@ -87,7 +87,7 @@ export function dashboardHandlers(ctx: DashboardContext) {
     "dashboard-events": (r: RouteRequest) => {
       const stream = broadcaster.open(r.body.signal);
       if (!stream) throw new RuntimeError("UNAVAILABLE", `too many dashboard event streams open (the limit is ${maxStreams}); close a dashboard tab and retry`, { retryAfterMs: 5000 });
-      return new Response(stream, { headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" } });
+      return { status: 200, headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache" }, body: stream };
     },
   } satisfies Partial<RouteHandlers>;
 }

@@ -24,6 +24,11 @@ describe("the fast lane's routes", () => {
     ["GET", "/v2/health/ready"],
     ["GET", "/v2/health/live"],
     ["POST", "/v1/functions/word_count"],
+    ["POST", "/v1/chat/completions"],
+    ["POST", "/v1/completions"],
+    ["POST", "/v1/embeddings"],
+    ["POST", "/v2/models/tiny_gpt/generate"],
+    ["POST", "/v2/models/tiny_gpt/versions/1/generate_stream"],
   ])("takes %s %s", (method, url) => {
     const answer = lane()(request(method, url));
     expect(answer).toBeInstanceOf(Promise);
@@ -44,6 +49,9 @@ describe("the fast lane's routes", () => {
     ["GET", "/v1/functions"],
     ["POST", "/v1/functions/word_count/x"],
     ["GET", "/v1/functions/word_count"],
+    ["GET", "/v1/models"],
+    ["GET", "/v1/chat/completions"],
+    ["POST", "/v1/chat/completions/x"],
   ])("leaves %s %s to the app", (method, url) => {
     expect(lane()(request(method, url))).toBeUndefined();
   });
