@@ -1,7 +1,7 @@
 // Over 400 lines: one zod schema per section of function.yaml (Triton's model configuration has that many
 // fields, each with its own rules and messages); they read best together, as one description of the file.
 import * as z from "zod";
-import type { Accelerator, DynamicBatching, ExecutionAccelerators, EnsembleScheduling, InstanceGroup, InstanceRateLimiter, RateLimitConfig, RolloutConfig, ScaleConfig, SequenceBatching, TritonDataType, WarmupSample } from "./function-config.ts";
+import type { Accelerator, DynamicBatching, ExecutionAccelerators, FunctionConfig, InstanceGroup, InstanceRateLimiter, RateLimitConfig, ScaleConfig, SequenceBatching, TritonDataType } from "./function-config.ts";
 import { CONFIG_DATA_TYPES } from "../tensor/mod.ts";
 import { ensembleProblems } from "./_ensemble-rules.ts";
 import { identityProblems } from "./_identity-rules.ts";
@@ -13,9 +13,8 @@ import type { Dialect } from "./_schema-fields.ts";
 import { DEFAULT_MAX_SEQUENCES, sequenceBatchingSchema, sequenceProblems } from "./_sequence-schema.ts";
 import { executionAcceleratorsSchema } from "./_accelerator-schema.ts";
 import { hasHostPolicy, isolationProblems, isolationSchema } from "./_isolation-schema.ts";
-import type { IsolationConfig } from "./_isolation-schema.ts";
 import { embeddingProblems, embeddingSchema, generationProblems, generationSchema } from "./_generation-schema.ts";
-import type { EmbeddingConfig, GenerationConfig } from "./_generation-schema.ts";
+import type { GenerationConfig } from "./_generation-schema.ts";
 
 export type { Dialect } from "./_schema-fields.ts";
 export { DEFAULT_MAX_SEQUENCES };
@@ -40,8 +39,11 @@ export const DEFAULT_HANDLER_TIMEOUT_MS = 30_000;
 /** The largest file a handler reads from its folder (`ctx.readFile`): a model's worth (2 GiB). */
 export const MAX_HANDLER_FILE_BYTES = 2 ** 31;
 
+/** Fields the schema already gives as a FunctionConfig holds them. */
+type AsDeclared = "parameters" | "default_model_filename" | "model_warmup" | "isolation" | "rollout" | "response_cache" | "ensemble_scheduling" | "handler" | "handler_timeout_ms" | "max_input_elements" | "embedding";
+
 /** The schema's output: function.yaml's fields with defaults applied, before `toDeclared()`. */
-export interface RawConfig {
+export interface RawConfig extends Pick<FunctionConfig, AsDeclared> {
   name?: string;
   platform?: string;
   /** "" only in Triton's JSON, where an ensemble's backend prints empty. */
@@ -60,21 +62,10 @@ export interface RawConfig {
     state: (Omit<SequenceBatching["state"][number], "batch_axis"> & { batch_axis?: number })[];
   };
   optimization: { graph: { level: number }; execution_accelerators?: ExecutionAccelerators };
-  isolation?: IsolationConfig;
-  parameters: Record<string, { string_value: string }>;
-  default_model_filename: string;
   accelerator?: Accelerator;
-  model_warmup: WarmupSample[];
   scale?: ScaleConfig;
   rate_limit?: Omit<RateLimitConfig, "burst" | "total_burst"> & { burst?: number; total_burst?: number };
-  rollout?: RolloutConfig;
-  response_cache?: { enable: boolean };
-  ensemble_scheduling?: EnsembleScheduling;
-  handler?: string;
-  handler_timeout_ms?: number;
-  max_input_elements?: number;
   generation?: Omit<GenerationConfig, "model">;
-  embedding?: EmbeddingConfig;
 }
 
 /** Triton's input layouts (ModelInput.Format). */

@@ -303,10 +303,10 @@ export class Deployment {
         const session = this.#instanceFor(await this.#options.createInstance());
         if (this.#closing) return void (await session.release());
         this.#sessions.push(session);
-        this.#instances!.addInstance(session);
+        this.#instances!.pool.add(session);
       }
       while (!this.#closing && this.#sessions.length > target) {
-        const removed = (await this.#instances!.removeInstance()) as Session;
+        const removed = (await this.#instances!.pool.remove()) as Session;
         this.#sessions.splice(this.#sessions.indexOf(removed), 1);
         this.#claims.get(removed)?.unregister();
         this.#claims.delete(removed);

@@ -40,7 +40,7 @@ export interface SchedulerSetup {
 
 /** Whether a scheduler executes on instances of its own (the deployment then scales them). */
 export function hasInstances(scheduler: Scheduler): scheduler is InstanceScheduler {
-  return typeof (scheduler as Partial<InstanceScheduler>).addInstance === "function";
+  return (scheduler as Partial<InstanceScheduler>).pool !== undefined;
 }
 
 /**

@@ -66,15 +66,20 @@ export interface Scheduler {
  * an ensemble has none: its steps are other functions), which the deployment scales.
  */
 export interface InstanceScheduler extends Scheduler {
+  readonly pool: ScaledInstances<ModelInstance>;
+}
+
+/** How a deployment scales a scheduler's instances (autoscaling), whichever scheduler runs them. */
+export interface ScaledInstances<I> {
   /** Instances serving now (free or busy), after pending removals. */
-  readonly instanceCount: number;
+  readonly count: number;
   /** Adds an instance; it takes queued work at once. */
-  addInstance(instance: ModelInstance): void;
+  add(instance: I): void;
   /**
    * Takes one instance out of service: a free one at once, else the next to finish its batch;
    * resolves with it so the caller can release it. Refuses the last instance.
    */
-  removeInstance(): Promise<ModelInstance>;
+  remove(): Promise<I>;
 }
 
 /**

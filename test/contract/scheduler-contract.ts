@@ -339,38 +339,38 @@ export function instanceSchedulerContract(name: string, create: (setup: Contract
   };
 
   describe(`${name} (instance scheduler contract)`, () => {
-    it("`addInstance()` puts the new instance to work on queued requests at once", async () => {
+    it("`pool.add()` puts the new instance to work on queued requests at once", async () => {
       const { scheduler, instances } = build(1);
       const pending = [1, 2].map((v) => scheduler.enqueue(fakeRequest(v)));
       await settle();
       const added = new FakeInstance({ manual: true });
-      scheduler.addInstance(added);
+      scheduler.pool.add(added);
       await settle();
       expect(added.executions).toEqual([[2]]);
-      expect(scheduler.instanceCount).toBe(2);
+      expect(scheduler.pool.count).toBe(2);
       instances[0]!.finish();
       added.finish();
       await Promise.all(pending);
     });
 
-    it("`removeInstance()` hands back a free instance at once and a busy one after its batch, and refuses the last", async () => {
+    it("`pool.remove()` hands back a free instance at once and a busy one after its batch, and refuses the last", async () => {
       const { scheduler, instances } = build(2);
       const running = scheduler.enqueue(fakeRequest(1));
       await settle();
       const busy = instances.find((i) => i.busy > 0)!;
       const free = instances.find((i) => i.busy === 0)!;
-      expect(await scheduler.removeInstance()).toBe(free);
-      expect(scheduler.instanceCount).toBe(1);
-      await expect(scheduler.removeInstance()).rejects.toThrow("last instance");
-      scheduler.addInstance(free);
-      const later = scheduler.removeInstance();
+      expect(await scheduler.pool.remove()).toBe(free);
+      expect(scheduler.pool.count).toBe(1);
+      await expect(scheduler.pool.remove()).rejects.toThrow("last instance");
+      scheduler.pool.add(free);
+      const later = scheduler.pool.remove();
       // Whichever instance is free goes first: the one just added back.
       expect(await later).toBe(free);
       let handed: FakeInstance | undefined;
-      scheduler.addInstance(free);
+      scheduler.pool.add(free);
       const afterBatch = scheduler.enqueue(fakeRequest(2));
       await settle();
-      const second = scheduler.removeInstance().then((i) => (handed = i as FakeInstance));
+      const second = scheduler.pool.remove().then((i) => (handed = i as FakeInstance));
       await settle();
       expect(handed).toBeUndefined(); // both busy: it waits for one to finish its batch
       busy.finish();
@@ -379,7 +379,7 @@ export function instanceSchedulerContract(name: string, create: (setup: Contract
       expect(handed).toBe(busy);
       free.finish();
       await afterBatch;
-      expect(scheduler.instanceCount).toBe(1);
+      expect(scheduler.pool.count).toBe(1);
     });
   });
 }

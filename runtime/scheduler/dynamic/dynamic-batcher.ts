@@ -8,7 +8,7 @@ import { effectiveTimeout, PriorityQueue } from "../queue/priority-queue.ts";
 import type { LevelPolicy, QueueEntry } from "../queue/priority-queue.ts";
 import { SignalWatch } from "../queue/signal-watch.ts";
 import type { DispatchReason, SchedulerObserver } from "../scheduler-observer.ts";
-import type { Arrivals, InstanceScheduler, ModelInstance, ScheduledRequest, ScheduledResult } from "../scheduler.ts";
+import type { Arrivals, InstanceScheduler, ModelInstance, ScaledInstances, ScheduledRequest, ScheduledResult } from "../scheduler.ts";
 import { ArrivalOutlook } from "./arrival-outlook.ts";
 import { BatchExecutor } from "./batch-executor.ts";
 import type { Outcome } from "./batch-executor.ts";
@@ -122,9 +122,8 @@ export class DynamicBatcher implements InstanceScheduler {
   #holding = 0;
 
   constructor(options: DynamicBatcherOptions) {
-    if (options.instances.length === 0) throw new Error("a batcher needs at least one instance");
     this.#options = options;
-    this.#pool = new InstancePool(options.instances);
+    this.#pool = new InstancePool(options.instances, () => this.#pump());
     this.#queue = new PriorityQueue(options.levels ?? [UNLIMITED], options.defaultLevel ?? 1);
     this.#timer = new PreciseTimer(options.clock);
     if (options.targetLatencyMs) this.#cost = new CostModel();
@@ -223,23 +222,9 @@ export class DynamicBatcher implements InstanceScheduler {
     return this.#queue.size + this.#holding;
   }
 
-  /** Instances serving now (free or busy), after pending removals. */
-  get instanceCount(): number {
-    return this.#pool.count;
-  }
-
-  /** Adds an instance (autoscaling up); it takes queued work at once. */
-  addInstance(instance: ModelInstance): void {
-    this.#pool.add(instance);
-    this.#pump();
-  }
-
-  /**
-   * Takes one instance out of service (autoscaling down): a free one at once, else the next one
-   * to finish its batch. Resolves with it so the caller can release its session.
-   */
-  removeInstance(): Promise<ModelInstance> {
-    return this.#pool.remove();
+  /** Its instances, as autoscaling grows and shrinks them. */
+  get pool(): ScaledInstances<ModelInstance> {
+    return this.#pool;
   }
 
   async stop(): Promise<void> {

@@ -1,19 +1,24 @@
+import type { ScaledInstances } from "../scheduler.ts";
+
 /**
  * The instances of one scheduler that runs a batch per instance (the dynamic and sequence
  * batchers): which are free, how many serve, and the removals (autoscaling down) that wait for a
  * busy one to come back. A removal takes a free instance at once, else the next one released.
+ * `added` is the scheduler's pump: an added instance takes queued work at once.
  */
-export class InstancePool<I> {
+export class InstancePool<I> implements ScaledInstances<I> {
   readonly #free: I[];
   #total: number;
   readonly #removals: ((instance: I) => void)[] = [];
+  readonly #added: () => void;
 
-  constructor(instances: readonly I[]) {
+  constructor(instances: readonly I[], added: () => void) {
+    if (instances.length === 0) throw new Error("a batcher needs at least one instance");
     this.#free = [...instances];
     this.#total = instances.length;
+    this.#added = added;
   }
 
-  /** Instances serving now (free or busy), after pending removals. */
   get count(): number {
     return this.#total - this.#removals.length;
   }
@@ -47,9 +52,9 @@ export class InstancePool<I> {
   add(instance: I): void {
     this.#total++;
     this.release(instance);
+    this.#added();
   }
 
-  /** Resolves with the instance taken out of service, for its caller to release its session. */
   remove(): Promise<I> {
     if (this.count <= 1) return Promise.reject(new Error("cannot remove the last instance"));
     const free = this.#free.pop();

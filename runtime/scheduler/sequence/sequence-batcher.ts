@@ -6,7 +6,7 @@ import { invalidArg, RuntimeError } from "../../core/mod.ts";
 import type { Clock, Tensor } from "../../core/mod.ts";
 import { concatBatch, copyTensor, splitBatch } from "../../tensor/mod.ts";
 import type { SchedulerObserver, SequenceEvent } from "../scheduler-observer.ts";
-import type { Arrivals, InstanceScheduler, ModelInstance, ScheduledRequest, ScheduledResult } from "../scheduler.ts";
+import type { Arrivals, InstanceScheduler, ModelInstance, ScaledInstances, ScheduledRequest, ScheduledResult } from "../scheduler.ts";
 import { SignalWatch } from "../queue/signal-watch.ts";
 import { planSequences } from "./sequence-plan.ts";
 import type { PlannedSequence, SequencePolicy } from "./sequence-plan.ts";
@@ -101,15 +101,16 @@ export class SequenceBatcher implements InstanceScheduler {
 
   constructor(options: SequenceBatcherOptions) {
     this.#o = options;
-    this.#pool = new InstancePool(options.instances);
+    this.#pool = new InstancePool(options.instances, () => this.#pump());
   }
 
   get queued(): number {
     return this.#queued;
   }
 
-  get instanceCount(): number {
-    return this.#pool.count;
+  /** Its instances, as autoscaling grows and shrinks them. */
+  get pool(): ScaledInstances<ModelInstance> {
+    return this.#pool;
   }
 
   /** Sequences live now (placed or in the backlog). */
@@ -176,15 +177,6 @@ export class SequenceBatcher implements InstanceScheduler {
   /** A request leaves the queue (to run, or refused): no longer watched. */
   #unwatch(pending: Pending): void {
     if (pending.signal) this.#watch.forget(pending.signal, pending);
-  }
-
-  addInstance(instance: ModelInstance): void {
-    this.#pool.add(instance);
-    this.#pump();
-  }
-
-  removeInstance(): Promise<ModelInstance> {
-    return this.#pool.remove();
   }
 
   async stop(): Promise<void> {

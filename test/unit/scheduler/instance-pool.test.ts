@@ -3,7 +3,7 @@ import { InstancePool } from "../../../runtime/scheduler/queue/instance-pool.ts"
 
 describe("InstancePool", () => {
   it("takes a free instance out at once, a busy one when it comes back, and never the last", async () => {
-    const pool = new InstancePool(["a", "b", "c"]);
+    const pool = new InstancePool(["a", "b", "c"], () => {});
     expect(pool.take()).toBe("c");
     expect(pool.take()).toBe("b");
     expect(await pool.remove()).toBe("a"); // the free one
