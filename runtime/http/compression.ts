@@ -1,42 +1,25 @@
-import type { MiddlewareHandler } from "hono";
 import { streamed } from "../call/mod.ts";
 import type { Reply } from "../call/mod.ts";
-import { apiGroup } from "./routes.ts";
 import type { ApiGroup } from "../call/mod.ts";
 
-/** The groups whose answers are compressed on request (see compressResponses). */
+/**
+ * The groups whose answers are compressed on request: only successful inference answers (and
+ * /metrics, which Prometheus inflates), as Triton: its HTTP client for asyncio reads errors,
+ * metadata, configuration, statistics and the index without inflating them, while aiohttp asks
+ * for gzip on every request.
+ */
 export const COMPRESSED: ReadonlySet<ApiGroup> = new Set(["inference", "metrics"]);
 
 /**
- * Compresses responses when `Accept-Encoding` asks for gzip or deflate, as Triton does, whatever
- * the content type (binary tensors included). `Inference-Header-Content-Length` keeps describing
- * the uncompressed body, which is what clients read after inflating.
- *
- * Only successful inference answers (and /metrics, which Prometheus inflates), as Triton: its HTTP
- * client for asyncio reads errors, metadata, configuration, statistics and the index without
- * inflating them, while aiohttp asks for gzip on every request.
+ * A reply compressed whole when `Accept-Encoding` asks for gzip or deflate, as Triton does,
+ * whatever the content type (binary tensors included); an event stream is left as it is (a
+ * compressor buffers: events would reach the client late, or never). `Inference-Header-Content-Length`
+ * keeps describing the uncompressed body, which is what clients read after inflating. The app and
+ * the fast lane both call it, for COMPRESSED groups' routes only.
  */
-export function compressResponses(): MiddlewareHandler {
-  return async (c, next) => {
-    await next();
-    if (c.res.status !== 200 || !COMPRESSED.has(apiGroup(c.req.path))) return;
-    const encoding = pickEncoding(c.req.header("accept-encoding"));
-    const res = c.res;
-    if (!encoding || !res.body || res.headers.has("content-encoding")) return;
-    // A compressor buffers: an event stream would reach the client late, or never.
-    if (res.headers.get("content-type")?.startsWith("text/event-stream")) return;
-    const headers = new Headers(res.headers);
-    headers.set("content-encoding", encoding);
-    headers.delete("content-length");
-    headers.append("vary", "Accept-Encoding");
-    c.res = new Response(res.body.pipeThrough(new CompressionStream(encoding)), { status: res.status, headers });
-  };
-}
-
-/** The same for a reply held as bytes (the fast lane's): compressed whole, with the same headers; an event stream as it is. */
 export async function compressReply(reply: Reply, acceptEncoding: string | undefined): Promise<Reply> {
   const encoding = pickEncoding(acceptEncoding);
-  if (!encoding || reply.status !== 200 || streamed(reply.body)) return reply;
+  if (!encoding || reply.status !== 200 || streamed(reply.body) || reply.headers["content-encoding"] !== undefined) return reply;
   const source = typeof reply.body === "string" ? new TextEncoder().encode(reply.body) : reply.body;
   const compressed = new Response(new Blob([source as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new CompressionStream(encoding)));
   const body = new Uint8Array(await compressed.arrayBuffer());

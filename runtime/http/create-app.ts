@@ -7,7 +7,7 @@ import { invalidArg } from "../core/mod.ts";
 import type { Prometheus, TraceEvent } from "../metrics/mod.ts";
 import { accessControl } from "./access.ts";
 import type { AccessOptions } from "../call/mod.ts";
-import { compressResponses } from "./compression.ts";
+import { COMPRESSED, compressReply } from "./compression.ts";
 import { dashboardHandlers } from "./dashboard/dashboard-routes.ts";
 import type { DashboardContext } from "./dashboard/dashboard-routes.ts";
 import { errorResponse, jsonError, openAiErrorReply, toResponse } from "./error-status.ts";
@@ -60,7 +60,6 @@ export function routeHandlers(ctx: AppContext): Partial<RouteHandlers> {
 /** The whole HTTP server as one fetch handler; adapters only translate sockets to it. */
 export function createApp(ctx: AppContext, handlers: Partial<RouteHandlers> = routeHandlers(ctx)): Hono {
   const app = new Hono();
-  app.use(compressResponses());
   // CORS before access control: a preflight carries no key and must still be answered.
   if (ctx.corsOrigins?.length) app.use(corsPolicy(ctx.corsOrigins));
   app.use(accessControl({ ...ctx.access, trustedOrigins: ctx.corsOrigins }));
@@ -85,7 +84,12 @@ export function mountRoutes(app: Hono, handlers: Partial<Record<RouteId, RouteHa
     for (const path of route.paths) {
       known.push(routerPattern(path));
       const direct = "lane" in route;
-      app.on(route.method, path, async (c) => toResponse(await handle(new HonoRequest(c, direct))));
+      const compressed = COMPRESSED.has(route.group);
+      app.on(route.method, path, async (c) => {
+        const reply = await handle(new HonoRequest(c, direct));
+        const encoding = compressed ? c.req.header("accept-encoding") : undefined;
+        return toResponse(encoding === undefined ? reply : await compressReply(reply, encoding));
+      });
     }
   }
   app.all("*", (c) => (known.some((re) => re.test(c.req.path)) ? jsonError(405, "Method Not Allowed") : jsonError(404, "Not Found")));
