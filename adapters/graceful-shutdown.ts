@@ -1,3 +1,4 @@
+import { streamed } from "../runtime/mod.ts";
 import type { Clock, FastLane, Logger, ServeEnv } from "../runtime/mod.ts";
 import type { Listener } from "./host.ts";
 
@@ -48,7 +49,8 @@ export class RequestTracker {
       try {
         const response = await fetch(request, env);
         if (this.#draining) return withConnectionClose(response);
-        return request.method === "GET" && response.headers.get("content-type")?.startsWith("text/event-stream") ? this.#endable(response) : response;
+        if (!response.body || !subscription(request.method, response.headers.get("content-type"))) return response;
+        return new Response(this.#endable(response.body), { status: response.status, statusText: response.statusText, headers: response.headers });
       } finally {
         this.#inFlight--;
       }
@@ -66,7 +68,8 @@ export class RequestTracker {
       return reply.then(
         (r) => {
           this.#inFlight--;
-          return this.#draining ? { ...r, headers: { ...r.headers, connection: "close" } } : r;
+          if (this.#draining) return { ...r, headers: { ...r.headers, connection: "close" } };
+          return streamed(r.body) && subscription(request.method, r.headers["content-type"]) ? { ...r, body: this.#endable(r.body) } : r;
         },
         (error: unknown) => {
           this.#inFlight--;
@@ -77,20 +80,24 @@ export class RequestTracker {
   }
 
   /** The same event stream, through a pipe that startDraining() ends cleanly (the source is cancelled). */
-  #endable(response: Response): Response {
-    if (!response.body) return response;
+  #endable(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
     const stop = new AbortController();
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
     this.#streams.add(stop);
-    void response.body
+    void body
       .pipeTo(writable, { signal: stop.signal, preventAbort: true })
       .catch(() => {})
       .finally(() => {
         this.#streams.delete(stop);
         if (stop.signal.aborted) void writable.close().catch(() => {});
       });
-    return new Response(readable, { status: response.status, statusText: response.statusText, headers: response.headers });
+    return readable;
   }
+}
+
+/** A GET's event stream: a subscription (the dev dashboard's) that never ends by itself. A POST's (a generation's tokens) is an answer, which ends. */
+function subscription(method: string, contentType: string | null | undefined): boolean {
+  return method === "GET" && contentType?.startsWith("text/event-stream") === true;
 }
 
 function withConnectionClose(response: Response): Response {

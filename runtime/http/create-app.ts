@@ -83,10 +83,9 @@ export function mountRoutes(app: Hono, handlers: Partial<Record<RouteId, RouteHa
     if (!handle) continue;
     for (const path of route.paths) {
       known.push(routerPattern(path));
-      const direct = "lane" in route;
       const compressed = COMPRESSED.has(route.group);
       app.on(route.method, path, async (c) => {
-        const reply = await handle(new HonoRequest(c, direct));
+        const reply = await handle(new HonoRequest(c));
         const encoding = compressed ? c.req.header("accept-encoding") : undefined;
         return toResponse(encoding === undefined ? reply : await compressReply(reply, encoding));
       });
@@ -96,19 +95,16 @@ export function mountRoutes(app: Hono, handlers: Partial<Record<RouteId, RouteHa
 }
 
 /**
- * A Hono request as a route sees it; the body is built only when a route asks for it. `direct`:
- * the lane's routes read the adapter's own body where it hands one over (on Node: the socket's,
- * and a signal, without the web-stream bridge that touching `c.req.raw`'s body or signal builds);
- * the others read the web Request's, as they always have (Node's server then drains what is left).
+ * A Hono request as a route sees it; the body is built only when a route asks for it: the
+ * adapter's own where it hands one over (on Node: the socket's, and a signal, without the
+ * web-stream bridge that touching `c.req.raw`'s body or signal builds), else the web Request's.
  */
 class HonoRequest implements RouteRequest {
   readonly #c: Context;
-  readonly #direct: boolean;
   #body: DirectBody | undefined;
 
-  constructor(c: Context, direct: boolean) {
+  constructor(c: Context) {
     this.#c = c;
-    this.#direct = direct;
   }
 
   get params(): Record<string, string | undefined> {
@@ -122,8 +118,7 @@ class HonoRequest implements RouteRequest {
   }
 
   get body(): DirectBody {
-    const direct = this.#direct ? (this.#c.env as ServeEnv | undefined)?.directBody : undefined;
-    return (this.#body ??= direct ?? requestBody(this.#c.req.raw));
+    return (this.#body ??= (this.#c.env as ServeEnv | undefined)?.directBody ?? requestBody(this.#c.req.raw));
   }
 }
 

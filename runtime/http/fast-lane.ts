@@ -19,22 +19,23 @@ export interface LaneRequest {
 }
 
 /**
- * The routes a loaded server answers thousands of times a second (the route table's `lane` rows),
- * answered without the Hono app: `undefined` when the request is not one of them (the adapter then
- * hands it to `app.fetch`). On Node, building the web `Request`, its `Headers`, the `Response` and
- * the middleware chain cost more CPU per small inference than decoding, batching and running the
- * model, in a CPU profile of the server under `simple` at 8 clients (`node --cpu-prof
- * adapters/node/bin.mjs serve …`). Same behaviour as the app: the same access policy, the same
- * handlers, the same error replies, compressed as the app compresses. A request with an Origin
- * goes to the app when `--cors-origin` is set (its CORS middleware answers preflights and adds the headers).
+ * Every route of the table answered without the Hono app: `undefined` when the request is not one
+ * the lane takes (a path no row matches, a name percent-encoded, a HEAD or OPTIONS, an Origin under
+ * `--cors-origin`: the adapter then hands it to `app.fetch`, whose router, CORS and 404/405 answer
+ * it). On Node, building the web `Request`, its `Headers`, the `Response` and the middleware chain
+ * cost more CPU per small inference than decoding, batching and running the model, in a CPU profile
+ * of the server under `simple` at 8 clients (`node --cpu-prof adapters/node/bin.mjs serve …`). Same
+ * behaviour as the app: the same access policy, the same handlers, the same error replies,
+ * compressed as the app compresses (test/e2e/fast-lane.test.ts compares them).
  */
 export type FastLane = (request: LaneRequest) => Promise<Reply> | undefined;
+
+const NONE: readonly LaneRoute[] = [];
 
 // Names as the lane matches them: a name with other characters (percent-encoded) goes to the app, which decodes it.
 const NAME = "[A-Za-z0-9_.-]+";
 
 interface LaneRoute {
-  method: string;
   re: RegExp;
   group: ApiGroup;
   handle: RouteHandler;
@@ -42,17 +43,21 @@ interface LaneRoute {
   fail: (error: unknown) => Reply;
 }
 
-/** The lane's routes that have a handler, matched on the request line (a query string may follow). */
-function laneRoutes(ctx: AppContext, handlers: Partial<Record<RouteId, RouteHandler>>): LaneRoute[] {
+/** The routes that have a handler by method, in the table's order, matched on the request line (a query string may follow). */
+function laneRoutes(ctx: AppContext, handlers: Partial<Record<RouteId, RouteHandler>>): Map<string, LaneRoute[]> {
   const redact = (text: string) => ctx.models.redact(text);
   const kserve = (error: unknown) => errorReply(error, ctx.log, redact);
   const openAi = (error: unknown) => openAiErrorReply(error, ctx.log, redact);
-  return ROUTES.flatMap((route) => {
+  const byMethod = new Map<string, LaneRoute[]>();
+  for (const route of ROUTES) {
     const handle = handlers[route.id];
-    if (!("lane" in route) || !handle) return [];
+    if (!handle) continue;
     const fail = "errors" in route ? openAi : kserve;
-    return route.paths.map((path) => ({ method: route.method, group: route.group, handle, fail, re: pathPattern(path, (_, constraint) => (constraint ? `(?:${constraint})` : NAME), "(?:\\?|$)") }));
-  });
+    const rows = byMethod.get(route.method) ?? [];
+    for (const path of route.paths) rows.push({ group: route.group, handle, fail, re: pathPattern(path, (_, constraint) => (constraint ? `(?:${constraint})` : NAME), "(?:\\?|$)") });
+    byMethod.set(route.method, rows);
+  }
+  return byMethod;
 }
 
 export function createFastLane(ctx: AppContext, handlers: Partial<RouteHandlers> = routeHandlers(ctx)): FastLane {
@@ -64,8 +69,8 @@ export function createFastLane(ctx: AppContext, handlers: Partial<RouteHandlers>
     if (cors && header("origin") !== undefined) return undefined;
     let match: RegExpExecArray | null = null;
     let route: LaneRoute | undefined;
-    for (const r of routes) {
-      if (r.method === method && (match = r.re.exec(url))) {
+    for (const r of routes.get(method) ?? NONE) {
+      if ((match = r.re.exec(url))) {
         route = r;
         break;
       }

@@ -6,21 +6,21 @@ const both = (suffix: string) => [MODEL + suffix, VERSION + suffix] as const;
 
 /**
  * Every route the server answers, declared once: the Hono app registers these rows in this order
- * (a fixed path before a parameter that would match it), the fast lane matches the `lane` rows,
- * 405 answers and access groups derive from them. Paths in Hono's syntax (`:param`,
+ * (a fixed path before a parameter that would match it), the fast lane matches them in the same
+ * order, 405 answers and access groups derive from them. Paths in Hono's syntax (`:param`,
  * `:param{regex}`). A row's handler is found by its `id` (create-app.ts; the type makes every id
  * need one). test/architecture.test.ts keeps route paths out of every other file.
  */
 export const ROUTES = [
   { id: "server-metadata", method: "GET", paths: ["/v2"], group: "metadata" },
-  { id: "health", method: "GET", paths: ["/v2/health/:probe{live|ready}"], group: "health", lane: true },
+  { id: "health", method: "GET", paths: ["/v2/health/:probe{live|ready}"], group: "health" },
   { id: "stats", method: "GET", paths: ["/v2/models/stats", ...both("/stats")], group: "statistics" },
   { id: "model-metadata", method: "GET", paths: both(""), group: "metadata" },
   { id: "model-ready", method: "GET", paths: both("/ready"), group: "metadata" },
   { id: "model-config", method: "GET", paths: both("/config"), group: "metadata" },
-  { id: "infer", method: "POST", paths: both("/infer"), group: "inference", lane: true },
-  { id: "generate", method: "POST", paths: both("/generate"), group: "inference", lane: true },
-  { id: "generate-stream", method: "POST", paths: both("/generate_stream"), group: "inference", lane: true },
+  { id: "infer", method: "POST", paths: both("/infer"), group: "inference" },
+  { id: "generate", method: "POST", paths: both("/generate"), group: "inference" },
+  { id: "generate-stream", method: "POST", paths: both("/generate_stream"), group: "inference" },
   { id: "repository-index", method: "POST", paths: ["/v2/repository/index"], group: "repository" },
   { id: "repository-load", method: "POST", paths: ["/v2/repository/models/:name/load"], group: "repository" },
   { id: "repository-unload", method: "POST", paths: ["/v2/repository/models/:name/unload"], group: "repository" },
@@ -35,11 +35,11 @@ export const ROUTES = [
   { id: "cuda-shm-unregister", method: "POST", paths: ["/v2/cudasharedmemory/unregister", "/v2/cudasharedmemory/region/:region/unregister"], group: "shared-memory" },
   { id: "trace", method: "GET", paths: ["/v2/trace"], group: "trace" },
   { id: "functions", method: "GET", paths: ["/v1/functions"], group: "metadata" },
-  { id: "function-call", method: "POST", paths: ["/v1/functions/:name"], group: "inference", lane: true },
+  { id: "function-call", method: "POST", paths: ["/v1/functions/:name"], group: "inference" },
   { id: "openai-models", method: "GET", paths: ["/v1/models"], group: "metadata", errors: "openai" },
-  { id: "openai-completions", method: "POST", paths: ["/v1/completions"], group: "inference", lane: true, errors: "openai" },
-  { id: "openai-chat", method: "POST", paths: ["/v1/chat/completions"], group: "inference", lane: true, errors: "openai" },
-  { id: "openai-embeddings", method: "POST", paths: ["/v1/embeddings"], group: "inference", lane: true, errors: "openai" },
+  { id: "openai-completions", method: "POST", paths: ["/v1/completions"], group: "inference", errors: "openai" },
+  { id: "openai-chat", method: "POST", paths: ["/v1/chat/completions"], group: "inference", errors: "openai" },
+  { id: "openai-embeddings", method: "POST", paths: ["/v1/embeddings"], group: "inference", errors: "openai" },
   { id: "metrics", method: "GET", paths: ["/metrics"], group: "metrics" },
   { id: "dashboard-page", method: "GET", paths: ["/"], group: "dashboard-page" },
   { id: "dashboard-script", method: "GET", paths: ["/dashboard.js"], group: "dashboard-page" },
@@ -65,8 +65,6 @@ export interface RouteRow {
   method: "GET" | "POST";
   paths: readonly string[];
   group: ApiGroup;
-  /** Answered by the fast lane on servers that have one (fast-lane.ts): a handler that returns a Reply. */
-  lane?: boolean;
   /** Errors in OpenAI's shape (`{"error": {"message", "type", "param", "code"}}`), a refused key's included: its clients raise their typed errors. */
   errors?: "openai";
 }

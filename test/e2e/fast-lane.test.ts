@@ -74,6 +74,20 @@ const cases: Case[] = [
   { what: "an embedding of an unknown model", method: "POST", path: "/v1/embeddings", headers: auth, body: '{"model": "nope", "input": "hi"}', status: 404 },
   { what: "a generate call to an unknown model", method: "POST", path: "/v2/models/nope/generate", headers: auth, body: '{"text_input": "hi"}', status: 404 },
   { what: "a generate_stream call without a key", method: "POST", path: "/v2/models/tiny_gpt/generate_stream", body: "{}", status: 401 },
+  // Every other route of the table too: metadata, configuration, readiness, the repository API.
+  { what: "server metadata", method: "GET", path: "/v2", headers: auth, status: 200 },
+  { what: "model metadata", method: "GET", path: "/v2/models/simple", headers: auth, status: 200 },
+  { what: "a version's configuration", method: "GET", path: "/v2/models/simple/versions/1/config", headers: auth, status: 200 },
+  { what: "model readiness", method: "GET", path: "/v2/models/simple/ready", headers: auth, status: 200 },
+  { what: "metadata of an unknown function", method: "GET", path: "/v2/models/nope", headers: auth, status: 404 },
+  { what: "metadata without a key", method: "GET", path: "/v2/models/simple", status: 401 },
+  { what: "the functions' list", method: "GET", path: "/v1/functions", headers: auth, status: 200 },
+  { what: "OpenAI's model list", method: "GET", path: "/v1/models", headers: auth, status: 200 },
+  { what: "OpenAI's model list without a key", method: "GET", path: "/v1/models", status: 401 },
+  // A control route answers a loopback Host only (the web Request the app gets carries none of its own).
+  { what: "the repository index", method: "POST", path: "/v2/repository/index", headers: { host: "127.0.0.1", "content-type": "application/json" }, body: "{}", status: 200 },
+  { what: "a load the control mode refuses", method: "POST", path: "/v2/repository/models/simple/load", headers: { host: "127.0.0.1", "content-type": "application/json" }, body: "{}", status: 400 },
+  { what: "a control route from another Host", method: "POST", path: "/v2/repository/index", headers: { host: "evil.example", "content-type": "application/json" }, body: "{}", status: 403 },
 ];
 
 const COMPARED = ["content-type", "inference-header-content-length", "www-authenticate", "connection", "content-encoding"];

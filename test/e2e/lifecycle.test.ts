@@ -106,8 +106,9 @@ describe("lifecycle through the real server", () => {
         await twoAtOnce(connection, "simple");
       }
     });
-    // On the connection's signal, the live version's batcher listens; the eleven before it took their listeners off.
-    expect(Math.max(...listening)).toBe(1);
+    // The first wakes' requests wait in their batcher (until the connection count is trusted: client-connections.ts),
+    // each listening to the connection's close; every parked batcher took its listener off (a leak leaves 4 here).
+    expect(Math.max(0, ...listening)).toBeLessThanOrEqual(1);
   });
 
   it.runIf(inProcess)("one keep-alive connection may wait in the batchers of many live functions without a leak warning", async () => {

@@ -29,6 +29,16 @@ describe("the fast lane's routes", () => {
     ["POST", "/v1/embeddings"],
     ["POST", "/v2/models/tiny_gpt/generate"],
     ["POST", "/v2/models/tiny_gpt/versions/1/generate_stream"],
+    ["GET", "/v2"],
+    ["GET", "/v2/models/simple"],
+    ["GET", "/v2/models/simple/ready"],
+    ["GET", "/v2/models/simple/versions/1/config"],
+    ["GET", "/v2/models/stats"],
+    ["POST", "/v2/repository/index"],
+    ["POST", "/v2/repository/models/simple/load"],
+    ["GET", "/metrics"],
+    ["GET", "/v1/functions"],
+    ["GET", "/v1/models"],
   ])("takes %s %s", (method, url) => {
     const answer = lane()(request(method, url));
     expect(answer).toBeInstanceOf(Promise);
@@ -38,18 +48,15 @@ describe("the fast lane's routes", () => {
   it.each([
     ["GET", "/v2/models/simple/infer"],
     ["HEAD", "/v2/health/ready"],
-    ["GET", "/v2/models/simple"],
-    ["GET", "/v2/models/simple/ready"],
-    ["POST", "/v2/repository/index"],
+    ["OPTIONS", "/v2/models/simple/infer"],
+    ["POST", "/v2/repository/unknown"],
+    ["GET", "/v2/nothing"],
     ["POST", "/v2/models/sim%70le/infer"],
     ["POST", "/v2/models/simple/versions/x/infer"],
     ["POST", "/v2/models/simple/infer/"],
     ["GET", "/v2/health/ready/"],
-    ["GET", "/metrics"],
-    ["GET", "/v1/functions"],
     ["POST", "/v1/functions/word_count/x"],
     ["GET", "/v1/functions/word_count"],
-    ["GET", "/v1/models"],
     ["GET", "/v1/chat/completions"],
     ["POST", "/v1/chat/completions/x"],
   ])("leaves %s %s to the app", (method, url) => {
