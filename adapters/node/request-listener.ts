@@ -37,8 +37,8 @@ export function reportConnections(server: Server, clients: ClientConnections): v
 }
 
 /**
- * Node's request listener: the runtime's fast lane (inference, health) answered straight on
- * `node:http`, everything else through @hono/node-server to the app. The lane never sees a web
+ * Node's request listener: the runtime's fast lane (every route of the table) answered straight on
+ * `node:http`, what it leaves (404/405, HEAD, OPTIONS, CORS…) through @hono/node-server to the app. The lane never sees a web
  * `Request` or `Response`; that is where its CPU saving comes from (see fast-lane.ts). Either way
  * the body is read from the IncomingMessage itself (`NodeBody`, below).
  */
@@ -178,7 +178,7 @@ export function withDirectBody(fetch: Fetch) {
     fetch(request, { directBody: new NodeBody(node.incoming as IncomingMessage, node.outgoing as ServerResponse) });
 }
 
-/** Each reported socket's connection (request-listener.ts `reportConnections`), for the requests it carries. */
+/** Each reported socket's connection (`reportConnections` above), for the requests it carries. */
 export const connections = new WeakMap<object, ClientConnection>();
 
 export class NodeBody implements DirectBody {
