@@ -29,7 +29,7 @@ export interface Host {
   args: string[];
   /**
    * `env` is the adapter's to give (a `DirectBody` on node:http); handlers must work without it.
-   * `lane` answers inference and health without the app: on `node:http` itself, on Bun.serve
+   * `lane` answers the route table's requests without the app: on `node:http` itself, on Bun.serve
    * through `withFastLane` in front of `fetch`. `clients` hears of each connection opening and
    * closing where the server reports them (node:http; Bun.serve does not). `limits` bound slow,
    * non-reading and surplus connections where the adapter holds the sockets (node:http).

@@ -41,7 +41,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   const platform = createNodePlatform();
   const quiet = { info() {}, warn() {}, error() {} };
   const runtime = await createRuntime({ platform: { ...platform, log: quiet }, repository: FUNCTIONS, ...options });
-  // The Node adapter's listener: inference and health through the runtime's fast lane, the rest through the app.
+  // The Node adapter's listener: the route table's requests through the runtime's fast lane, what it leaves through the app.
   const server = createServer(requestListener(runtime.app.fetch, runtime.lane));
   answerClientErrors(server);
   reportConnections(server, runtime.clients);

@@ -123,7 +123,7 @@ class LaneRouteRequest implements RouteRequest {
 
 /**
  * The lane in front of a fetch handler, for servers that hand over web `Request`s natively (Bun,
- * Deno): inference and health skip the Hono router and middleware chain; the rest goes to `fetch`.
+ * Deno): the table's routes skip the Hono router and middleware chain; what the lane leaves goes to `fetch`.
  */
 export function withFastLane(fetch: (request: Request) => Response | Promise<Response>, lane: FastLane): (request: Request) => Response | Promise<Response> {
   return (request) => {

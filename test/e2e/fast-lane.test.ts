@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer } from "../../harness/start-server.ts";
 import type { TestServer } from "../../harness/start-server.ts";
 
-// On Node, inference and health are answered by the runtime's fast lane (runtime/http/fast-lane.ts)
-// straight on node:http; Bun, Deno and every other route go through the Hono app. The same
+// On Node, the route table's requests are answered by the runtime's fast lane (runtime/http/fast-lane.ts)
+// straight on node:http; what it leaves (404/405, HEAD, OPTIONS, CORS) goes through the Hono app. The same
 // request must get the same answer either way: here each one is sent over HTTP (the lane) and
 // to `app.fetch` in this process (the app), and the two answers compared.
 let server: TestServer;
