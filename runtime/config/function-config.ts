@@ -92,6 +92,11 @@ export interface RolloutAnalysis {
   max_error_rate: number;
   /** The canary's p99 latency over the stable one's, above which it is aborted. */
   max_p99_ratio: number;
+  /**
+   * Windows in a row, at one share, whose canary p99 is over max_p99_ratio before it is aborted:
+   * a p99 of a hundred answers is their second slowest, which one stall of the canary's worker sets.
+   */
+  slow_windows: number;
   /** Canary requests a window needs before it is judged (fewer: the window goes on). */
   min_requests: number;
   window_s: number;

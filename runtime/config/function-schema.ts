@@ -269,6 +269,7 @@ export function rolloutSchema() {
       .strictObject({
         max_error_rate: z.number().min(0).max(1).default(0.01),
         max_p99_ratio: z.number().positive().default(1.2),
+        slow_windows: z.int().min(1).max(100).default(2),
         min_requests: z.int().min(1).default(200),
         window_s: z.number().positive().max(86_400).default(60),
         steps: z

@@ -53,15 +53,19 @@ export interface SideFigures {
 export type RolloutPlan =
   | { kind: "wait" }
   | { kind: "abort"; reason: "error_rate" | "p99_ratio"; detail: string }
+  /** The canary's p99 is over the ratio in fewer than `slow_windows` windows in a row: judge a new window at the same share. */
+  | { kind: "hold"; reason: "p99_ratio"; detail: string }
   | { kind: "step"; percent: number; detail: string };
 
 /**
  * The analysis, pure: the canary's figures against the stable one's over the window so far.
  * Errors abort as soon as the canary has `min_requests` (a canary failing 5 % is not left at its
  * share until the window ends); latency is judged, and the share stepped up, once the window has
- * run its length with `min_requests` on the canary. Nothing is judged at 0 % or past the last step.
+ * run its length with `min_requests` on the canary: a slow canary is aborted in its
+ * `slow_windows`-th window in a row (`slowBefore` is how many came before this one at this share).
+ * Nothing is judged at 0 % or past the last step.
  */
-export function planRollout(analysis: RolloutAnalysis, percent: number, elapsedMs: number, canary: SideFigures, stable: SideFigures): RolloutPlan {
+export function planRollout(analysis: RolloutAnalysis, percent: number, elapsedMs: number, canary: SideFigures, stable: SideFigures, slowBefore = 0): RolloutPlan {
   const next = analysis.steps.find((s) => s > percent);
   if (percent <= 0 || next === undefined || canary.requests < analysis.min_requests) return { kind: "wait" };
   const errorRate = canary.errors / canary.requests;
@@ -72,7 +76,9 @@ export function planRollout(analysis: RolloutAnalysis, percent: number, elapsedM
   const comparable = canary.answered >= P99_MIN_SAMPLES && stable.answered >= P99_MIN_SAMPLES && stable.p99Ms! > 0;
   const ratio = comparable ? canary.p99Ms! / stable.p99Ms! : undefined;
   if (ratio !== undefined && ratio > analysis.max_p99_ratio && canary.p99Ms! - stable.p99Ms! > P99_SLACK_MS) {
-    return { kind: "abort", reason: "p99_ratio", detail: `canary p99 ${ms(canary.p99Ms!)} against stable ${ms(stable.p99Ms!)} (${ratio.toFixed(2)}×, max_p99_ratio ${analysis.max_p99_ratio})` };
+    const slow = slowBefore + 1;
+    const detail = `canary p99 ${ms(canary.p99Ms!)} against stable ${ms(stable.p99Ms!)} (${ratio.toFixed(2)}×, max_p99_ratio ${analysis.max_p99_ratio}), slow window ${slow} of ${analysis.slow_windows}`;
+    return slow >= analysis.slow_windows ? { kind: "abort", reason: "p99_ratio", detail } : { kind: "hold", reason: "p99_ratio", detail };
   }
   const latency = ratio === undefined ? `p99 not compared (under ${P99_MIN_SAMPLES} answers on a side)` : `p99 ${ratio.toFixed(2)}× the stable one`;
   return { kind: "step", percent: next, detail: `${canary.requests} canary requests, ${pct(errorRate)} failed, ${latency}` };

@@ -94,7 +94,8 @@ export class RolloutControl {
   }
 
   #log(name: string, rollout: Rollout, before: number, e: RolloutEvent): void {
-    const line = `${name}: rollout ${e.event} (${e.reason}): canary v${rollout.canary} from ${before} % to ${e.percent} % of unpinned requests${e.detail ? `; ${e.detail}` : ""}`;
+    const share = e.event === "hold" ? `stays at ${before} %` : `from ${before} % to ${e.percent} %`;
+    const line = `${name}: rollout ${e.event} (${e.reason}): canary v${rollout.canary} ${share} of unpinned requests${e.detail ? `; ${e.detail}` : ""}`;
     if (e.event === "abort") this.#o.log.warn(line);
     else this.#o.log.info(line);
   }

@@ -23,10 +23,11 @@ export interface RolloutView {
 /** A change asked of a running rollout (`POST /v2/repository/models/{m}/rollout`). */
 export type RolloutChange = { percent: number } | { promote: true } | { abort: true };
 
-/** What changed a rollout's share, as logged and counted (`tensorfn_rollout_events_total`). */
+/** What changed a rollout's share, or held it for another window, as logged and counted (`tensorfn_rollout_events_total`). */
 export interface RolloutEvent {
-  event: "set" | "step" | "promote" | "abort";
-  /** `api`, or the analysis's: `analysis` (a step or a promotion), `error_rate`, `p99_ratio` (an abort). */
+  /** `hold`: the analysis judged a window slow and starts a new one at the same share. */
+  event: "set" | "step" | "promote" | "abort" | "hold";
+  /** `api`, or the analysis's: `analysis` (a step or a promotion), `error_rate`, `p99_ratio` (an abort or a hold). */
   reason: string;
   percent: number;
   detail?: string;
@@ -67,6 +68,8 @@ export class Rollout {
   /** Hundredths of a request owed to the canary. */
   #credit = 0;
   #window: { startedAt: number; canary: WindowSide; stable: WindowSide };
+  /** Windows judged slow in a row at this share. */
+  #slow = 0;
   readonly #events = new Map<string, { event: RolloutEvent["event"]; reason: string; count: number }>();
 
   constructor(config: RolloutConfig, stable: number, now: number) {
@@ -125,8 +128,14 @@ export class Rollout {
   analyse(now: number): RolloutEvent | undefined {
     if (!this.analysis) return undefined;
     const w = this.#window;
-    const plan = planRollout(this.analysis, this.#percent, now - w.startedAt, w.canary.figures, w.stable.figures);
+    const plan = planRollout(this.analysis, this.#percent, now - w.startedAt, w.canary.figures, w.stable.figures, this.#slow);
     if (plan.kind === "wait") return undefined;
+    if (plan.kind === "hold") {
+      const slow = this.#slow + 1;
+      const event = this.#apply({ event: "hold", reason: plan.reason, percent: this.#percent, detail: plan.detail }, now);
+      this.#slow = slow;
+      return event;
+    }
     if (plan.kind === "abort") return this.#apply({ event: "abort", reason: plan.reason, percent: 0, detail: plan.detail }, now);
     return this.#apply({ event: plan.percent >= 100 ? "promote" : "step", reason: "analysis", percent: plan.percent, detail: plan.detail }, now);
   }
@@ -147,6 +156,7 @@ export class Rollout {
   #apply(event: RolloutEvent, now: number): RolloutEvent {
     this.#percent = event.percent;
     this.#credit = 0;
+    this.#slow = 0;
     this.#window = { startedAt: now, canary: new WindowSide(), stable: new WindowSide() };
     const key = `${event.event}\u0000${event.reason}`;
     const counted = this.#events.get(key) ?? { event: event.event, reason: event.reason, count: 0 };

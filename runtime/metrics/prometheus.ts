@@ -299,7 +299,7 @@ export function createPrometheus(source: MetricsSource, options: { histogramLate
   family(
     "tensorfn_rollout_events_total",
     "counter",
-    "Changes of a rollout's share: set, step, promote, abort, by reason (api, analysis, error_rate, p99_ratio)",
+    "A rollout's events by reason (api, analysis, error_rate, p99_ratio): set, step, promote, abort change its share; hold judges a slow window again",
     () => (source.rollouts?.() ?? []).flatMap((r) => r.events.map((e) => ({ labels: { model: r.name, event: e.event, reason: e.reason }, value: e.count }))),
     true,
   );

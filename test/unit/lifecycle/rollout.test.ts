@@ -36,18 +36,47 @@ describe("Rollout", () => {
 });
 
 describe("planRollout()", () => {
-  const analysis = { max_error_rate: 0.01, max_p99_ratio: 1.2, min_requests: 200, window_s: 60, steps: [10, 25, 50, 100] };
+  const analysis = { max_error_rate: 0.01, max_p99_ratio: 1.2, slow_windows: 2, min_requests: 200, window_s: 60, steps: [10, 25, 50, 100] };
   const side = (requests: number, errors: number, p99Ms?: number) => ({ requests, errors, answered: requests - errors, p99Ms });
   it("waits for min_requests, aborts on errors at once and on latency at the window's end, else steps to the next share", () => {
     expect(planRollout(analysis, 10, 1_000, side(199, 50), side(2000, 0, 5))).toEqual({ kind: "wait" });
     expect(planRollout(analysis, 10, 1_000, side(200, 3), side(2000, 0, 5))).toMatchObject({ kind: "abort", reason: "error_rate", detail: "3 of 200 canary requests failed (1.50 %, max_error_rate 1.00 %)" });
     expect(planRollout(analysis, 10, 59_000, side(400, 0, 50), side(4000, 0, 5))).toEqual({ kind: "wait" }); // the window still runs
-    expect(planRollout(analysis, 10, 60_000, side(400, 0, 6.5), side(4000, 0, 5))).toMatchObject({ kind: "abort", reason: "p99_ratio" });
+    expect(planRollout(analysis, 10, 60_000, side(400, 0, 6.5), side(4000, 0, 5))).toEqual({ kind: "hold", reason: "p99_ratio", detail: "canary p99 6.50 ms against stable 5.00 ms (1.30×, max_p99_ratio 1.2), slow window 1 of 2" });
+    expect(planRollout(analysis, 10, 60_000, side(400, 0, 6.5), side(4000, 0, 5), 1)).toMatchObject({ kind: "abort", reason: "p99_ratio" }); // the second in a row
+    expect(planRollout({ ...analysis, slow_windows: 1 }, 10, 60_000, side(400, 0, 6.5), side(4000, 0, 5))).toMatchObject({ kind: "abort", reason: "p99_ratio" });
     expect(planRollout(analysis, 10, 60_000, side(400, 0, 0.5), side(4000, 0, 0.2))).toMatchObject({ kind: "step", percent: 25 }); // within P99_SLACK_MS
     expect(planRollout(analysis, 10, 60_000, side(400, 2, 5.5), side(4000, 0, 5))).toMatchObject({ kind: "step", percent: 25 });
     expect(planRollout(analysis, 50, 60_000, side(400, 0, 5), side(4000, 0, 5))).toMatchObject({ kind: "step", percent: 100 });
     expect(planRollout(analysis, 100, 60_000, side(400, 0, 5), side(4000, 0, 5))).toEqual({ kind: "wait" }); // promoted: done
     expect(planRollout(analysis, 0, 60_000, side(400, 100, 5), side(4000, 0, 5))).toEqual({ kind: "wait" }); // aborted: done
+  });
+});
+
+describe("Rollout.analyse()", () => {
+  const analysis = { max_error_rate: 0.01, max_p99_ratio: 2, slow_windows: 2, min_requests: 100, window_s: 1, steps: [10, 50, 100] };
+  /** One window of 100 canary and 900 stable answers, the canary's two slowest taking `slowMs`. */
+  const windowOf = (rollout: Rollout, slowMs: number) => {
+    for (let i = 0; i < 900; i++) rollout.recorder(1)!(1);
+    for (let i = 0; i < 100; i++) rollout.recorder(2)!(i < 2 ? slowMs : 1);
+  };
+  it("holds the share for one slow window, judging a fresh one; steps after a good one; aborts at the second slow one in a row", () => {
+    const rollout = new Rollout({ canary: { version: 2, percent: 10 }, analysis }, 1, 0);
+    windowOf(rollout, 50);
+    expect(rollout.analyse(1_000)).toMatchObject({ event: "hold", reason: "p99_ratio", percent: 10 });
+    expect(rollout.view(1_000).window?.canary.requests).toBe(0); // a fresh window
+    windowOf(rollout, 1);
+    expect(rollout.analyse(1_999)).toBeUndefined(); // that window still runs
+    expect(rollout.analyse(2_000)).toMatchObject({ event: "step", percent: 50 });
+    windowOf(rollout, 50);
+    expect(rollout.analyse(3_000)).toMatchObject({ event: "hold" }); // a step starts the count anew
+    windowOf(rollout, 50);
+    expect(rollout.analyse(4_000)).toMatchObject({ event: "abort", reason: "p99_ratio", percent: 0 });
+    expect(rollout.events()).toEqual([
+      { event: "hold", reason: "p99_ratio", count: 2 },
+      { event: "step", reason: "analysis", count: 1 },
+      { event: "abort", reason: "p99_ratio", count: 1 },
+    ]);
   });
 });
 
