@@ -14,7 +14,7 @@ export const NODE_ONLY = [
   "test/e2e/load-timeout.test.ts",
   "test/e2e/autoscale.test.ts",
   "test/e2e/park-rss.test.ts",
-  "test/e2e/fast-lane.test.ts",
+  "test/e2e/router.test.ts",
   "test/e2e/production-install.test.ts",
   "test/e2e/package-install.test.ts",
   "test/e2e/readme-tour.test.ts",

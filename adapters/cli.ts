@@ -53,7 +53,7 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
   const limits = { requestTimeoutMs: settings.requestTimeoutMs, writeTimeoutMs: settings.writeTimeoutMs, maxConnections };
   // A port that cannot be listened on ends the start, naming the address: a pod or a script must not wait on a server that never serves.
   const listener = await host
-    .serve(tracker.wrap(runtime.app.fetch), { hostname, port, lane: tracker.wrapLane(runtime.lane), clients: runtime.clients, limits, httpServer: settings.httpServer })
+    .serve(tracker.wrap(runtime.router), { hostname, port, clients: runtime.clients, limits, httpServer: settings.httpServer })
     .catch((error: Error) => fail(host, `--port ${port}: ${listenError(error, hostname, port)}`));
   let metricsListener: { url: string; close(): Promise<void> } | undefined;
   // gRPC on its own port when asked for (Triton's is 8001; 0 picks a free one), before the URL line.
@@ -94,7 +94,7 @@ async function serve(host: Host, args: string[], { dev }: { dev: boolean }): Pro
   if (settings.metricsPort !== undefined) {
     const metricsPort = settings.metricsPort;
     metricsListener = await host
-      .serve(tracker.wrap(runtime.metricsFetch), { hostname, port: metricsPort })
+      .serve(tracker.wrap(runtime.metricsRouter), { hostname, port: metricsPort })
       .catch((error: Error) => fail(host, `--metrics-port ${metricsPort}: ${listenError(error, hostname, metricsPort)}`));
     console.log(`tensorfn metrics at ${metricsListener.url}/metrics`);
   }

@@ -1,5 +1,5 @@
 import { streamed } from "../runtime/mod.ts";
-import type { Clock, FastLane, Logger, ServeEnv } from "../runtime/mod.ts";
+import type { Clock, Logger, Router } from "../runtime/mod.ts";
 import type { Listener } from "./host.ts";
 
 export type ShutdownSignal = "SIGINT" | "SIGTERM";
@@ -16,7 +16,7 @@ const SIGNAL_NUMBERS: Record<ShutdownSignal, number> = { SIGINT: 2, SIGTERM: 15 
 export const REPEAT_WINDOW_MS = 1000;
 
 /**
- * Wraps the server's fetch handler: counts the requests the server read (what a shutdown must
+ * Wraps the server's router: counts the requests the server read (what a shutdown must
  * answer) and, once draining, marks every response `Connection: close` so no client reuses
  * its socket for a request the server would then have to refuse. A GET's event stream (the dev
  * dashboard's) is a subscription that never ends by itself, so draining ends it; a POST's (a
@@ -42,26 +42,9 @@ export class RequestTracker {
     for (const stream of this.#streams) stream.abort();
   }
 
-  wrap(fetch: (request: Request, env?: ServeEnv) => Response | Promise<Response>): (request: Request, env?: ServeEnv) => Promise<Response> {
-    return async (request, env) => {
-      this.#received++;
-      this.#inFlight++;
-      try {
-        const response = await fetch(request, env);
-        if (this.#draining) return withConnectionClose(response);
-        if (!response.body || !subscription(request.method, response.headers.get("content-type"))) return response;
-        return new Response(this.#endable(response.body), { status: response.status, statusText: response.statusText, headers: response.headers });
-      } finally {
-        this.#inFlight--;
-      }
-    };
-  }
-
-  /** The same counting and draining for the runtime's fast lane (the requests it takes). */
-  wrapLane(lane: FastLane): FastLane {
+  wrap(router: Router): Router {
     return (request) => {
-      const reply = lane(request);
-      if (!reply) return undefined;
+      const reply = router(request);
       this.#received++;
       this.#inFlight++;
       // One reaction for both outcomes (a then and a finally cost a promise and a turn more per request).
@@ -98,18 +81,6 @@ export class RequestTracker {
 /** A GET's event stream: a subscription (the dev dashboard's) that never ends by itself. A POST's (a generation's tokens) is an answer, which ends. */
 function subscription(method: string, contentType: string | null | undefined): boolean {
   return method === "GET" && contentType?.startsWith("text/event-stream") === true;
-}
-
-function withConnectionClose(response: Response): Response {
-  try {
-    response.headers.set("connection", "close");
-    return response;
-  } catch {
-    // Immutable headers (Response.redirect, a proxied fetch): answer with a copy.
-    const headers = new Headers(response.headers);
-    headers.set("connection", "close");
-    return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
-  }
 }
 
 export interface ShutdownOptions {

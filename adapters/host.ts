@@ -1,4 +1,4 @@
-import type { ClientConnections, EscapeKind, FastLane, Platform, ServeEnv } from "../runtime/mod.ts";
+import type { ClientConnections, EscapeKind, Platform, Router } from "../runtime/mod.ts";
 import type { ShutdownSignal } from "./graceful-shutdown.ts";
 
 /** The bounds a client connection is held to (`serve` flags; docs/guides/security.md), where the adapter holds the sockets. */
@@ -28,17 +28,13 @@ export interface Host {
   platform: Platform;
   args: string[];
   /**
-   * `env` is the adapter's to give (a `DirectBody` on node:http); handlers must work without it.
-   * `lane` answers the route table's requests without the app: on `node:http` itself, on Bun.serve
-   * through `withFastLane` in front of `fetch`. `clients` hears of each connection opening and
-   * closing where the server reports them (node:http; Bun.serve does not). `limits` bound slow,
-   * non-reading and surplus connections where the adapter holds the sockets (node:http).
-   * `httpServer`: one of `httpServers`, which the CLI checked (`--http-server`).
+   * Serves `router` (every request answered by it: on node:http from the IncomingMessage itself, on
+   * Bun.serve through `webFetch`). `clients` hears of each connection opening and closing where the
+   * server reports them (node:http; Bun.serve does not). `limits` bound slow, non-reading and
+   * surplus connections where the adapter holds the sockets (node:http). `httpServer`: one of
+   * `httpServers`, which the CLI checked (`--http-server`).
    */
-  serve(
-    fetch: (request: Request, env?: ServeEnv) => Response | Promise<Response>,
-    options: { hostname: string; port: number; lane?: FastLane; clients?: ClientConnections; limits?: ConnectionLimits; httpServer?: string },
-  ): Promise<Listener>;
+  serve(router: Router, options: { hostname: string; port: number; clients?: ClientConnections; limits?: ConnectionLimits; httpServer?: string }): Promise<Listener>;
   /** The HTTP servers this runtime can listen with (`--http-server`), its default first. */
   httpServers: readonly string[];
   /** Calls `onChange` when anything under `dir` changes; returns a function that stops watching. Optional. */

@@ -41,8 +41,8 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   const platform = createNodePlatform();
   const quiet = { info() {}, warn() {}, error() {} };
   const runtime = await createRuntime({ platform: { ...platform, log: quiet }, repository: FUNCTIONS, ...options });
-  // The Node adapter's listener: the route table's requests through the runtime's fast lane, what it leaves through the app.
-  const server = createServer(requestListener(runtime.app.fetch, runtime.lane));
+  // The Node adapter's listener: every request through the runtime's router.
+  const server = createServer(requestListener(runtime.router));
   answerClientErrors(server);
   reportConnections(server, runtime.clients);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));

@@ -1,4 +1,3 @@
-import type { Hono } from "hono";
 import { repeatedLine, systemClock } from "./core/mod.ts";
 import type { Clock, ModelSignature, Platform } from "./core/mod.ts";
 import { createIdentityBackend, createOnnxRuntimeBackend, createOnnxRuntimeWebBackend } from "./backends/mod.ts";
@@ -6,8 +5,8 @@ import type { Backend } from "./backends/mod.ts";
 import { DEFAULT_LOAD_TIMEOUT_MS, ModelManager } from "./lifecycle/mod.ts";
 import type { Budgets, ModelManagerOptions } from "./lifecycle/mod.ts";
 import { ClientConnections, MAX_REGIONS_PER_KEY, regionOwner, SharedMemoryRegions } from "./call/mod.ts";
-import { createApp, createFastLane, metricsOnly, routeHandlers } from "./http/mod.ts";
-import type { AppContext, FastLane } from "./http/mod.ts";
+import { createRouter, metricsHandlers, routeHandlers, webFetch } from "./http/mod.ts";
+import type { AppContext, Router } from "./http/mod.ts";
 import { createPrometheus, CustomMetrics, deviceBudgetFrom, GpuTelemetry, TraceRecorder, visibleDevice } from "./metrics/mod.ts";
 import type { GrpcService } from "./grpc/mod.ts";
 import { createGrpcService } from "./grpc/mod.ts";
@@ -64,15 +63,13 @@ export interface RuntimeOptions
   modelmesh?: { root: string };
 }
 
-/** A built server: its model manager and its fetch handler. */
+/** A built server: its model manager and its HTTP server as one function. */
 export interface Runtime {
   readonly models: ModelManager;
-  readonly app: Hono;
-  /**
-   * Inference and health without the app, for an adapter that has its own HTTP server (Node):
-   * same behaviour, a fraction of the CPU per request. `undefined` means "give it to `app.fetch`".
-   */
-  readonly lane: FastLane;
+  /** Every HTTP request, answered (http/router.ts): an adapter's server hands each one to it. */
+  readonly router: Router;
+  /** The router as a web fetch handler (`Request` in, `Response` out), for Bun's and Deno's servers and for embedding. */
+  readonly fetch: (request: Request) => Promise<Response>;
   /**
    * The main HTTP server's client connections, for an adapter whose server reports them (Node):
    * batchers then do not wait for requests that cannot arrive (call/client-connections.ts).
@@ -87,8 +84,8 @@ export interface Runtime {
    * which the adapter imports, waits for a gRPC port.
    */
   grpc(): Promise<GrpcService>;
-  /** Serves only /metrics, for a separate metrics port. */
-  readonly metricsFetch: (request: Request) => Promise<Response>;
+  /** Serves only /metrics, for a separate metrics port (Triton's 8002). */
+  readonly metricsRouter: Router;
   /**
    * Turns readiness false (503 on /v2/health/ready) ahead of a shutdown and cancels the loads in
    * progress (their warm-ups too); requests are still served by what is loaded.
@@ -185,13 +182,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     // A client that aborts uploads at will would write a line each: one per 10 s, with the count.
     log: { error: platform.log.error, clientAborted: repeatedLine(platform.log.warn, clock) },
   };
-  // One set of handlers for the app and the lane: the dashboard's streams and history exist once.
-  const handlers = routeHandlers(appContext);
-  const app = createApp(appContext, handlers);
+  const router = createRouter(appContext, routeHandlers(appContext));
   return {
     models,
-    app,
-    lane: createFastLane(appContext, handlers),
+    router,
+    fetch: webFetch(router),
     grpc: () =>
       (grpc ??= Promise.resolve().then(() =>
         createGrpcService({
@@ -201,7 +196,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         }),
       )),
     clients,
-    metricsFetch: metricsOnly(prometheus),
+    // Open, as /metrics is on the main port: no keys, no CORS.
+    metricsRouter: createRouter({ ...appContext, access: undefined, corsOrigins: undefined }, metricsHandlers(prometheus)),
     trace: traceJson,
     drain: () => {
       draining = true;

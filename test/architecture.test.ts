@@ -53,7 +53,6 @@ const allowed: Record<string, string[]> = {
 
 // Third-party packages, each confined to its folder (STYLE.md).
 const packages: Record<string, string[]> = {
-  hono: ["http", "root"],
   "onnxruntime-node": ["backends"],
   "onnxruntime-web": ["backends"],
   "onnxruntime-common": ["backends"],

@@ -14,7 +14,7 @@ const { runCli } = await import("../cli.ts");
 const { createNodePlatform } = await import("../node/platform.ts");
 const { logOptionsFrom } = await import("../console-logger.ts");
 const { nodeProcessHooks } = await import("../node/process-guard.ts");
-const { withFastLane } = await import("../../runtime/mod.ts");
+const { webFetch } = await import("../../runtime/mod.ts");
 const { serveNodeHttp } = await import("../node/http-server.ts");
 
 declare const Bun: {
@@ -29,13 +29,13 @@ const platform = createNodePlatform(`bun ${Bun.version}`, { log: logOptionsFrom(
 const host: Host = {
   platform,
   args: process.argv.slice(2),
-  serve: async (fetch, options) => {
+  serve: async (router, options) => {
     // node:http through a node:net listener of our own: Bun's node:http server, listening itself,
     // closes idle keep-alive sockets when it closes, as Bun.serve does; handed its connections,
     // it leaves them to drain (measured on Bun 1.4; docs/reference/cli.md, Graceful shutdown).
-    if (options.httpServer === "node") return await serveNodeHttp(platform.log, { ownListener: true, drainsUnread: false, collect: platform.collectGarbage })(fetch, options);
-    const { hostname, port, lane } = options;
-    const server = Bun.serve({ fetch: lane ? withFastLane(fetch, lane) : fetch, hostname, port });
+    if (options.httpServer === "node") return await serveNodeHttp(platform.log, { ownListener: true, drainsUnread: false, collect: platform.collectGarbage })(router, options);
+    const { hostname, port } = options;
+    const server = Bun.serve({ fetch: webFetch(router), hostname, port });
     // stop(false) (measured on Bun 1.4): refuses new connections, closes idle keep-alive sockets
     // at once and resolves when the requests in flight were answered.
     return { url: server.url.href.replace(/\/$/, ""), close: () => server.stop(false) };

@@ -12,7 +12,7 @@ import type { CompiledModules } from "./platform.ts";
 export { runCli };
 
 /**
- * Node host: node:http with the runtime's fast lane, @hono/node-server for the rest; process for signals and exit.
+ * Node host: node:http answered by the runtime's router; process for signals and exit.
  * `compiled`: where bin.mjs runs the sources compiled ahead, what its worker threads load instead of TypeScript.
  */
 export function nodeHost(args: string[], compiled?: CompiledModules): Host {

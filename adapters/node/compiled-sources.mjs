@@ -30,7 +30,7 @@ const ENTRIES = {
  * rest stay imports: onnxruntime's packages load native code or WebAssembly beside their own
  * files, and esbuild and tsx are only needed to compile.
  */
-const COMPILED_IN = new Set(["hono", "@hono/node-server", "zod", "yaml", "lru-cache", "@huggingface/tokenizers", "@huggingface/jinja", "@bufbuild/protobuf"]);
+const COMPILED_IN = new Set(["zod", "yaml", "lru-cache", "@huggingface/tokenizers", "@huggingface/jinja", "@bufbuild/protobuf"]);
 
 /** Build directories no start has used for this long are removed (a start uses its own at once). */
 const STALE_MS = 24 * 60 * 60 * 1000;

@@ -11,8 +11,8 @@ import { collectAfterRelease } from "../collect-after-release.ts";
 import { reportConnections, requestListener } from "./request-listener.ts";
 
 /**
- * `Host.serve` on `node:http`: the runtime's fast lane answered on it directly, the rest through
- * @hono/node-server; connection limits and connection reports; a close that drains (below).
+ * `Host.serve` on `node:http`: the runtime's router answers every request on it directly;
+ * connection limits and connection reports; a close that drains (below).
  * Node's host, and Deno's, whose `node:http` is a `net.Server` too and drains the same way.
  * `ownListener`: a `node:net` server listens and hands its connections to the HTTP server, whose
  * close then stops only that listener (Bun's HTTP server closes idle sockets on its own close).
@@ -21,9 +21,9 @@ import { reportConnections, requestListener } from "./request-listener.ts";
  */
 export function serveNodeHttp(log: Logger, { ownListener = false, drainsUnread = true, collect }: { ownListener?: boolean; drainsUnread?: boolean; collect?: () => void } = {}): Host["serve"] {
   const released = collectAfterRelease(collect);
-  return (fetch, { hostname, port, lane, clients, limits }) =>
+  return (router, { hostname, port, clients, limits }) =>
     new Promise<Listener>((resolve, reject) => {
-      const listener = requestListener(fetch, lane, { drainsUnread });
+      const listener = requestListener(router, { drainsUnread });
       const server: Server = createServer({ connectionsCheckingInterval: CHECK_INTERVAL_MS });
       // Bun's node:http, handed its connections, holds no request timeout itself (measured on Bun 1.4).
       // A drop is a client's doing, and clients can cause many: counted, and logged one line per 10 s with the count.

@@ -1,12 +1,8 @@
 import { setMaxListeners } from "node:events";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
-import { getRequestListener } from "@hono/node-server";
-import type { Http2Bindings, HttpBindings } from "@hono/node-server";
 import { smallBytes, streamed } from "../../runtime/mod.ts";
-import type { ClientConnection, ClientConnections, DirectBody, FastLane, Reply, ServeEnv } from "../../runtime/mod.ts";
+import type { ClientConnection, ClientConnections, DirectBody, Reply, Router } from "../../runtime/mod.ts";
 import type { Socket } from "node:net";
-
-type Fetch = (request: Request, env?: ServeEnv) => Response | Promise<Response>;
 
 /**
  * A body left unread larger than this (or of unknown length) closes the connection after the
@@ -37,16 +33,12 @@ export function reportConnections(server: Server, clients: ClientConnections): v
 }
 
 /**
- * Node's request listener: the runtime's fast lane (every route of the table) answered straight on
- * `node:http`, what it leaves (404/405, HEAD, OPTIONS, CORS…) through @hono/node-server to the app. The lane never sees a web
- * `Request` or `Response`; that is where its CPU saving comes from (see fast-lane.ts). Either way
- * the body is read from the IncomingMessage itself (`NodeBody`, below).
+ * Node's request listener: every request answered by the runtime's router straight from
+ * `node:http`, no web `Request` or `Response` built (see router.ts for what that saves); the body
+ * is read from the IncomingMessage itself (`NodeBody`, below).
  */
-export function requestListener(fetch: Fetch, lane?: FastLane, { drainsUnread = true }: ListenerOptions = {}): (incoming: IncomingMessage, outgoing: ServerResponse) => void {
-  const hono = getRequestListener(withDirectBody(fetch));
-  const app = drainsUnread ? hono : closingUnread(hono);
+export function requestListener(router: Router, { drainsUnread = true }: ListenerOptions = {}): (incoming: IncomingMessage, outgoing: ServerResponse) => void {
   const drainMax = drainsUnread ? DRAIN_MAX_BYTES : 0;
-  if (!lane) return app;
   return (incoming, outgoing) => {
     const body = new NodeBody(incoming, outgoing);
     const headers = incoming.headers;
@@ -54,12 +46,10 @@ export function requestListener(fetch: Fetch, lane?: FastLane, { drainsUnread = 
       const value = headers[name];
       return typeof value === "string" ? value : value?.join(", ");
     };
-    const reply = lane({ method: incoming.method ?? "GET", url: incoming.url ?? "/", header, body });
-    if (!reply) return void app(incoming, outgoing);
-    reply.then(
+    router({ method: incoming.method ?? "GET", url: incoming.url ?? "/", header, body }).then(
       (r) => write(incoming, outgoing, body, r, drainMax),
       () => {
-        // The lane turns every error into a reply; this is only a guard against our own bug.
+        // The router turns every error into a reply; this is only a guard against our own bug.
         if (!outgoing.headersSent) outgoing.writeHead(500, { "content-type": "application/json" });
         outgoing.end('{"error":"internal error"}');
       },
@@ -76,8 +66,8 @@ function write(incoming: IncomingMessage, outgoing: ServerResponse, body: NodeBo
   // Names and values in one flat list (writeHead takes that too): no object built per reply.
   const headers: (string | number)[] = [];
   for (const name in reply.headers) headers.push(name, reply.headers[name]!);
-  // A stream's length is not known: node:http sends it chunked.
-  if (!streamed(content)) headers.push("content-length", typeof content === "string" ? Buffer.byteLength(content) : content.byteLength);
+  // A stream's length is not known: node:http sends it chunked. A 204 has no length (RFC 9110 8.6).
+  if (!streamed(content) && reply.status !== 204) headers.push("content-length", typeof content === "string" ? Buffer.byteLength(content) : content.byteLength);
   const closes = !body.ended && unreadMayExceed(incoming, drainMax);
   if (closes) headers.push("connection", "close");
   outgoing.writeHead(reply.status, headers as string[]);
@@ -146,36 +136,10 @@ function linger(incoming: IncomingMessage, outgoing: ServerResponse): void {
   });
 }
 
-/** `listener`, its answers marked `Connection: close` when written before the request's body ended. */
-function closingUnread(listener: (incoming: IncomingMessage, outgoing: ServerResponse) => void) {
-  return (incoming: IncomingMessage, outgoing: ServerResponse) => {
-    if (unreadMayExceed(incoming, 0)) {
-      const writeHead = outgoing.writeHead;
-      outgoing.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse["writeHead"]>) {
-        if (!incoming.complete) this.setHeader("connection", "close");
-        return writeHead.apply(this, args);
-      } as ServerResponse["writeHead"];
-    }
-    listener(incoming, outgoing);
-  };
-}
-
 /** Whether a body not read may hold more than `limit` bytes: a larger declared length, or chunked. */
 function unreadMayExceed(incoming: IncomingMessage, limit: number): boolean {
   if (incoming.headers["transfer-encoding"] !== undefined) return true;
   return Number(incoming.headers["content-length"] ?? 0) > limit;
-}
-
-/**
- * The fetch handler @hono/node-server should call: the same handler, given a `DirectBody` that
- * reads the IncomingMessage itself. Its web-stream bridge (`Readable.toWeb` behind
- * `request.arrayBuffer()`, built as soon as `request.signal` or `body` is touched) is what a small
- * request paid most for; the runtime uses this instead wherever it is given.
- */
-export function withDirectBody(fetch: Fetch) {
-  // HTTP/2's request and response have the same stream and event API for what NodeBody uses.
-  return (request: Request, node: HttpBindings | Http2Bindings) =>
-    fetch(request, { directBody: new NodeBody(node.incoming as IncomingMessage, node.outgoing as ServerResponse) });
 }
 
 /** Each reported socket's connection (`reportConnections` above), for the requests it carries. */
@@ -254,7 +218,7 @@ export class NodeBody implements DirectBody {
       const onData = (chunk: Buffer) => {
         size += chunk.byteLength;
         if (size > limit) {
-          // Stop reading; @hono/node-server drains (or closes) the rest once the 413 is sent.
+          // Stop reading; the answer's writer drains (or closes) the rest once the 413 is sent.
           done();
           incoming.pause();
           resolve(undefined);

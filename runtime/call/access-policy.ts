@@ -46,7 +46,7 @@ export interface AccessOptions {
 export type Authorize = (method: string, path: string, header: HeaderLookup, group?: ApiGroup) => Promise<void> | undefined;
 
 /**
- * The access policy as one function, for every protocol (HTTP's middleware and fast lane, gRPC),
+ * The access policy as one function, for every protocol (HTTP's router, gRPC),
  * decided per API group before any route runs (so a refused request costs a header lookup and one
  * SHA-256, never a body read):
  * - health and metrics are always open (probes and scrapers carry no keys);
@@ -64,11 +64,11 @@ export function createAuthorizer(options: AccessOptions, groupOf: (path: string)
   const open = !options.apiKeys?.length;
   const keys = Promise.all([KeySet.create(options.apiKeys ?? []), KeySet.create(options.adminKeys ?? [])]);
   const trusted = (options.trustedOrigins ?? []).filter((o) => o !== "*").map((o) => o.toLowerCase());
-  // `group`: the route's group when the caller has matched the route already (the fast lane).
+  // `group`: the route's group when the caller has matched the route already (the router).
   return (method, path, header, known) => {
     const group = known ?? groupOf(path);
     if (group === "health" || group === "metrics" || (open && API_GROUPS.has(group))) return undefined;
-    // The path names the route in a refusal: without a query string (a lane passes the request line's target).
+    // The path names the route in a refusal: without a query string (the router passes the request line's target).
     return keys.then(([api, admin]) => authorize({ method, path: path.split("?", 1)[0]!, header }, group, { api, admin, trusted }));
   };
 }

@@ -1,11 +1,10 @@
 import type { ClientConnection } from "./client-connections.ts";
 
 /**
- * A request body the adapter reads from its socket itself, skipping the web-stream bridge: on Node,
- * @hono/node-server turns the IncomingMessage into a ReadableStream for `request.arrayBuffer()`, which
- * cost ≈100 µs of latency and CPU for a 200-byte body (bench/results/body-json.md). The adapter passes it as
- * the fetch handler's second argument (`ServeEnv`); Bun's own server passes none and keeps its `Request`.
- * Called once per request by the infer route.
+ * A request body the adapter reads from its socket itself (Node's listener), or a web `Request`'s
+ * (`requestBody`, for Bun's and Deno's servers). Reading the IncomingMessage straight skips the
+ * web-stream bridge a `Request` would need, which cost ≈100 µs of latency and CPU for a 200-byte
+ * body (bench/results/body-json.md). Read once per request, by the route that takes a body.
  */
 export interface DirectBody {
   /** The client connection it arrived on, where the adapter reports connections (client-connections.ts). */
@@ -26,10 +25,5 @@ export interface DirectBody {
   take?(limit: number): Uint8Array | undefined;
 }
 
-/** What an adapter may pass to the app's fetch handler as its second argument (Hono's `c.env`). */
-export interface ServeEnv {
-  directBody?: DirectBody;
-}
-
-/** A request header by lower-case name, whoever carries the request (a `Request`, an adapter's own lane). */
+/** A request header by lower-case name, whoever carries the request (a `Request`, Node's `IncomingMessage`). */
 export type HeaderLookup = (name: string) => string | undefined;

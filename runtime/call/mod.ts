@@ -1,5 +1,5 @@
 // The call pipeline: what every protocol's route runs for a call — admission, decode, schedule,
-// encode — so KServe HTTP, the Node fast lane and /v1/functions (and gRPC and OpenAI next) share it.
+// encode — so KServe over HTTP and gRPC, /v1/functions, OpenAI and generate share it.
 export { admit } from "./admission.ts";
 export type { Admitted, Call, CallContext } from "./admission.ts";
 export { inferCall } from "./infer-call.ts";
@@ -18,7 +18,7 @@ export type { AccessOptions, ApiGroup, Authorize } from "./access-policy.ts";
 export { KeySet, parseKeyFile } from "./key-set.ts";
 export { MAX_ERROR_CHARS, shownError } from "./error-log.ts";
 export type { ErrorLog } from "./error-log.ts";
-export type { DirectBody, HeaderLookup, ServeEnv } from "./direct-body.ts";
+export type { DirectBody, HeaderLookup } from "./direct-body.ts";
 export { ClientConnections } from "./client-connections.ts";
 export type { ClientConnection } from "./client-connections.ts";
 export { jsonReply, streamed } from "./reply.ts";

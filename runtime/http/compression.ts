@@ -14,8 +14,8 @@ export const COMPRESSED: ReadonlySet<ApiGroup> = new Set(["inference", "metrics"
  * A reply compressed whole when `Accept-Encoding` asks for gzip or deflate, as Triton does,
  * whatever the content type (binary tensors included); an event stream is left as it is (a
  * compressor buffers: events would reach the client late, or never). `Inference-Header-Content-Length`
- * keeps describing the uncompressed body, which is what clients read after inflating. The app and
- * the fast lane both call it, for COMPRESSED groups' routes only.
+ * keeps describing the uncompressed body, which is what clients read after inflating. The router
+ * calls it for COMPRESSED groups' routes only.
  */
 export async function compressReply(reply: Reply, acceptEncoding: string | undefined): Promise<Reply> {
   const encoding = pickEncoding(acceptEncoding);

@@ -46,17 +46,9 @@ export function errorReply(error: unknown, log?: ErrorLog, redact: (text: string
   return jsonReply(500, { error: shown(`internal error: ${(error as Error)?.message ?? String(error)}`) });
 }
 
-/** `errorReply` as a web Response (the Hono app's error handler). */
-export function errorResponse(error: unknown, log?: ErrorLog, redact?: (text: string) => string): Response {
-  return toResponse(errorReply(error, log, redact));
-}
-
+/** A reply as a web `Response` (an empty body as none: a 204's or a HEAD's may have no other). */
 export function toResponse(reply: Reply): Response {
-  return new Response(reply.body as BodyInit, { status: reply.status, headers: reply.headers });
-}
-
-export function jsonError(status: number, message: string): Response {
-  return Response.json({ error: message }, { status });
+  return new Response(reply.body === "" ? null : (reply.body as BodyInit), { status: reply.status, headers: reply.headers });
 }
 
 const openAiTypes: Record<number, string> = { 400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error", 413: "invalid_request_error", 429: "rate_limit_error" };

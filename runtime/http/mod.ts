@@ -1,7 +1,7 @@
-export { createApp, routeHandlers } from "./create-app.ts";
-export type { AppContext } from "./create-app.ts";
-export { metricsOnly } from "./metrics-routes.ts";
+export { routeHandlers } from "./route-handlers.ts";
+export type { AppContext } from "./route-handlers.ts";
+export { metricsHandlers } from "./metrics-routes.ts";
 export { parseKeyFile } from "../call/mod.ts";
-export { createFastLane, withFastLane } from "./fast-lane.ts";
-export type { FastLane, LaneRequest } from "./fast-lane.ts";
+export { createRouter, webFetch } from "./router.ts";
+export type { Router, RouterRequest } from "./router.ts";
 export { isProbe } from "./routes.ts";

@@ -13,7 +13,7 @@ import { sseReply } from "./sse.ts";
  */
 export function openAiHandlers(ctx: CallContext & { log?: ErrorLog }) {
   const fail = (error: unknown) => openAiErrorReply(error, ctx.log, (t) => ctx.models.redact(t));
-  // A failure before the status is sent is thrown: the lane (or the app's error handler) answers these routes in OpenAI's shape.
+  // A failure before the status is sent is thrown: the router answers these routes' errors in OpenAI's shape.
   const complete = (kind: OpenAiKind) => async (r: RouteRequest): Promise<Reply> => {
     const answer = await openAiCall(ctx, kind, r.header, r.body);
     if (!answer.stream) return { status: 200, headers: { "content-type": "application/json" }, body: answer.json };

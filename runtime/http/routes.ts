@@ -5,11 +5,10 @@ const VERSION = "/v2/models/:name/versions/:version{[0-9]+}";
 const both = (suffix: string) => [MODEL + suffix, VERSION + suffix] as const;
 
 /**
- * Every route the server answers, declared once: the Hono app registers these rows in this order
- * (a fixed path before a parameter that would match it), the fast lane matches them in the same
- * order, 405 answers and access groups derive from them. Paths in Hono's syntax (`:param`,
- * `:param{regex}`). A row's handler is found by its `id` (create-app.ts; the type makes every id
- * need one). test/architecture.test.ts keeps route paths out of every other file.
+ * Every route the server answers, declared once: the router (router.ts) matches these rows in this
+ * order (a fixed path before a parameter that would match it); its 405s and the access groups
+ * derive from them. Paths as `:param` or `:param{regex}`, Hono's syntax. A row's handler is found
+ * by its `id` (route-handlers.ts; the type makes every id need one). test/architecture.test.ts keeps route paths out of every other file.
  */
 export const ROUTES = [
   { id: "server-metadata", method: "GET", paths: ["/v2"], group: "metadata" },
@@ -71,7 +70,7 @@ export interface RouteRow {
 
 export type RouteId = (typeof ROUTES)[number]["id"];
 
-/** A request as a route handler sees it, whoever carried it (Hono, an adapter's fast lane). */
+/** A request as a route handler sees it, whichever server carried it (node:http, Bun.serve). */
 export interface RouteRequest {
   /** The path's parameters by name (percent-decoded). */
   readonly params: Readonly<Record<string, string | undefined>>;
@@ -81,7 +80,7 @@ export interface RouteRequest {
   readonly body: DirectBody;
 }
 
-/** What a handler answers: a `Reply`, its body a stream where it streams (SSE), whoever writes it (Hono, an adapter's lane). */
+/** What a handler answers: a `Reply`, its body a stream where it streams (SSE), whichever server writes it. */
 export type RouteHandler = (request: RouteRequest) => Reply | Promise<Reply>;
 export type RouteHandlers = Record<RouteId, RouteHandler>;
 

@@ -1,14 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AddressInfo } from "node:net";
-import { Hono } from "hono";
-import { serve } from "@hono/node-server";
-import type { ServerType } from "@hono/node-server";
+import { createServer } from "node:http";
+import type { Server } from "node:http";
 import { chromium } from "playwright-core";
 import type { Browser } from "playwright-core";
 import { ModelStats } from "../../runtime/metrics/mod.ts";
 import type { MetricsEntry, TraceEvent } from "../../runtime/metrics/mod.ts";
 import { dashboardHandlers } from "../../runtime/http/dashboard/dashboard-routes.ts";
-import { mountRoutes } from "../../runtime/http/create-app.ts";
+import { createRouter } from "../../runtime/http/router.ts";
+import type { AppContext } from "../../runtime/http/route-handlers.ts";
+import { requestListener } from "../../adapters/node/request-listener.ts";
 import { requireTool } from "../support/require-tool.ts";
 
 // The repository API refuses names like these, so the snapshot is built here, in-process: the
@@ -17,7 +18,7 @@ const PAYLOAD = `<img src=x onerror="window.__xss=1;fetch('/v2/repository/models
 const STATE = `<svg onload="window.__xss=2">`;
 
 describe("dev dashboard renders server-provided strings as text (headless Chromium)", () => {
-  let server: ServerType;
+  let server: Server;
   let url: string;
   let browser: Browser;
   const controlCalls: string[] = [];
@@ -29,14 +30,15 @@ describe("dev dashboard renders server-provided strings as text (headless Chromi
       { name: "process_name", ph: "M", pid: 1, tid: 0, ts: 0, args: { name: PAYLOAD } } as TraceEvent,
       { name: "execute", cat: "execution", ph: "X", pid: 1, tid: 0, ts: 0, dur: 1000, args: { rows: 1 } } as TraceEvent,
     ];
-    const app = new Hono();
-    app.all("/v2/repository/*", (c) => {
-      controlCalls.push(c.req.path);
-      return c.json({});
+    // The dashboard's routes through the real router; any control call the page makes is recorded, never run.
+    const ctx = { models: { redact: (text: string) => text }, log: { error() {} } } as unknown as AppContext;
+    const dashboard = requestListener(createRouter(ctx, dashboardHandlers({ entries: () => [entry], trace: () => ({ traceEvents: trace }), now: () => 1, intervalMs: 200 })));
+    server = createServer((incoming, outgoing) => {
+      if (!incoming.url?.startsWith("/v2/repository/")) return dashboard(incoming, outgoing);
+      controlCalls.push(incoming.url);
+      outgoing.writeHead(200, { "content-type": "application/json" }).end("{}");
     });
-    mountRoutes(app, dashboardHandlers({ entries: () => [entry], trace: () => ({ traceEvents: trace }), now: () => 1, intervalMs: 200 }));
-    server = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 });
-    await new Promise<void>((resolve) => server.once("listening", () => resolve()));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"] });
   }, 60_000);

@@ -161,7 +161,7 @@ async function served(models: Record<string, Uint8Array>, seconds: number) {
     backends: { onnxruntime: createOnnxRuntimeBackend({ web }), identity: createIdentityBackend() },
   });
   const server = await new Promise<{ url: string; shutdown: () => Promise<void> }>((resolve) => {
-    const s = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: ({ port }) => resolve({ url: `http://127.0.0.1:${port}`, shutdown: () => s.shutdown() }) }, runtime.app.fetch);
+    const s = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: ({ port }) => resolve({ url: `http://127.0.0.1:${port}`, shutdown: () => s.shutdown() }) }, runtime.fetch);
   });
   try {
     const results: Record<string, unknown> = {};

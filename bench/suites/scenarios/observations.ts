@@ -25,7 +25,7 @@ function behindHandwritten(results: ScenarioResults): string | undefined {
   return (
     `**Behind the hand-written server** (target 1), with the server CPU per request of tensorfn / node:http: ${items.join(", ")}. ` +
     "Where tensorfn spent more, the difference is its own work per request beside the same session.run (queue, batcher, statistics, checks); " +
-    "`npx tsx bench/studies/lane-cost.ts` measures that part without HTTP. One window moves by ±15 % between back-to-back runs of one server here (section 4), so a single point that close to 1.0 is not settled by this run."
+    "`npx tsx bench/studies/router-cost.ts` measures that part without HTTP. One window moves by ±15 % between back-to-back runs of one server here (section 4), so a single point that close to 1.0 is not settled by this run."
   );
 }
 

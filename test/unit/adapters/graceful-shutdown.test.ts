@@ -3,6 +3,7 @@ import { createShutdown, EXIT_SHUTDOWN_TIMEOUT, RequestTracker } from "../../../
 import type { ShutdownOptions } from "../../../adapters/graceful-shutdown.ts";
 import type { Listener } from "../../../adapters/host.ts";
 import { createRuntime } from "../../../runtime/mod.ts";
+import type { Reply, RouterRequest } from "../../../runtime/mod.ts";
 import { FakeClock } from "../../support/fake-clock.ts";
 import { MemoryPlatform } from "../../support/memory-platform.ts";
 
@@ -61,8 +62,8 @@ describe("createShutdown()", () => {
 
   it("exits EXIT_SHUTDOWN_TIMEOUT (1) with one error line when the timeout passes first", async () => {
     const t = setup({ timeoutMs: 5000 });
-    const held = t.tracker.wrap(() => new Promise<Response>(() => {}));
-    void held(new Request("http://127.0.0.1/v2/models/simple/infer"));
+    const held = t.tracker.wrap(() => new Promise<Reply>(() => {}));
+    void held(routerRequest("/v2/models/simple/infer", "POST"));
     t.shutdown("SIGTERM");
     t.clock.advance(4999);
     expect(t.exits).toEqual([]);
@@ -90,35 +91,16 @@ describe("createShutdown()", () => {
 });
 
 describe("RequestTracker", () => {
-  it("marks responses `Connection: close` only once draining, immutable headers included", async () => {
-    const tracker = new RequestTracker();
-    const fetch = tracker.wrap((request) => (new URL(request.url).pathname === "/redirect" ? Response.redirect("http://127.0.0.1/x", 302) : new Response("ok")));
-    expect((await fetch(new Request("http://127.0.0.1/"))).headers.get("connection")).toBeNull();
-    tracker.startDraining();
-    expect((await fetch(new Request("http://127.0.0.1/"))).headers.get("connection")).toBe("close");
-    const redirect = await fetch(new Request("http://127.0.0.1/redirect"));
-    expect([redirect.status, redirect.headers.get("location"), redirect.headers.get("connection")]).toEqual([302, "http://127.0.0.1/x", "close"]);
-    expect([tracker.received, tracker.inFlight]).toEqual([3, 0]);
-  });
-});
-
-describe("RequestTracker.wrapLane", () => {
-  it("counts only the requests the lane takes, and marks its replies `Connection: close` once draining", async () => {
+  it("counts the requests the router takes, and marks its replies `Connection: close` once draining", async () => {
     const tracker = new RequestTracker();
     let finish = () => {};
-    const lane = tracker.wrapLane((request) => {
-      if (request.url !== "/lane") return undefined;
-      return new Promise((resolve) => (finish = () => resolve({ status: 200, headers: { "content-type": "text/plain" }, body: "ok" })));
-    });
-    const body = { signal: new AbortController().signal, read: async () => new Uint8Array() };
-    const call = (url: string) => lane({ method: "GET", url, header: () => undefined, body });
-    expect(call("/elsewhere")).toBeUndefined();
-    const first = call("/lane")!;
+    const router = tracker.wrap(() => new Promise((resolve) => (finish = () => resolve({ status: 200, headers: { "content-type": "text/plain" }, body: "ok" }))));
+    const first = router(routerRequest("/"));
     expect([tracker.received, tracker.inFlight]).toEqual([1, 1]);
     finish();
     expect((await first).headers.connection).toBeUndefined();
     tracker.startDraining();
-    const second = call("/lane")!;
+    const second = router(routerRequest("/"));
     finish();
     expect((await second).headers).toEqual({ "content-type": "text/plain", connection: "close" });
     expect([tracker.received, tracker.inFlight]).toEqual([2, 0]);
@@ -133,9 +115,9 @@ describe("RequestTracker event streams", () => {
       start: (controller) => controller.enqueue(new TextEncoder().encode("data: 1\n\n")),
       cancel: () => void (cancelled = true),
     });
-    const fetch = tracker.wrap(() => new Response(source, { headers: { "content-type": "text/event-stream; charset=utf-8" } }));
-    const response = await fetch(new Request("http://127.0.0.1/v2/dashboard/events"));
-    const reader = response.body!.getReader();
+    const router = tracker.wrap(async () => ({ status: 200, headers: { "content-type": "text/event-stream; charset=utf-8" }, body: source }));
+    const reply = await router(routerRequest("/v2/dashboard/events"));
+    const reader = (reply.body as ReadableStream<Uint8Array>).getReader();
     expect(new TextDecoder().decode((await reader.read()).value)).toBe("data: 1\n\n");
     tracker.startDraining();
     expect((await reader.read()).done).toBe(true);
@@ -146,12 +128,18 @@ describe("RequestTracker event streams", () => {
 describe("Runtime.drain()", () => {
   it("turns GET /v2/health/ready to 503 while live stays 200", async () => {
     const runtime = await createRuntime({ platform: new MemoryPlatform({ "repo/.keep": "" }), repository: "repo", backends: {} });
-    expect((await runtime.app.request("/v2/health/ready")).status).toBe(200);
+    const get = (path: string) => runtime.fetch(new Request(`http://127.0.0.1${path}`));
+    expect((await get("/v2/health/ready")).status).toBe(200);
     runtime.drain();
-    const ready = await runtime.app.request("/v2/health/ready");
+    const ready = await get("/v2/health/ready");
     expect(ready.status).toBe(503);
     expect(await ready.text()).toMatch(/shutting down/);
-    expect((await runtime.app.request("/v2/health/live")).status).toBe(200);
+    expect((await get("/v2/health/live")).status).toBe(200);
     await runtime.stop();
   });
 });
+
+/** A request as an adapter hands it to the router, its body empty. */
+function routerRequest(url: string, method = "GET"): RouterRequest {
+  return { method, url, header: () => undefined, body: { signal: new AbortController().signal, read: async () => new Uint8Array() } };
+}

@@ -1,9 +1,9 @@
 // The runtime's own CPU per inference request, without HTTP (issue 11): requests go straight into
-// the fast lane (runtime/http/fast-lane.ts) with their body already in memory, `inflight` at a
+// the router (runtime/http/router.ts) with their body already in memory, `inflight` at a
 // time, on one thread; the answer is µs of this process's CPU per request, which the machine's
 // other load barely moves (unlike a served req/s). What it leaves out — parsing and writing HTTP —
 // is the same for any Node server. Usage:
-//   tsx bench/studies/lane-cost.ts [model=simple] [binary|json] [inflight=8] [seconds=3]
+//   tsx bench/studies/router-cost.ts [model=simple] [binary|json] [inflight=8] [seconds=3]
 import { cpSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,7 +14,7 @@ import { createNodePlatform } from "../../adapters/node/platform.ts";
 
 const [model = "simple", kind = "binary", inflight = "8", seconds = "3"] = process.argv.slice(2);
 const functions = fileURLToPath(new URL("../../functions", import.meta.url));
-const repo = mkdtempSync(join(tmpdir(), "tensorfn-lane-cost-"));
+const repo = mkdtempSync(join(tmpdir(), "tensorfn-router-cost-"));
 cpSync(join(functions, model), join(repo, model), { recursive: true });
 const quiet = { info() {}, warn() {}, error() {} };
 const runtime = await createRuntime({ platform: { ...createNodePlatform(), log: quiet }, repository: repo, controlMode: "none" });
@@ -47,7 +47,7 @@ headers["content-length"] = String(body.byteLength);
 const signal = new AbortController().signal;
 const request = () => {
   const direct: DirectBody = { signal, read: async () => body.slice() };
-  return runtime.lane({ method: "POST", url: `/v2/models/${model}/infer`, header: (h) => headers[h], body: direct })!;
+  return runtime.router({ method: "POST", url: `/v2/models/${model}/infer`, header: (h) => headers[h], body: direct });
 };
 
 async function round(ms: number): Promise<{ requests: number; cpuUs: number; wallMs: number }> {

@@ -3,13 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServer } from "../../harness/start-server.ts";
 import type { TestServer } from "../../harness/start-server.ts";
 
-// On Node, the route table's requests are answered by the runtime's fast lane (runtime/http/fast-lane.ts)
-// straight on node:http; what it leaves (404/405, HEAD, OPTIONS, CORS) goes through the Hono app. The same
-// request must get the same answer either way: here each one is sent over HTTP (the lane) and
-// to `app.fetch` in this process (the app), and the two answers compared.
+// One router (runtime/http/router.ts) answers every request, reached two ways: Node's listener
+// hands it the IncomingMessage (NodeBody, replies written on node:http), Bun's and Deno's servers a
+// web `Request` through `webFetch` (`runtime.fetch`). The same request must get the same answer
+// either way: here each one is sent over HTTP (Node's way) and to `runtime.fetch` in this process
+// (the web way), and the two answers compared.
 let server: TestServer;
 let pool: Pool;
-const API_KEY = "lane-test-key";
+const API_KEY = "router-test-key";
 beforeAll(async () => {
   server = await startServer({ controlMode: "none", maxInputBytes: 4096, apiKeys: [API_KEY] });
   pool = new Pool(server.url, { connections: 2 });
@@ -41,7 +42,7 @@ const auth = { authorization: `Bearer ${API_KEY}` };
 
 interface Case {
   what: string;
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "OPTIONS";
   path: string;
   headers?: Record<string, string>;
   body?: string | Uint8Array;
@@ -88,9 +89,16 @@ const cases: Case[] = [
   { what: "the repository index", method: "POST", path: "/v2/repository/index", headers: { host: "127.0.0.1", "content-type": "application/json" }, body: "{}", status: 200 },
   { what: "a load the control mode refuses", method: "POST", path: "/v2/repository/models/simple/load", headers: { host: "127.0.0.1", "content-type": "application/json" }, body: "{}", status: 400 },
   { what: "a control route from another Host", method: "POST", path: "/v2/repository/index", headers: { host: "evil.example", "content-type": "application/json" }, body: "{}", status: 403 },
+  // What the router answers itself.
+  { what: "a path no route has", method: "GET", path: "/v2/nothing", headers: auth, status: 404 },
+  { what: "a path without a key (refused before its 404)", method: "GET", path: "/v2/nothing", status: 401 },
+  { what: "a route's path with the wrong method", method: "GET", path: "/v2/models/simple/infer", headers: auth, status: 405 },
+  { what: "a percent-encoded name", method: "POST", path: "/v2/models/sim%70le/infer", headers: auth, body: json, status: 200 },
+  { what: "a name that decodes out of its folder", method: "GET", path: "/v2/models/..%2F..%2Fetc", headers: auth, status: 404 },
+  { what: "OPTIONS without --cors-origin", method: "OPTIONS", path: "/v2/models/simple/infer", status: 405 },
 ];
 
-const COMPARED = ["content-type", "inference-header-content-length", "www-authenticate", "connection", "content-encoding"];
+const COMPARED = ["content-type", "inference-header-content-length", "www-authenticate", "connection", "content-encoding", "allow"];
 
 function picked(headers: Record<string, string | string[] | undefined> | Headers): Record<string, string | undefined> {
   const get = (name: string) => (headers instanceof Headers ? (headers.get(name) ?? undefined) : (headers[name] as string | undefined));
@@ -100,20 +108,29 @@ function picked(headers: Record<string, string | string[] | undefined> | Headers
   return out;
 }
 
-describe("the fast lane answers as the app does", () => {
+describe("Node's listener and the web fetch path answer alike", () => {
   it.each(cases)("$what ($status)", async (c) => {
-    const lane = await pool.request({ method: c.method, path: c.path, headers: c.headers, body: c.body });
-    const laneBody = new Uint8Array(await lane.body.arrayBuffer());
+    const node = await pool.request({ method: c.method, path: c.path, headers: c.headers, body: c.body });
+    const nodeBody = new Uint8Array(await node.body.arrayBuffer());
     const request = new Request(`${server.url}${c.path}`, { method: c.method, headers: c.headers, body: c.body as BodyInit | undefined });
-    const app = await server.runtime!.app.fetch(request);
-    const appBody = new Uint8Array(await app.arrayBuffer());
-    expect(lane.statusCode).toBe(c.status);
-    expect(app.status).toBe(c.status);
-    expect(picked(lane.headers)).toEqual(picked(app.headers));
-    expect(Buffer.from(laneBody).toString("latin1")).toEqual(Buffer.from(appBody).toString("latin1"));
+    const web = await server.runtime!.fetch(request);
+    const webBody = new Uint8Array(await web.arrayBuffer());
+    expect(node.statusCode).toBe(c.status);
+    expect(web.status).toBe(c.status);
+    expect(picked(node.headers)).toEqual(picked(web.headers));
+    expect(Buffer.from(nodeBody).toString("latin1")).toEqual(Buffer.from(webBody).toString("latin1"));
   });
 
-  it("compresses when asked, as the app does", async () => {
+  it("answers HEAD as its GET without the body, both ways, with the GET's length", async () => {
+    const get = await pool.request({ method: "GET", path: "/v2/models/simple", headers: auth });
+    const length = String((await get.body.arrayBuffer()).byteLength);
+    const head = await pool.request({ method: "HEAD", path: "/v2/models/simple", headers: auth });
+    expect([head.statusCode, head.headers["content-type"], head.headers["content-length"], await head.body.text()]).toEqual([200, "application/json", length, ""]);
+    const web = await server.runtime!.fetch(new Request(`${server.url}/v2/models/simple`, { method: "HEAD", headers: auth }));
+    expect([web.status, web.headers.get("content-length"), await web.text()]).toEqual([200, length, ""]);
+  });
+
+  it("compresses when asked", async () => {
     const lane = await pool.request({ method: "POST", path: "/v2/models/simple/infer", headers: { ...auth, "accept-encoding": "gzip" }, body: json });
     expect(lane.statusCode).toBe(200);
     expect(lane.headers["content-encoding"]).toBe("gzip");
@@ -123,12 +140,12 @@ describe("the fast lane answers as the app does", () => {
     expect(answer.outputs.find((o) => o.name === "OUTPUT0")!.data).toEqual(ints.map((i) => i + 2));
   });
 
-  it("streams a chat completion as the app does: the same events, sent chunked as they are made, never compressed", async () => {
+  it("streams a chat completion alike both ways: the same events, sent chunked as they are made, never compressed", async () => {
     const body = JSON.stringify({ model: "tiny_gpt", messages: [{ role: "user", content: "Hello" }], max_tokens: 8, temperature: 0, stream: true });
     const headers = { ...auth, "content-type": "application/json", "accept-encoding": "gzip" };
     const lane = await pool.request({ method: "POST", path: "/v1/chat/completions", headers, body });
     const laneText = await lane.body.text();
-    const app = await server.runtime!.app.fetch(new Request(`${server.url}/v1/chat/completions`, { method: "POST", headers, body }));
+    const app = await server.runtime!.fetch(new Request(`${server.url}/v1/chat/completions`, { method: "POST", headers, body }));
     const appText = await app.text();
     expect(lane.statusCode).toBe(200);
     expect(lane.headers["content-type"]).toBe(app.headers.get("content-type"));
