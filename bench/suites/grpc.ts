@@ -114,7 +114,7 @@ const costs = (model: string, concurrency: number) => {
 lines.push(
   "",
   "Where the difference comes from: both protocols reach the same call pipeline, batcher and session; what differs is the",
-  "transport. HTTP/1.1 on Node runs on the server's own fast lane (node:http's C++ parser, the body read straight from the",
+  "transport. HTTP/1.1 on Node runs on the server's own router (node:http's C++ parser, the body read straight from the",
   "socket); gRPC runs on @grpc/grpc-js over node:http2 — per call an HTTP/2 stream, HPACK headers, framing, trailers, and",
   "protobuf in JavaScript. Per `simple` call at c=8 the CPU time is " + costs("simple", 8) + ":",
   "both sides pay, and client and server share 2 cores, so the rate falls further than the server's cost alone rises (a CPU",

@@ -73,7 +73,7 @@ export function runtimesProse(run: RuntimesRun): string[] {
   if (http.length > 0 && http.every(([, q]) => q > 1 + noise)) {
     const ms = Number.isFinite(modelMs) ? `, ${f(modelMs, 2)} ms of model time per batch in Node's server` : "";
     sentences.push(
-      `Bun.serve parses HTTP in native code, while Node and Deno serve through node:http (Deno's own port of it) and the runtime's fast lane on it; where the HTTP layer dominates (mlp at concurrency 32${ms}) ${http.map(([r, q]) => `${named(r)} served ${f(q, 2)}×`).join(" and ")} Node's rate, beyond this run's round-to-round spread.`,
+      `Bun.serve parses HTTP in native code, while Node and Deno serve through node:http (Deno's own port of it) with the runtime's router on it; where the HTTP layer dominates (mlp at concurrency 32${ms}) ${http.map(([r, q]) => `${named(r)} served ${f(q, 2)}×`).join(" and ")} Node's rate, beyond this run's round-to-round spread.`,
     );
   } else if (http.length > 0) {
     sentences.push(`At mlp@32, where the HTTP layer weighs most, ${http.map(([r, q]) => `${named(r)} served ${f(q, 2)}× Node`).join(" and ")}: within this run's round-to-round spread or below Node, so no runtime's HTTP layer shows an advantage here.`);
