@@ -112,11 +112,15 @@ export function createRouter(ctx: AppContext, handlers: Partial<RouteHandlers> =
   };
 }
 
-/** The target as a path: an absolute URL (`GET http://host/v2 HTTP/1.1`, allowed by RFC 9112) loses its scheme and authority. */
+/**
+ * The target as a path: an absolute URL (`GET http://host/v2 HTTP/1.1`, allowed by RFC 9112) loses
+ * its scheme and authority; anything else that is not a path (`*`) is left to match no route.
+ */
 function originForm(url: string): string {
   if (url.startsWith("/")) return url;
-  const authority = url.indexOf("//");
-  const path = authority < 0 ? -1 : url.indexOf("/", authority + 2);
+  const authority = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.exec(url);
+  if (!authority) return url;
+  const path = url.indexOf("/", authority[0].length);
   return path < 0 ? "/" : url.slice(path);
 }
 

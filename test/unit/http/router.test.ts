@@ -51,6 +51,8 @@ describe("the router", () => {
     ["GET", "/v2/models/simple/infer", 405],
     ["GET", "/v1/chat/completions", 405],
     ["OPTIONS", "/v2/models/simple/infer", 405],
+    ["GET", "*", 404], // an asterisk target is no path
+    ["GET", "v2/models/simple", 404],
   ])("answers %s %s with %i", async (method, url, status) => {
     const reply = await router()(request(method, url));
     expect([reply.status, json(reply).error]).toEqual([status, status === 404 ? "Not Found" : "Method Not Allowed"]);
