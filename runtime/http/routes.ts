@@ -105,9 +105,6 @@ export function pathPattern(path: string, param: (name: string, constraint: stri
   return new RegExp(source + tail);
 }
 
-/** Paths as the router matches them: a parameter's own constraint, else any one segment. */
-export const routerPattern = (path: string) => pathPattern(path, (_, constraint) => (constraint ? `(?:${constraint})` : "[^/]+"));
-
 /** Whether a request line's target (path and query) is a health probe's, for an adapter that answers probes first. */
 export function isProbe(url: string): boolean {
   return PROBE_PATTERNS.some((re) => re.test(url));
