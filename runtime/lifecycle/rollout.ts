@@ -14,8 +14,8 @@ export interface RolloutView {
   canary?: number;
   /** The canary's share of the requests that name no version, 0 to 100. */
   percent?: number;
-  /** The current window's figures (what the analysis, when there is one, judges). */
-  window?: { elapsed_s: number; canary: SideFigures; stable: SideFigures };
+  /** The current window's figures (what the analysis, when there is one, judges); `slow_before`: windows judged slow in a row before it at this share. */
+  window?: { elapsed_s: number; slow_before: number; canary: SideFigures; stable: SideFigures };
   /** The shadow's copies and how its answers compared. */
   shadow?: ShadowFigures;
 }
@@ -89,7 +89,7 @@ export class Rollout {
     const w = this.#window;
     return {
       stable: this.stable,
-      ...(this.canary !== undefined && { canary: this.canary, percent: this.#percent, window: { elapsed_s: Math.round(now - w.startedAt) / 1000, canary: w.canary.figures, stable: w.stable.figures } }),
+      ...(this.canary !== undefined && { canary: this.canary, percent: this.#percent, window: { elapsed_s: Math.round(now - w.startedAt) / 1000, slow_before: this.#slow, canary: w.canary.figures, stable: w.stable.figures } }),
       ...(this.shadow && { shadow: this.shadow.figures }),
     };
   }

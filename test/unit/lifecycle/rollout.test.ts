@@ -64,10 +64,11 @@ describe("Rollout.analyse()", () => {
     const rollout = new Rollout({ canary: { version: 2, percent: 10 }, analysis }, 1, 0);
     windowOf(rollout, 50);
     expect(rollout.analyse(1_000)).toMatchObject({ event: "hold", reason: "p99_ratio", percent: 10 });
-    expect(rollout.view(1_000).window?.canary.requests).toBe(0); // a fresh window
+    expect(rollout.view(1_000).window).toMatchObject({ slow_before: 1, canary: { requests: 0 } }); // a fresh window, the slow one counted
     windowOf(rollout, 1);
     expect(rollout.analyse(1_999)).toBeUndefined(); // that window still runs
     expect(rollout.analyse(2_000)).toMatchObject({ event: "step", percent: 50 });
+    expect(rollout.view(2_000).window?.slow_before).toBe(0);
     windowOf(rollout, 50);
     expect(rollout.analyse(3_000)).toMatchObject({ event: "hold" }); // a step starts the count anew
     windowOf(rollout, 50);
