@@ -27,7 +27,7 @@ export interface ClientConnection {
  * opened, arrivals count as possible, so clients that open a connection per request (no
  * keep-alive), and a client's first request on a new connection, are batched by the delay as
  * before. The adapter reports connections where its HTTP server tells it of them (Node); where it
- * does not (Bun.serve, a server built on `runtime.fetch`), arrivals are always possible. A request
+ * does not (Bun's own server, one built on `runtime.fetch`), arrivals are always possible. A request
  * still being read is not settled (it is arriving), and neither is one to a handler or an
  * ensemble, which can send requests of its own from inside the server. A connection that closes
  * stops counting at once, with the requests it still has running. Where the count is wrong

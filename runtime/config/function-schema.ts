@@ -290,7 +290,7 @@ function rateLimitSchema() {
   return z.strictObject({
     requests_per_second: z.number().positive(),
     burst: z.int().min(1).optional(),
-    // Lower case, as node:http and fetch's Headers present header names.
+    // Lower case, as adapters and fetch's Headers present header names.
     key_header: z
       .string()
       .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, { error: "must be an HTTP header name, such as x-api-key" })

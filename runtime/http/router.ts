@@ -22,8 +22,8 @@ export interface RouterRequest {
  * The HTTP server as one function: every request in, a `Reply` out. It matches the route table's
  * rows (routes.ts), runs the access policy, the route's handler, its error mapping and
  * compression, and answers what no row takes: 404, 405 (with `Allow`), HEAD as its GET without the
- * body, and CORS preflights under `--cors-origin`. Node's listener calls it straight from
- * `node:http`, Bun and Deno through `webFetch`; in a CPU profile of the server under `simple` at
+ * body, and CORS preflights under `--cors-origin`. Node's adapter calls it straight from its
+ * HTTP server, Bun's through `webFetch`; in a CPU profile of the server under `simple` at
  * 8 clients, building a web `Request`, its `Headers`, a `Response` and a middleware chain per
  * request had cost more than decoding, batching and running the model.
  */
@@ -125,7 +125,7 @@ function originForm(url: string): string {
 }
 
 /**
- * A HEAD's answer: its GET's. The server sends no body for a HEAD (node:http drops it, `webFetch`
+ * A HEAD's answer: its GET's. The server sends no body for a HEAD (Node's drops it, `webFetch`
  * too) but its length, as RFC 9110 asks; a stream, whose length is unknown, is stopped at once.
  */
 function withoutBody(reply: Reply): Reply {

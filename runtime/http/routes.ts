@@ -70,7 +70,7 @@ export interface RouteRow {
 
 export type RouteId = (typeof ROUTES)[number]["id"];
 
-/** A request as a route handler sees it, whichever server carried it (node:http, Bun.serve). */
+/** A request as a route handler sees it, whichever adapter's server carried it. */
 export interface RouteRequest {
   /** The path's parameters by name (percent-decoded). */
   readonly params: Readonly<Record<string, string | undefined>>;

@@ -130,12 +130,7 @@ export class Rollout {
     const w = this.#window;
     const plan = planRollout(this.analysis, this.#percent, now - w.startedAt, w.canary.figures, w.stable.figures, this.#slow);
     if (plan.kind === "wait") return undefined;
-    if (plan.kind === "hold") {
-      const slow = this.#slow + 1;
-      const event = this.#apply({ event: "hold", reason: plan.reason, percent: this.#percent, detail: plan.detail }, now);
-      this.#slow = slow;
-      return event;
-    }
+    if (plan.kind === "hold") return this.#apply({ event: "hold", reason: plan.reason, percent: this.#percent, detail: plan.detail }, now);
     if (plan.kind === "abort") return this.#apply({ event: "abort", reason: plan.reason, percent: 0, detail: plan.detail }, now);
     return this.#apply({ event: plan.percent >= 100 ? "promote" : "step", reason: "analysis", percent: plan.percent, detail: plan.detail }, now);
   }
@@ -156,7 +151,8 @@ export class Rollout {
   #apply(event: RolloutEvent, now: number): RolloutEvent {
     this.#percent = event.percent;
     this.#credit = 0;
-    this.#slow = 0;
+    // A hold keeps the share, and counts; any change of share starts the count anew.
+    this.#slow = event.event === "hold" ? this.#slow + 1 : 0;
     this.#window = { startedAt: now, canary: new WindowSide(), stable: new WindowSide() };
     const key = `${event.event}\u0000${event.reason}`;
     const counted = this.#events.get(key) ?? { event: event.event, reason: event.reason, count: 0 };
